@@ -1,0 +1,221 @@
+import { type Clock, realClock } from './clock.js';
+import { QueueMetrics } from './internal/queue-metrics.js';
+import { Ring } from './internal/ring.js';
+import type { MetricsProvider } from './metrics.js';
+
+/** What {@link Queue.get} resolves to: an item to process, or the signal that the queue has shut down. */
+export type GetResult<T> = { item: T; shutdown: false } | { item: undefined; shutdown: true };
+
+/** Maps an item to the identity used for dedup and bookkeeping (a string, number or any `Map` key). */
+export type KeyFn<T> = (item: T) => unknown;
+
+/**
+ * The basic work queue (client-go `workqueue.TypedInterface`): a FIFO of distinct keys where a key is never
+ * handed to two workers at once.
+ */
+export interface Queue<T> {
+  /**
+   * Marks `item` as needing processing. Ignored after shutdown. A key already waiting is not queued twice;
+   * a key currently being processed is queued again only when its worker calls {@link Queue.done}.
+   */
+  add(item: T): void;
+  /** Number of items waiting to be handed out (not counting items being processed). */
+  len(): number;
+  /**
+   * Waits for the next item and marks it as being processed. Resolves `{ shutdown: true }` only once the
+   * queue is shutting down **and** empty: after {@link Queue.shutDown}, already queued items are still
+   * handed out. Every item received must be passed to {@link Queue.done}.
+   */
+  get(): Promise<GetResult<T>>;
+  /** Marks the processing of `item` finished; if it was re-added meanwhile, it is queued again. */
+  done(item: T): void;
+  /** Stops accepting adds and wakes every waiting {@link Queue.get}. Idempotent. */
+  shutDown(): void;
+  /**
+   * Like {@link Queue.shutDown}, then resolves once every item handed out has been passed to
+   * {@link Queue.done}. Items still queued are not waited for: keep calling `get` to drain them.
+   */
+  shutDownWithDrain(): Promise<void>;
+  /** Whether {@link Queue.shutDown} has been called. */
+  shuttingDown(): boolean;
+}
+
+/** Options common to every queue constructor. */
+export interface QueueOptions<T> {
+  /** Queue name; with {@link QueueOptions.metricsProvider} it enables metrics (client-go's rule). */
+  name?: string;
+  /** Receives the queue's metrics; ignored without a `name`. */
+  metricsProvider?: MetricsProvider;
+  /** Clock for every timer and duration (default {@link realClock}); inject a `FakeClock` in tests. */
+  clock?: Clock;
+  /**
+   * Identity of an item for dedup. Default: the item itself (fine for strings and numbers; objects are then
+   * compared by reference). For object keys such as `{ namespace, name }`, return a string.
+   */
+  keyFn?: KeyFn<T>;
+}
+
+/** Sizes of a queue's internal structures; all 0 for an idle queue that has forgotten every key. */
+export interface QueueDebugSizes {
+  /** FIFO of keys ready to be handed out. */
+  queue: number;
+  /** Keys needing processing (queued or re-added while processing). */
+  dirty: number;
+  /** Keys handed out and not yet `done`. */
+  processing: number;
+  /** Pending `get()` callers. */
+  waiters: number;
+  /** Delayed items waiting in the heap (delaying queues). */
+  waiting: number;
+  /** Index of delayed items by key (delaying queues). */
+  waitingByKey: number;
+  /** Per-item rate-limiter history (rate-limiting queues). */
+  rateLimiter: number;
+  /** Metric bookkeeping: add times + processing start times. */
+  metrics: number;
+}
+
+type Waiter<T> = (r: GetResult<T>) => void;
+
+const SHUTDOWN: GetResult<never> = Object.freeze({ item: undefined, shutdown: true }) as GetResult<never>;
+
+/**
+ * Implementation of {@link Queue} (client-go `util/workqueue/queue.go`).
+ * @internal exported for the delaying and rate-limiting queues; use {@link newQueue}.
+ */
+export class BasicQueue<T> implements Queue<T> {
+  protected readonly clock: Clock;
+  protected readonly keyFn: KeyFn<T> | undefined;
+  /** @internal */
+  readonly metrics: QueueMetrics<unknown> | undefined;
+  /** Keys ready to be handed out, in order. */
+  private readonly fifo = new Ring<unknown>();
+  /** key → latest item added for it, for every key that needs processing. */
+  private readonly dirty = new Map<unknown, T>();
+  private readonly processing = new Set<unknown>();
+  private readonly waiters = new Ring<Waiter<T>>();
+  private shutdownFlag = false;
+  private drainWaiters: (() => void)[] = [];
+
+  constructor(options: QueueOptions<T> = {}) {
+    this.clock = options.clock ?? realClock;
+    this.keyFn = options.keyFn;
+    if (options.name && options.metricsProvider) {
+      this.metrics = new QueueMetrics(options.metricsProvider, options.name, this.clock);
+    }
+  }
+
+  add(item: T): void {
+    if (this.shutdownFlag) return;
+    const key = this.keyFn === undefined ? item : this.keyFn(item);
+    if (this.dirty.has(key)) return;
+    this.metrics?.add(key);
+    this.dirty.set(key, item);
+    if (this.processing.has(key)) return;
+    this.enqueue(key);
+  }
+
+  len(): number {
+    return this.fifo.length;
+  }
+
+  get(): Promise<GetResult<T>> {
+    if (this.fifo.length > 0) return Promise.resolve({ item: this.take(), shutdown: false });
+    if (this.shutdownFlag) return Promise.resolve(SHUTDOWN);
+    return new Promise<GetResult<T>>((resolve) => this.waiters.push(resolve));
+  }
+
+  /**
+   * Synchronous variant of {@link Queue.get}: the next item (now marked as processing) if one is ready,
+   * otherwise `undefined`. Does not wait; never reports shutdown (check {@link Queue.shuttingDown}).
+   */
+  tryGet(): T | undefined {
+    if (this.fifo.length === 0) return undefined;
+    return this.take();
+  }
+
+  done(item: T): void {
+    const key = this.keyFn === undefined ? item : this.keyFn(item);
+    this.metrics?.done(key);
+    if (!this.processing.delete(key)) return;
+    if (this.dirty.has(key)) {
+      this.enqueue(key);
+    } else if (this.processing.size === 0 && this.drainWaiters.length > 0) {
+      const ws = this.drainWaiters;
+      this.drainWaiters = [];
+      for (const w of ws) w();
+    }
+  }
+
+  shutDown(): void {
+    if (this.shutdownFlag) return;
+    this.shutdownFlag = true;
+    this.metrics?.stop();
+    this.onShutDown();
+    while (this.waiters.length > 0) (this.waiters.shift() as Waiter<T>)(SHUTDOWN);
+  }
+
+  shutDownWithDrain(): Promise<void> {
+    this.shutDown();
+    if (this.processing.size === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => this.drainWaiters.push(resolve));
+  }
+
+  shuttingDown(): boolean {
+    return this.shutdownFlag;
+  }
+
+  /** Sizes of the internal maps, sets, heaps and buffers (for leak checks such as case C12). */
+  debugSizes(): QueueDebugSizes {
+    return {
+      queue: this.fifo.length,
+      dirty: this.dirty.size,
+      processing: this.processing.size,
+      waiters: this.waiters.length,
+      waiting: 0,
+      waitingByKey: 0,
+      rateLimiter: 0,
+      metrics: this.metrics ? this.metrics.addTimes.size + this.metrics.processingStartTimes.size : 0,
+    };
+  }
+
+  /** Hook for subclasses: release timers and pending delays. */
+  protected onShutDown(): void {}
+
+  /** Puts a dirty, not-processing key in line, or hands it straight to a waiting worker. */
+  private enqueue(key: unknown): void {
+    this.fifo.push(key);
+    if (this.waiters.length > 0) (this.waiters.shift() as Waiter<T>)({ item: this.take(), shutdown: false });
+  }
+
+  /** Moves the oldest queued key to processing and returns its item. Precondition: fifo not empty. */
+  private take(): T {
+    const key = this.fifo.shift();
+    const item = this.dirty.get(key) as T;
+    this.dirty.delete(key);
+    this.processing.add(key);
+    this.metrics?.get(key);
+    return item;
+  }
+}
+
+/**
+ * Creates the basic deduplicating work queue (client-go `workqueue.NewTypedWithConfig`).
+ *
+ * @example
+ * ```ts
+ * const q = newQueue<string>();
+ * q.add('default/web');
+ * const { item, shutdown } = await q.get();
+ * if (!shutdown) { try { await work(item); } finally { q.done(item); } }
+ * ```
+ */
+export function newQueue<T>(options: QueueOptions<T> = {}): Queue<T> & QueueInspection {
+  return new BasicQueue<T>(options);
+}
+
+/** Introspection every queue of this package offers, for tests and leak checks. */
+export interface QueueInspection {
+  /** Sizes of the internal structures; all 0 once an idle queue's keys are processed and forgotten. */
+  debugSizes(): QueueDebugSizes;
+}
