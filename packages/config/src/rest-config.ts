@@ -29,6 +29,17 @@ export interface ExecConfig {
   /** Put the cluster's info into `KUBERNETES_EXEC_INFO` for the plugin. */
   readonly provideClusterInfo?: boolean;
   readonly installHint?: string;
+  /**
+   * The cluster's `extensions[client.authentication.k8s.io/exec].extension`, passed to the plugin as
+   * `spec.cluster.config` when `provideClusterInfo` is set. Added by @kubeloop/config.
+   */
+  readonly clusterConfig?: unknown;
+}
+
+/** A legacy `auth-provider` entry (only `oidc` is still functional upstream). Its config holds secrets. */
+export interface AuthProviderConfig {
+  readonly name: string;
+  readonly config: Readonly<Record<string, string>>;
 }
 
 /** Impersonation headers (`Impersonate-User`, `-Uid`, `-Group`, `-Extra-*`). */
@@ -55,6 +66,8 @@ export interface RestConfig {
   /** Basic-auth password. Secret. */
   readonly password?: string;
   readonly execProvider?: ExecConfig;
+  /** Legacy auth provider (`oidc`), served through @kubernetes/client-node. Added by @kubeloop/config. */
+  readonly authProvider?: AuthProviderConfig;
   readonly impersonate?: ImpersonationConfig;
   /** `http://`, `https://` or `socks5://` proxy for every request; wins over `HTTPS_PROXY`. */
   readonly proxyUrl?: string;
@@ -73,6 +86,11 @@ export interface RestConfig {
 export interface RequestCredentials {
   /** Headers to add: `Authorization`, `Impersonate-*`. */
   readonly headers: Readonly<Record<string, string>>;
+  /**
+   * Headers sent once per value (`Impersonate-Group`, `Impersonate-Extra-*`), which cannot be comma-joined.
+   * Added by @kubeloop/config.
+   */
+  readonly multiHeaders?: Readonly<Record<string, readonly string[]>>;
   /** A client certificate from an exec plugin, when it returned one instead of a token. */
   readonly clientCertificate?: { readonly certData: string; readonly keyData: string };
 }

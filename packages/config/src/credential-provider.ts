@@ -1,0 +1,175 @@
+import fs from 'node:fs/promises';
+import { CredentialError } from './errors.js';
+import { ExecCredentialSource } from './exec-credential.js';
+import type {
+  CredentialProvider,
+  ImpersonationConfig,
+  RequestCredentials,
+  RestConfig,
+} from './rest-config.js';
+
+/** Options of {@link credentialProviderFor}. */
+export interface CredentialProviderOptions {
+  /** Milliseconds clock. Default `Date.now`. */
+  readonly now?: () => number;
+  /** How long a token read from `bearerTokenFile` is used before the file is read again (ms). Default 60 000. */
+  readonly tokenFileRefreshMs?: number;
+  /** Environment the exec plugin inherits. Default `process.env`. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Whether stdin is an interactive terminal (exec `interactiveMode`). Default `process.stdin.isTTY`. */
+  readonly stdinIsTerminal?: boolean;
+}
+
+/**
+ * The `Impersonate-*` headers for a config (client-go `transport.NewImpersonatingRoundTripper`): user and
+ * uid as single headers, every group and every extra value as a header of its own.
+ */
+export function impersonationHeaders(imp: ImpersonationConfig | undefined): {
+  headers: Record<string, string>;
+  multiHeaders: Record<string, string[]>;
+} {
+  const headers: Record<string, string> = {};
+  const multiHeaders: Record<string, string[]> = {};
+  if (!imp?.userName) return { headers, multiHeaders };
+  headers['Impersonate-User'] = imp.userName;
+  if (imp.uid) headers['Impersonate-Uid'] = imp.uid;
+  if (imp.groups && imp.groups.length > 0) multiHeaders['Impersonate-Group'] = [...imp.groups];
+  for (const [k, values] of Object.entries(imp.extra ?? {})) {
+    if (values.length > 0) multiHeaders[`Impersonate-Extra-${encodeURIComponent(k)}`] = [...values];
+  }
+  return { headers, multiHeaders };
+}
+
+/**
+ * A token file read at most once per refresh period, re-read at once after {@link reset} (a 401), keeping
+ * the last good token when a read fails (client-go `transport.NewCachedFileTokenSource`).
+ */
+export class CachedFileToken {
+  private token: string | undefined;
+  private readAt = Number.NEGATIVE_INFINITY;
+  private inflight: Promise<string> | undefined;
+
+  constructor(
+    readonly file: string,
+    private readonly refreshMs: number,
+    private readonly now: () => number,
+  ) {}
+
+  /** The current token. @throws {CredentialError} `TokenFileUnreadable` when no good token was ever read. */
+  get(): Promise<string> {
+    if (this.token !== undefined && this.now() - this.readAt < this.refreshMs)
+      return Promise.resolve(this.token);
+    this.inflight ??= this.read().finally(() => {
+      this.inflight = undefined;
+    });
+    return this.inflight;
+  }
+
+  /** Forget the cached token so the next {@link get} reads the file. */
+  reset(): void {
+    this.readAt = Number.NEGATIVE_INFINITY;
+  }
+
+  private async read(): Promise<string> {
+    try {
+      const text = (await fs.readFile(this.file, 'utf8')).trim();
+      if (text === '') throw Object.assign(new Error('empty'), { code: 'EMPTY' });
+      this.token = text;
+      this.readAt = this.now();
+      return text;
+    } catch (e) {
+      if (this.token !== undefined) return this.token;
+      throw new CredentialError(
+        'TokenFileUnreadable',
+        `cannot read token file ${this.file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
+    }
+  }
+}
+
+class ConfigCredentialProvider implements CredentialProvider {
+  private readonly staticHeaders: Record<string, string>;
+  private readonly multiHeaders: Record<string, string[]>;
+  private readonly tokenFile: CachedFileToken | undefined;
+  private readonly exec: ExecCredentialSource | undefined;
+
+  constructor(
+    private readonly config: RestConfig,
+    options: CredentialProviderOptions,
+  ) {
+    const now = options.now ?? Date.now;
+    const imp = impersonationHeaders(config.impersonate);
+    this.staticHeaders = imp.headers;
+    this.multiHeaders = imp.multiHeaders;
+    const isHttps = !config.host.startsWith('http://');
+    if (isHttps && config.bearerTokenFile) {
+      this.tokenFile = new CachedFileToken(config.bearerTokenFile, options.tokenFileRefreshMs ?? 60_000, now);
+    }
+    if (isHttps && config.execProvider) {
+      this.exec = new ExecCredentialSource(config.execProvider, config, {
+        now,
+        ...(options.env ? { env: options.env } : {}),
+        ...(options.stdinIsTerminal !== undefined ? { stdinIsTerminal: options.stdinIsTerminal } : {}),
+      });
+    }
+  }
+
+  async get(): Promise<RequestCredentials> {
+    const creds = await this.authorization();
+    if (Object.keys(this.multiHeaders).length === 0) return creds;
+    return { ...creds, multiHeaders: this.multiHeaders };
+  }
+
+  private async authorization(): Promise<RequestCredentials> {
+    const headers: Record<string, string> = { ...this.staticHeaders };
+    const c = this.config;
+    if (c.host.startsWith('http://')) return { headers };
+    if (this.tokenFile) {
+      let token: string | undefined;
+      try {
+        token = await this.tokenFile.get();
+      } catch (e) {
+        // client-go falls back to the static token when the file cannot be read.
+        if (!c.bearerToken) throw e;
+        token = c.bearerToken;
+      }
+      headers.Authorization = `Bearer ${token}`;
+    } else if (c.bearerToken) {
+      headers.Authorization = `Bearer ${c.bearerToken}`;
+    } else if (c.username !== undefined || c.password !== undefined) {
+      headers.Authorization = `Basic ${Buffer.from(`${c.username ?? ''}:${c.password ?? ''}`).toString('base64')}`;
+    } else if (this.exec) {
+      const cred = await this.exec.get();
+      if (cred.token) headers.Authorization = `Bearer ${cred.token}`;
+      if (cred.clientCertificate) return { headers, clientCertificate: cred.clientCertificate };
+    }
+    return { headers };
+  }
+
+  async onUnauthorized(used: RequestCredentials): Promise<boolean> {
+    if (this.tokenFile) {
+      this.tokenFile.reset();
+      const fresh = await this.get().catch(() => undefined);
+      return fresh !== undefined && fresh.headers.Authorization !== used.headers.Authorization;
+    }
+    if (this.exec && !this.config.bearerToken && this.config.username === undefined) {
+      return this.exec.onUnauthorized(used);
+    }
+    return false;
+  }
+}
+
+/**
+ * The {@link CredentialProvider} for a config, mirroring client-go's transport wrappers: a token file
+ * (re-read every minute and right after a 401; a failed read keeps the last good token, and falls back
+ * to a static `bearerToken`), a static bearer token, basic auth, or an exec plugin (single flight, cached
+ * until `expirationTimestamp`, re-run once per credential after a 401), plus `Impersonate-*` headers.
+ * For an `http://` host no credentials are produced (client-go applies user credentials only over TLS).
+ * Static TLS client certificates stay in `config.tlsClientConfig`; only exec-issued ones come back here.
+ */
+export function credentialProviderFor(
+  config: RestConfig,
+  options: CredentialProviderOptions = {},
+): CredentialProvider {
+  return new ConfigCredentialProvider(config, options);
+}
