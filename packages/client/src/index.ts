@@ -1,1 +1,106 @@
-export {};
+/**
+ * @packageDocumentation
+ * `@kubeloop/client` talks to one Kubernetes API server: typed kind descriptors (`Pod`, `Deployment`, …),
+ * the lazy discovery-backed `RESTMapper`, the `Client` (get / list / create / update / patch / delete /
+ * watch), typed API errors (`StatusError`, `isNotFound`, …) and label/field selector helpers. It mirrors
+ * controller-runtime's `pkg/client` and `pkg/client/apiutil` on top of client-go's `rest` semantics.
+ */
+export {
+  ApiClient,
+  type CallOptions,
+  type Client,
+  type ClientOptions,
+  collectionPath,
+  type DeleteOptions,
+  errorFromWatchStatus,
+  type GetOptions,
+  InvalidRequestError,
+  type ListOptions,
+  PATCH_CONTENT_TYPES,
+  type Patch,
+  type PatchOptions,
+  type Reader,
+  type WatchClient,
+  type WatchOptions,
+  type WriteOptions,
+  type Writer,
+} from './client.js';
+export {
+  asStatusError,
+  ignoreAlreadyExists,
+  ignoreNotFound,
+  isAlreadyExists,
+  isBadRequest,
+  isConflict,
+  isExpired,
+  isForbidden,
+  isGone,
+  isInternalError,
+  isInvalid,
+  isNotFound,
+  isResourceExpired,
+  isServiceUnavailable,
+  isTimeout,
+  isTooManyRequests,
+  isUnauthorized,
+  isUnsupportedMediaType,
+  newNotFound,
+  reasonForError,
+  StatusError,
+  type StatusReason,
+  statusErrorFromResponse,
+  UnexpectedResponseError,
+  WatchDecodeError,
+} from './errors.js';
+export {
+  type HttpBody,
+  type HttpRequest,
+  type HttpResponse,
+  type HttpTransport,
+  headerValue,
+} from './http.js';
+export {
+  apiVersionOf,
+  ConfigMap,
+  Deployment,
+  Event,
+  type GroupVersionKind,
+  type GroupVersionResource,
+  gvkOf,
+  gvkString,
+  type Kind,
+  type KubeObject,
+  kind,
+  Lease,
+  Namespace,
+  type ObjectKey,
+  type ObjectList,
+  objectKeyFromObject,
+  Pod,
+  parseApiVersion,
+  Secret,
+  Service,
+} from './kinds.js';
+export {
+  escapeFieldValue,
+  type FieldSelectorInput,
+  formatFieldSelector,
+  formatLabelSelector,
+  type LabelRequirement,
+  type LabelSelectorInput,
+  type LabelSelectorObject,
+  matchesLabelRequirements,
+  parseLabelSelector,
+  SelectorParseError,
+} from './label-selector.js';
+export {
+  AGGREGATED_DISCOVERY_ACCEPT,
+  DynamicRESTMapper,
+  isNoMatchError,
+  NoKindMatchError,
+  type RESTMapper,
+  type RESTMapping,
+  type ResourceScope,
+  StaticRESTMapper,
+} from './rest-mapper.js';
+export { decodeWatchStream, type WatchEvent, type WatchEventType } from './watch.js';

@@ -1,0 +1,113 @@
+import type {
+  CoreV1Event,
+  V1ConfigMap,
+  V1Deployment,
+  V1Lease,
+  V1ListMeta,
+  V1Namespace,
+  V1ObjectMeta,
+  V1Pod,
+  V1Secret,
+  V1Service,
+} from '@kubernetes/client-node';
+
+/**
+ * The smallest shape every Kubernetes object has: type meta plus object meta. Objects are plain JSON
+ * objects; the model types come from `@kubernetes/client-node` (type-only), whose timestamps are typed
+ * as `Date` but arrive as RFC 3339 strings on the wire — kubeloop does not convert them.
+ */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: V1ObjectMeta;
+}
+
+/** A list as the API server returns it (`<Kind>List`). */
+export interface ObjectList<T extends KubeObject = KubeObject> {
+  apiVersion?: string;
+  kind?: string;
+  metadata: V1ListMeta;
+  items: T[];
+}
+
+/** API group, version and kind (apimachinery `schema.GroupVersionKind`). Core group is `''`. */
+export interface GroupVersionKind {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+}
+
+/** API group, version and resource (plural, lower case), e.g. `{ group: 'apps', version: 'v1', resource: 'deployments' }`. */
+export interface GroupVersionResource {
+  readonly group: string;
+  readonly version: string;
+  readonly resource: string;
+}
+
+/**
+ * A kind descriptor: names a kind by `apiVersion` + `kind` and carries the object's TypeScript type, so
+ * `client.get(Pod, …)` returns a `V1Pod`. The `__type` field is a phantom: it never exists at run time.
+ */
+export interface Kind<T extends KubeObject = KubeObject> {
+  readonly apiVersion: string;
+  readonly kind: string;
+  /** Phantom type marker; never set. */
+  readonly __type?: T;
+}
+
+/** Builds a kind descriptor, e.g. `kind<MyWidget>('example.com/v1', 'Widget')`. The result is frozen. */
+export function kind<T extends KubeObject = KubeObject>(apiVersion: string, kindName: string): Kind<T> {
+  return Object.freeze({ apiVersion, kind: kindName });
+}
+
+/** Splits `apps/v1` into `{ group: 'apps', version: 'v1' }` and `v1` into `{ group: '', version: 'v1' }`. */
+export function parseApiVersion(apiVersion: string): { group: string; version: string } {
+  const slash = apiVersion.indexOf('/');
+  if (slash < 0) return { group: '', version: apiVersion };
+  return { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
+}
+
+/** The GVK a kind descriptor names. */
+export function gvkOf(k: Kind): GroupVersionKind {
+  return { ...parseApiVersion(k.apiVersion), kind: k.kind };
+}
+
+/** `group/version` for the core group is just `version` (apimachinery `GroupVersion.String`). */
+export function apiVersionOf(gv: { group: string; version: string }): string {
+  return gv.group === '' ? gv.version : `${gv.group}/${gv.version}`;
+}
+
+/** `Kind.version.group` style string for messages, e.g. `Deployment.v1.apps` or `Pod.v1`. */
+export function gvkString(gvk: GroupVersionKind): string {
+  return gvk.group === '' ? `${gvk.kind}.${gvk.version}` : `${gvk.kind}.${gvk.version}.${gvk.group}`;
+}
+
+/** core/v1 Pod. */
+export const Pod: Kind<V1Pod> = kind('v1', 'Pod');
+/** core/v1 Namespace (cluster-scoped). */
+export const Namespace: Kind<V1Namespace> = kind('v1', 'Namespace');
+/** core/v1 ConfigMap. */
+export const ConfigMap: Kind<V1ConfigMap> = kind('v1', 'ConfigMap');
+/** core/v1 Secret. */
+export const Secret: Kind<V1Secret> = kind('v1', 'Secret');
+/** core/v1 Service. */
+export const Service: Kind<V1Service> = kind('v1', 'Service');
+/** core/v1 Event. */
+export const Event: Kind<CoreV1Event> = kind('v1', 'Event');
+/** apps/v1 Deployment. */
+export const Deployment: Kind<V1Deployment> = kind('apps/v1', 'Deployment');
+/** coordination.k8s.io/v1 Lease. */
+export const Lease: Kind<V1Lease> = kind('coordination.k8s.io/v1', 'Lease');
+
+/** Names one object: `namespace` is absent (or `''`) for cluster-scoped kinds. */
+export interface ObjectKey {
+  readonly namespace?: string;
+  readonly name: string;
+}
+
+/** The key of an object (`{ namespace, name }`), controller-runtime's `ObjectKeyFromObject`. */
+export function objectKeyFromObject(obj: KubeObject): ObjectKey {
+  const name = obj.metadata?.name ?? '';
+  const namespace = obj.metadata?.namespace;
+  return namespace ? { namespace, name } : { name };
+}

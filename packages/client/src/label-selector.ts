@@ -1,0 +1,211 @@
+/**
+ * Label and field selectors: building their wire form and matching objects against them
+ * (apimachinery `pkg/labels/selector.go`, `pkg/fields/selector.go`).
+ */
+
+/** One parsed label requirement. */
+export interface LabelRequirement {
+  readonly key: string;
+  readonly operator: 'in' | 'notin' | 'exists' | '!' | 'gt' | 'lt';
+  readonly values: readonly string[];
+}
+
+/** The Kubernetes `LabelSelector` object form (`matchLabels` + `matchExpressions`). */
+export interface LabelSelectorObject {
+  readonly matchLabels?: Readonly<Record<string, string>>;
+  readonly matchExpressions?: ReadonlyArray<{
+    readonly key: string;
+    readonly operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+    readonly values?: readonly string[];
+  }>;
+}
+
+/**
+ * A label selector as accepted by list/watch options: the wire string (`app=web,tier in (a,b)`), an
+ * equality map (`{ app: 'web' }`, like `MatchingLabels`) or a `LabelSelector` object.
+ */
+export type LabelSelectorInput = string | Readonly<Record<string, string>> | LabelSelectorObject;
+
+/** Thrown for a selector that does not parse. Code `'ERR_SELECTOR'`. */
+export class SelectorParseError extends Error {
+  readonly code = 'ERR_SELECTOR' as const;
+  override readonly name = 'SelectorParseError';
+}
+
+function isSelectorObject(s: object): s is LabelSelectorObject {
+  return 'matchLabels' in s || 'matchExpressions' in s;
+}
+
+/**
+ * The wire string for a label selector (what goes into `?labelSelector=`). Map keys are sorted, as
+ * `labels.SelectorFromSet(...).String()` does. The empty string selects everything.
+ *
+ * @throws SelectorParseError for a `LabelSelector` object with an unknown operator or `In` without values.
+ */
+export function formatLabelSelector(sel: LabelSelectorInput | undefined): string {
+  if (sel === undefined) return '';
+  if (typeof sel === 'string') return sel.trim();
+  if (isSelectorObject(sel)) {
+    const parts: string[] = [];
+    for (const [k, v] of Object.entries(sel.matchLabels ?? {}).sort(([a], [b]) =>
+      a < b ? -1 : a > b ? 1 : 0,
+    )) {
+      parts.push(`${k}=${v}`);
+    }
+    for (const e of sel.matchExpressions ?? []) {
+      const values = [...(e.values ?? [])].sort();
+      switch (e.operator) {
+        case 'In':
+        case 'NotIn':
+          if (values.length === 0)
+            throw new SelectorParseError(`${e.operator} for key ${e.key} needs values`);
+          parts.push(`${e.key} ${e.operator === 'In' ? 'in' : 'notin'} (${values.join(',')})`);
+          break;
+        case 'Exists':
+          parts.push(e.key);
+          break;
+        case 'DoesNotExist':
+          parts.push(`!${e.key}`);
+          break;
+        default:
+          throw new SelectorParseError(`unknown label selector operator ${JSON.stringify(e.operator)}`);
+      }
+    }
+    return parts.join(',');
+  }
+  return Object.entries(sel as Record<string, string>)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+}
+
+/**
+ * Parses a label selector string into requirements (AND-ed).
+ *
+ * @throws SelectorParseError naming the position on a syntax error (e.g. `in ()` with no values).
+ */
+export function parseLabelSelector(selector: string): LabelRequirement[] {
+  const s = selector;
+  let i = 0;
+  const out: LabelRequirement[] = [];
+  const skipWs = () => {
+    while (i < s.length && /\s/.test(s[i]!)) i++;
+  };
+  const ident = (): string => {
+    skipWs();
+    const start = i;
+    while (i < s.length && !/[\s,()=!<>]/.test(s[i]!)) i++;
+    return s.slice(start, i);
+  };
+  const fail = (msg: string): never => {
+    throw new SelectorParseError(`label selector ${JSON.stringify(selector)}: ${msg} at position ${i}`);
+  };
+  skipWs();
+  if (i >= s.length) return out;
+  for (;;) {
+    skipWs();
+    if (s[i] === '!') {
+      i++;
+      const key = ident();
+      if (!key) fail('expected a key after "!"');
+      out.push({ key, operator: '!', values: [] });
+    } else {
+      const key = ident();
+      if (!key) fail('expected a key');
+      skipWs();
+      const rest = s.slice(i);
+      if (i >= s.length || s[i] === ',') {
+        out.push({ key, operator: 'exists', values: [] });
+      } else if (rest.startsWith('==') || rest.startsWith('=') || rest.startsWith('!=')) {
+        const op = rest.startsWith('!=') ? 'notin' : 'in';
+        i += rest.startsWith('==') || rest.startsWith('!=') ? 2 : 1;
+        out.push({ key, operator: op, values: [ident()] });
+      } else if (rest.startsWith('>') || rest.startsWith('<')) {
+        i++;
+        const v = ident();
+        if (!/^-?\d+$/.test(v)) fail('expected an integer');
+        out.push({ key, operator: rest.startsWith('>') ? 'gt' : 'lt', values: [v] });
+      } else {
+        const word = ident();
+        if (word !== 'in' && word !== 'notin') fail(`unexpected ${JSON.stringify(word || s[i])}`);
+        skipWs();
+        if (s[i] !== '(') fail('expected "("');
+        i++;
+        const values: string[] = [];
+        for (;;) {
+          const v = ident();
+          values.push(v);
+          skipWs();
+          if (s[i] === ',') {
+            i++;
+            continue;
+          }
+          if (s[i] === ')') {
+            i++;
+            break;
+          }
+          fail('expected "," or ")"');
+        }
+        if (values.length === 1 && values[0] === '') fail(`${word} needs at least one value`);
+        out.push({ key, operator: word === 'in' ? 'in' : 'notin', values });
+      }
+    }
+    skipWs();
+    if (i >= s.length) return out;
+    if (s[i] !== ',') fail('expected ","');
+    i++;
+  }
+}
+
+/** Whether `labels` satisfy every requirement (`!=` and `notin` match objects lacking the key). */
+export function matchesLabelRequirements(
+  reqs: readonly LabelRequirement[],
+  labels: Readonly<Record<string, string>> | undefined,
+): boolean {
+  const l = labels ?? {};
+  for (const r of reqs) {
+    const has = Object.hasOwn(l, r.key);
+    const v = l[r.key];
+    switch (r.operator) {
+      case 'in':
+        if (!has || !r.values.includes(v!)) return false;
+        break;
+      case 'notin':
+        if (has && r.values.includes(v!)) return false;
+        break;
+      case 'exists':
+        if (!has) return false;
+        break;
+      case '!':
+        if (has) return false;
+        break;
+      case 'gt':
+      case 'lt': {
+        if (!has || !/^-?\d+$/.test(v!)) return false;
+        const n = Number(v);
+        const bound = Number(r.values[0]);
+        if (r.operator === 'gt' ? !(n > bound) : !(n < bound)) return false;
+        break;
+      }
+    }
+  }
+  return true;
+}
+
+/** Escapes `\`, `,` and `=` in a field selector value (apimachinery `fields.EscapeValue`). */
+export function escapeFieldValue(v: string): string {
+  return v.replace(/[\\,=]/g, (c) => `\\${c}`);
+}
+
+/** A field selector as the wire string, or an equality map (`{ 'metadata.name': 'p1' }`, values escaped). */
+export type FieldSelectorInput = string | Readonly<Record<string, string>>;
+
+/** The wire string for a field selector; map keys sorted, values escaped. */
+export function formatFieldSelector(sel: FieldSelectorInput | undefined): string {
+  if (sel === undefined) return '';
+  if (typeof sel === 'string') return sel.trim();
+  return Object.entries(sel)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => `${k}=${escapeFieldValue(v)}`)
+    .join(',');
+}

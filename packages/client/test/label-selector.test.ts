@@ -1,0 +1,70 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  formatFieldSelector,
+  formatLabelSelector,
+  matchesLabelRequirements,
+  parseLabelSelector,
+  SelectorParseError,
+} from '../src/index.js';
+
+describe('label selectors', () => {
+  it('formats maps with sorted keys and LabelSelector objects', () => {
+    expect(formatLabelSelector({ tier: 'web', app: 'a' })).toBe('app=a,tier=web');
+    expect(
+      formatLabelSelector({
+        matchLabels: { app: 'a' },
+        matchExpressions: [
+          { key: 'env', operator: 'In', values: ['b', 'a'] },
+          { key: 'legacy', operator: 'DoesNotExist' },
+          { key: 'x', operator: 'Exists' },
+        ],
+      }),
+    ).toBe('app=a,env in (a,b),!legacy,x');
+    expect(() =>
+      formatLabelSelector({ matchExpressions: [{ key: 'k', operator: 'In', values: [] }] }),
+    ).toThrow(SelectorParseError);
+  });
+
+  it('percent-encodes selectors the way the API server decodes them (C19)', () => {
+    const q = new URLSearchParams({ labelSelector: 'env in (a,b),tier!=web,!legacy' });
+    expect(q.toString()).toBe('labelSelector=env+in+%28a%2Cb%29%2Ctier%21%3Dweb%2C%21legacy');
+    expect(new URLSearchParams(q.toString()).get('labelSelector')).toBe('env in (a,b),tier!=web,!legacy');
+  });
+
+  it('parses and matches every operator; != and notin match objects lacking the key', () => {
+    const reqs = parseLabelSelector('env in (a, b),tier!=web,!legacy,app,n>3');
+    expect(reqs.map((r) => r.operator)).toEqual(['in', 'notin', '!', 'exists', 'gt']);
+    expect(matchesLabelRequirements(reqs, { env: 'a', app: 'x', n: '4' })).toBe(true);
+    expect(matchesLabelRequirements(reqs, { env: 'a', app: 'x', n: '4', tier: 'web' })).toBe(false);
+    expect(matchesLabelRequirements(reqs, { env: 'c', app: 'x', n: '4' })).toBe(false);
+    expect(matchesLabelRequirements(reqs, { env: 'a', app: 'x', n: '4', legacy: '' })).toBe(false);
+    expect(matchesLabelRequirements(reqs, { env: 'a', n: '4' })).toBe(false);
+    expect(matchesLabelRequirements(parseLabelSelector(''), undefined)).toBe(true);
+  });
+
+  it('rejects malformed selectors', () => {
+    for (const bad of ['env in ()', 'env in (a', 'a=b,', '=x', 'n>z']) {
+      expect(() => parseLabelSelector(bad), bad).toThrow(SelectorParseError);
+    }
+  });
+
+  it('property: formatting an equality map and parsing it back matches exactly that map', () => {
+    const key = fc.stringMatching(/^[a-z][a-z0-9]{0,5}$/);
+    const val = fc.stringMatching(/^[a-z0-9]{0,5}$/);
+    fc.assert(
+      fc.property(fc.dictionary(key, val, { minKeys: 1 }), (labels) => {
+        const reqs = parseLabelSelector(formatLabelSelector(labels));
+        expect(matchesLabelRequirements(reqs, labels)).toBe(true);
+        const [k] = Object.keys(labels);
+        expect(matchesLabelRequirements(reqs, { ...labels, [k!]: `${labels[k!]}-other` })).toBe(false);
+      }),
+    );
+  });
+
+  it('escapes field selector values', () => {
+    expect(formatFieldSelector({ 'metadata.name': 'a,b=c\\d', 'spec.nodeName': '' })).toBe(
+      'metadata.name=a\\,b\\=c\\\\d,spec.nodeName=',
+    );
+  });
+});
