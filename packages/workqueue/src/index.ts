@@ -24,6 +24,14 @@ export {
   type WorkqueueMetricKind,
 } from './metrics.js';
 export {
+  type AddOptions,
+  type GetWithPriorityResult,
+  LOW_PRIORITY,
+  newPriorityQueue,
+  type PriorityQueue,
+  type PriorityQueueOptions,
+} from './priority-queue.js';
+export {
   type GetResult,
   type KeyFn,
   newQueue,

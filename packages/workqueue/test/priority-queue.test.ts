@@ -1,0 +1,145 @@
+import { describe, expect, it } from 'vitest';
+import {
+  FakeClock,
+  ItemExponentialFailureRateLimiter,
+  LOW_PRIORITY,
+  newPriorityQueue,
+} from '../src/index.js';
+
+async function drain<T>(q: {
+  len(): number;
+  getWithPriority(): Promise<{ item: T | undefined; priority: number }>;
+}) {
+  const out: [T | undefined, number][] = [];
+  while (q.len() > 0) {
+    const r = await q.getWithPriority();
+    out.push([r.item, r.priority]);
+  }
+  return out;
+}
+
+describe('priority queue', () => {
+  it('hands out higher priority first, FIFO within a priority', async () => {
+    const q = newPriorityQueue<string>({ clock: new FakeClock() });
+    q.add('low1', { priority: LOW_PRIORITY });
+    q.add('a');
+    q.add('high', { priority: 10 });
+    q.add('low2', { priority: LOW_PRIORITY });
+    q.add('b');
+    expect(await drain(q)).toEqual([
+      ['high', 10],
+      ['a', 0],
+      ['b', 0],
+      ['low1', LOW_PRIORITY],
+      ['low2', LOW_PRIORITY],
+    ]);
+  });
+
+  it('dedup keeps the highest priority; a raised item goes to the end of its new level', async () => {
+    const q = newPriorityQueue<string>({ clock: new FakeClock() });
+    q.add('x', { priority: LOW_PRIORITY });
+    q.add('a');
+    q.add('b');
+    q.add('x'); // raised to 0: after a and b
+    q.add('a', { priority: LOW_PRIORITY }); // lower priority: ignored
+    expect(q.len()).toBe(3);
+    expect(await drain(q)).toEqual([
+      ['a', 0],
+      ['b', 0],
+      ['x', 0],
+    ]);
+  });
+
+  it('dedup keeps the earliest ready time', () => {
+    const clock = new FakeClock();
+    const q = newPriorityQueue<string>({ clock });
+    q.add('a', { after: 1000 });
+    q.add('a', { after: 100 });
+    q.add('a', { after: 5000 });
+    expect(q.len()).toBe(0);
+    clock.step(100);
+    expect(q.len()).toBe(1);
+    q.add('b', { after: 100 });
+    q.add('b');
+    expect(q.len()).toBe(2);
+    expect(q.debugSizes().waiting).toBe(0);
+  });
+
+  it('rateLimited uses the smaller of after and the limiter delay', () => {
+    const clock = new FakeClock();
+    const q = newPriorityQueue<string>({
+      clock,
+      rateLimiter: new ItemExponentialFailureRateLimiter(50, 1000),
+    });
+    q.add('a', { after: 500, rateLimited: true });
+    clock.step(49);
+    expect(q.len()).toBe(0);
+    clock.step(1);
+    expect(q.len()).toBe(1);
+    expect(q.numRequeues('a')).toBe(1);
+    q.forget('a');
+    expect(q.numRequeues('a')).toBe(0);
+  });
+
+  it('a key being processed is not handed out again until done', async () => {
+    const q = newPriorityQueue<string>({ clock: new FakeClock() });
+    q.add('a');
+    const r1 = await q.get();
+    expect(r1.item).toBe('a');
+    q.add('a', { priority: 5 });
+    q.add('b');
+    const r2 = await q.getWithPriority();
+    expect(r2.item).toBe('b');
+    let got: string | undefined;
+    const p = q.get().then((r) => {
+      got = r.item;
+    });
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(got).toBeUndefined();
+    q.done('a');
+    await p;
+    expect(got).toBe('a');
+  });
+
+  it('get after shutDown resolves shutdown at once, even with queued items', async () => {
+    const q = newPriorityQueue<string>({ clock: new FakeClock() });
+    const waiting = q.get();
+    q.shutDown();
+    await expect(waiting).resolves.toEqual({ item: undefined, shutdown: true });
+    q.add('a');
+    await expect(q.getWithPriority()).resolves.toEqual({ item: undefined, priority: 0, shutdown: true });
+  });
+
+  it('wakes a waiter when a delayed item becomes ready', async () => {
+    const clock = new FakeClock();
+    const q = newPriorityQueue<string>({ clock });
+    const p = q.get();
+    q.addAfter('a', 10);
+    clock.step(10);
+    await expect(p).resolves.toEqual({ item: 'a', shutdown: false });
+  });
+
+  it('C12 for the priority queue: 50,000 keys leave no internal state behind', async () => {
+    const clock = new FakeClock();
+    const q = newPriorityQueue<string>({ clock });
+    const N = 50_000;
+    for (let i = 0; i < N; i++) {
+      const k = `k${i}`;
+      if (i % 3 === 0) q.addRateLimited(k);
+      else q.add(k, { priority: i % 5, after: i % 2 === 0 ? 0 : 1 + (i % 700) });
+    }
+    clock.step(1000);
+    let n = 0;
+    while (q.len() > 0) {
+      const r = await q.get();
+      if (r.shutdown) break;
+      q.forget(r.item);
+      q.done(r.item);
+      n++;
+    }
+    expect(n).toBe(N);
+    expect(Object.values(q.debugSizes()).every((v) => v === 0)).toBe(true);
+    q.shutDown();
+  });
+});
