@@ -55,7 +55,8 @@ export class TokenBucketRateLimiter implements RateLimiter {
     readonly burst: number,
     private readonly clock: Clock = realClock,
   ) {
-    if (!(qps > 0) || !Number.isFinite(qps)) throw new RangeError(`qps must be a positive number, got ${qps}`);
+    if (!(qps > 0) || !Number.isFinite(qps))
+      throw new RangeError(`qps must be a positive number, got ${qps}`);
     if (!(burst >= 1)) throw new RangeError(`burst must be at least 1, got ${burst}`);
     this.tokens = burst;
     this.last = clock.now();

@@ -1,0 +1,25 @@
+/**
+ * The HTTP transport of `@kubeloop/client`: one pooled undici dispatcher per `RestConfig`, client-side
+ * throttling, retries, credential refresh and diagnostics (client-go `rest`, `transport`, `util/flowcontrol`).
+ */
+export {
+  channels,
+  type RequestDiagnostic,
+  type RetryDiagnostic,
+  type ThrottleDiagnostic,
+  type WarningDiagnostic,
+} from './diagnostics.js';
+export {
+  type Clock,
+  type RateLimiter,
+  realClock,
+  TokenBucketRateLimiter,
+} from './token-bucket-rate-limiter.js';
+export {
+  retryAfterSeconds,
+  Transport,
+  TransportError,
+  type TransportOptions,
+  type TransportRequest,
+  type TransportResponse,
+} from './transport.js';

@@ -1,0 +1,421 @@
+import {
+  type CredentialProvider,
+  credentialProviderFor,
+  type RequestCredentials,
+  type RestConfig,
+} from '@kubeloop/config';
+import {
+  Agent,
+  type Dispatcher,
+  EnvHttpProxyAgent,
+  interceptors,
+  ProxyAgent,
+  Socks5ProxyAgent,
+} from 'undici';
+import {
+  channels,
+  type RequestDiagnostic,
+  type RetryDiagnostic,
+  type ThrottleDiagnostic,
+} from './diagnostics.js';
+import {
+  type Clock,
+  type RateLimiter,
+  realClock,
+  TokenBucketRateLimiter,
+} from './token-bucket-rate-limiter.js';
+
+/** One HTTP request to the API server. */
+export interface TransportRequest {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Path and query, relative to `config.host` (a path prefix in `host` is kept). */
+  readonly path: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string | Uint8Array;
+  readonly signal?: AbortSignal;
+  /** A watch or other long stream: not throttled, no timeout, not retried (client-go). */
+  readonly stream?: boolean;
+}
+
+/** The answer; `body` must be consumed (or dumped) exactly once. */
+export interface TransportResponse {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly body: Dispatcher.ResponseData['body'];
+}
+
+/** Options of {@link Transport}. */
+export interface TransportOptions {
+  /**
+   * Client-side limiter. Default: a {@link TokenBucketRateLimiter} from `config.qps`/`config.burst`, or none
+   * when `config.qps` is negative or 0 … `null` turns throttling off explicitly.
+   */
+  readonly rateLimiter?: RateLimiter | null;
+  /** Retries after 429/5xx with `Retry-After` (and GET connection resets). Default 10 (client-go). */
+  readonly maxRetries?: number;
+  /** Credentials for every request. Default `credentialProviderFor(config)`. */
+  readonly credentials?: CredentialProvider;
+  /** Clock for retry waits. Default the real one. */
+  readonly clock?: Clock;
+  /** Proxy environment (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`, lower case too). Default `process.env`. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+/** A request failed without an HTTP answer (after any retries). Its message never has headers or a body. */
+export class TransportError extends Error {
+  override readonly name = 'TransportError';
+  /** Stable code: `Timeout`, `Aborted`, `ConnectionFailed`, `TLSFailed`, `Credentials`. */
+  readonly code: 'Timeout' | 'Aborted' | 'ConnectionFailed' | 'TLSFailed' | 'Credentials';
+  constructor(code: TransportError['code'], message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+
+function errorCode(e: unknown): string | undefined {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function isConnectionReset(e: unknown): boolean {
+  const code = errorCode(e);
+  if (code && RESET_CODES.has(code)) return true;
+  const cause = (e as { cause?: unknown } | null)?.cause;
+  return cause !== undefined && cause !== e && isConnectionReset(cause);
+}
+
+function isTlsError(e: unknown): boolean {
+  const code = errorCode(e) ?? '';
+  return /CERT|SSL|TLS|SELF_SIGNED|ERR_TLS|HOSTNAME|UNABLE_TO_VERIFY|ALTNAME/.test(code);
+}
+
+/** Integer seconds of a `Retry-After` header, or undefined (HTTP-date is not supported, as in client-go). */
+export function retryAfterSeconds(value: string | string[] | undefined): number | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (v === undefined || !/^\s*\d+\s*$/.test(v)) return undefined;
+  return Number.parseInt(v, 10);
+}
+
+function proxyEnv(env: Readonly<Record<string, string | undefined>>) {
+  const httpsProxy = env.https_proxy ?? env.HTTPS_PROXY;
+  const httpProxy = env.http_proxy ?? env.HTTP_PROXY;
+  const noProxy = env.no_proxy ?? env.NO_PROXY;
+  return { httpsProxy, httpProxy, noProxy };
+}
+
+/**
+ * The HTTP transport to one API server, on one pooled undici dispatcher (keep-alive, TLS from
+ * `config.tlsClientConfig`, proxy from `config.proxyUrl` — http, https or socks5 — else `HTTPS_PROXY`/
+ * `NO_PROXY`). Follows client-go's `rest.Request`:
+ * - the limiter is taken once before the first attempt of every non-stream request, and again before every
+ *   retry; streams (watches) are never throttled, timed out or retried;
+ * - a 429 or ≥ 500 answer with an integer `Retry-After` is retried (at most `maxRetries`), waiting at least
+ *   `Retry-After` seconds; a GET that fails on a connection reset is retried as a 500 with `Retry-After: 1`;
+ * - credentials come from the {@link CredentialProvider} on every attempt; after a 401 the request is retried
+ *   once when the provider says new credentials exist (token file re-read, exec plugin re-run);
+ * - `User-Agent` from the config, `Accept-Encoding: gzip` (decoded here) unless `disableCompression`;
+ * - `config.timeoutMs` bounds each non-stream attempt including reading the body.
+ * Diagnostics go to `node:diagnostics_channel` (`kubeloop:client:*`, see `channels`).
+ */
+export class Transport {
+  readonly config: RestConfig;
+  private readonly base: URL;
+  private readonly basePath: string;
+  private readonly limiter: RateLimiter | null;
+  private readonly maxRetries: number;
+  private readonly credentials: CredentialProvider;
+  private readonly clock: Clock;
+  private readonly env: Readonly<Record<string, string | undefined>>;
+  private readonly dispatcher: Dispatcher;
+  private readonly owned: Dispatcher[] = [];
+  private certDispatcher: { certData: string; dispatcher: Dispatcher; root: Dispatcher } | undefined;
+  private closed = false;
+
+  /** @throws {TypeError} when `config.host` is not a URL. */
+  constructor(config: RestConfig, options: TransportOptions = {}) {
+    this.config = config;
+    this.base = new URL(config.host);
+    this.basePath = this.base.pathname.replace(/\/+$/, '');
+    this.limiter =
+      options.rateLimiter !== undefined
+        ? options.rateLimiter
+        : config.qps > 0
+          ? new TokenBucketRateLimiter(config.qps, Math.max(1, config.burst), options.clock)
+          : null;
+    this.maxRetries = options.maxRetries ?? 10;
+    this.credentials = options.credentials ?? credentialProviderFor(config);
+    this.clock = options.clock ?? realClock;
+    this.env = options.env ?? process.env;
+    this.dispatcher = this.createDispatcher(undefined).dispatcher;
+  }
+
+  private createDispatcher(clientCert: { certData: string; keyData: string } | undefined): {
+    dispatcher: Dispatcher;
+    root: Dispatcher;
+  } {
+    const t = this.config.tlsClientConfig;
+    const certData = clientCert?.certData ?? t.certData;
+    const keyData = clientCert?.keyData ?? t.keyData;
+    const tls = {
+      ...(t.caData ? { ca: t.caData } : {}),
+      ...(certData && keyData ? { cert: certData, key: keyData } : {}),
+      ...(t.serverName ? { servername: t.serverName } : {}),
+      rejectUnauthorized: !t.insecure,
+    };
+    const common = { keepAliveTimeout: 30_000, connections: 25 };
+    let root: Dispatcher;
+    if (this.config.proxyUrl) {
+      const proxy = new URL(this.config.proxyUrl);
+      if (proxy.protocol === 'socks5:') {
+        root = new Socks5ProxyAgent(this.config.proxyUrl, { requestTls: tls } as ConstructorParameters<
+          typeof Socks5ProxyAgent
+        >[1]);
+      } else {
+        root = new ProxyAgent({ ...common, uri: this.config.proxyUrl, requestTls: tls });
+      }
+    } else {
+      const { httpsProxy, httpProxy, noProxy } = proxyEnv(this.env);
+      if (httpsProxy || httpProxy) {
+        root = new EnvHttpProxyAgent({
+          ...common,
+          connect: tls,
+          requestTls: tls,
+          ...(httpProxy ? { httpProxy } : {}),
+          ...(httpsProxy ? { httpsProxy } : {}),
+          noProxy: noProxy ?? '',
+        });
+      } else {
+        root = new Agent({ ...common, connect: tls });
+      }
+    }
+    this.owned.push(root);
+    return {
+      root,
+      dispatcher: this.config.disableCompression ? root : root.compose(interceptors.decompress()),
+    };
+  }
+
+  private dispatcherFor(creds: RequestCredentials): Dispatcher {
+    const cert = creds.clientCertificate;
+    if (!cert) return this.dispatcher;
+    if (this.certDispatcher?.certData !== cert.certData) {
+      // A rotated exec client certificate: new connections with it, the old pool is closed (client-go
+      // closes tracked connections on rotation).
+      const old = this.certDispatcher;
+      this.certDispatcher = { certData: cert.certData, ...this.createDispatcher(cert) };
+      if (old) {
+        this.owned.splice(this.owned.indexOf(old.root), 1);
+        void old.root.close().catch(() => undefined);
+      }
+    }
+    return this.certDispatcher.dispatcher;
+  }
+
+  private buildHeaders(req: TransportRequest, creds: RequestCredentials): Record<string, string | string[]> {
+    const h: Record<string, string | string[]> = {};
+    h['user-agent'] = this.config.userAgent;
+    if (!this.config.disableCompression) h['accept-encoding'] = 'gzip';
+    for (const [k, v] of Object.entries(req.headers ?? {})) h[k.toLowerCase()] = v;
+    for (const [k, v] of Object.entries(creds.headers)) {
+      const key = k.toLowerCase();
+      // A request that already carries Authorization keeps it (client-go's bearer round-tripper rule).
+      if (key === 'authorization' && h.authorization !== undefined) continue;
+      h[key] = v;
+    }
+    for (const [k, v] of Object.entries(creds.multiHeaders ?? {})) h[k.toLowerCase()] = [...v];
+    return h;
+  }
+
+  private urlForDiagnostics(path: string): string {
+    const q = path.indexOf('?');
+    return `${this.base.host}${this.basePath}${q >= 0 ? path.slice(0, q) : path}`;
+  }
+
+  /**
+   * Send one request (with the throttling, retries and credential refresh described on the class).
+   * @throws {TransportError} when no HTTP answer was obtained (timeout, abort, connection or TLS failure,
+   *   credentials unavailable). HTTP error statuses are returned, not thrown.
+   */
+  async request(req: TransportRequest): Promise<TransportResponse> {
+    if (this.closed) throw new TransportError('ConnectionFailed', 'transport is closed');
+    const url = this.urlForDiagnostics(req.path);
+    if (!req.stream && this.limiter) await this.throttle(req, url, 'client-side throttling');
+
+    let retries = 0;
+    let unauthorizedRetried = false;
+    for (let attempt = 1; ; attempt++) {
+      let creds: RequestCredentials;
+      try {
+        creds = await this.credentials.get();
+      } catch (e) {
+        throw new TransportError('Credentials', `cannot get credentials: ${(e as Error).message}`, {
+          cause: e,
+        });
+      }
+      const started = performance.now();
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await this.send(req, creds);
+      } catch (e) {
+        const code = errorCode(e) ?? 'error';
+        this.publishRequest({
+          method: req.method,
+          url,
+          status: 0,
+          attempt,
+          durationMs: performance.now() - started,
+          errorCode: code,
+        });
+        const canRetry =
+          req.method === 'GET' && !req.stream && retries < this.maxRetries && isConnectionReset(e);
+        if (canRetry && !req.signal?.aborted) {
+          retries++;
+          await this.waitForRetry(req, url, {
+            status: 500,
+            retry: retries,
+            waitMs: 1000,
+            reason: `connection reset (${code})`,
+          });
+          continue;
+        }
+        throw this.wrapError(e, req);
+      }
+      this.publishRequest({
+        method: req.method,
+        url,
+        status: res.statusCode,
+        attempt,
+        durationMs: performance.now() - started,
+      });
+
+      if (res.statusCode === 401 && !unauthorizedRetried && !req.signal?.aborted) {
+        unauthorizedRetried = true;
+        let again = false;
+        try {
+          again = await this.credentials.onUnauthorized(creds);
+        } catch {
+          again = false;
+        }
+        if (again) {
+          await res.body.dump().catch(() => undefined);
+          continue;
+        }
+      }
+      const retryAfter = retryAfterSeconds(res.headers['retry-after']);
+      if (
+        !req.stream &&
+        (res.statusCode === 429 || res.statusCode >= 500) &&
+        retryAfter !== undefined &&
+        retries < this.maxRetries
+      ) {
+        retries++;
+        await res.body.dump().catch(() => undefined);
+        const fs = res.headers['x-kubernetes-pf-flowschema-uid'];
+        await this.waitForRetry(req, url, {
+          status: res.statusCode,
+          retry: retries,
+          waitMs: retryAfter * 1000,
+          reason: `retries: ${retries}, retry-after: ${retryAfter}s - retry-reason: ${
+            res.statusCode === 429
+              ? `due to server-side throttling, FlowSchema UID: "${String(fs ?? '')}"`
+              : `${res.statusCode}`
+          }`,
+        });
+        continue;
+      }
+      return { status: res.statusCode, headers: res.headers, body: res.body };
+    }
+  }
+
+  private async send(req: TransportRequest, creds: RequestCredentials): Promise<Dispatcher.ResponseData> {
+    const timeoutMs = req.stream ? 0 : this.config.timeoutMs;
+    const signals: AbortSignal[] = [];
+    if (req.signal) signals.push(req.signal);
+    if (timeoutMs > 0) signals.push(AbortSignal.timeout(timeoutMs));
+    const signal =
+      signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
+    const opts: Dispatcher.RequestOptions = {
+      origin: this.base.origin,
+      path: `${this.basePath}${req.path.startsWith('/') ? '' : '/'}${req.path}`,
+      method: req.method,
+      headers: this.buildHeaders(req, creds),
+      ...(req.body !== undefined ? { body: req.body } : {}),
+      ...(signal ? { signal } : {}),
+      ...(req.stream ? { bodyTimeout: 0 } : {}),
+    };
+    return this.dispatcherFor(creds).request(opts);
+  }
+
+  private wrapError(e: unknown, req: TransportRequest): TransportError {
+    const what = `${req.method} ${this.urlForDiagnostics(req.path)}`;
+    if (e instanceof TransportError) return e;
+    if (req.signal?.aborted) return new TransportError('Aborted', `${what}: aborted`, { cause: e });
+    const name = (e as { name?: string } | null)?.name;
+    if (
+      name === 'TimeoutError' ||
+      errorCode(e) === 'UND_ERR_HEADERS_TIMEOUT' ||
+      errorCode(e) === 'UND_ERR_BODY_TIMEOUT'
+    ) {
+      return new TransportError('Timeout', `${what}: timed out after ${this.config.timeoutMs} ms`, {
+        cause: e,
+      });
+    }
+    if (isTlsError(e)) {
+      return new TransportError('TLSFailed', `${what}: TLS failed: ${(e as Error).message}`, { cause: e });
+    }
+    return new TransportError('ConnectionFailed', `${what}: ${(e as Error)?.message ?? String(e)}`, {
+      cause: e,
+    });
+  }
+
+  private async throttle(req: TransportRequest, url: string, _why: string): Promise<void> {
+    const limiter = this.limiter;
+    if (!limiter) return;
+    const started = performance.now();
+    try {
+      await limiter.wait(req.signal);
+    } catch (e) {
+      throw new TransportError('Aborted', `${req.method} ${url}: aborted while throttled`, { cause: e });
+    }
+    const waitedMs = performance.now() - started;
+    if (waitedMs > 1 && channels.throttle.hasSubscribers) {
+      const d: ThrottleDiagnostic = {
+        method: req.method,
+        url,
+        waitedMs,
+        reason: 'client-side throttling, not priority and fairness',
+      };
+      channels.throttle.publish(d);
+    }
+  }
+
+  private async waitForRetry(
+    req: TransportRequest,
+    url: string,
+    d: Omit<RetryDiagnostic, 'method' | 'url'>,
+  ): Promise<void> {
+    if (channels.retry.hasSubscribers)
+      channels.retry.publish({ method: req.method, url, ...d } satisfies RetryDiagnostic);
+    try {
+      await this.clock.sleep(d.waitMs, req.signal);
+    } catch (e) {
+      throw new TransportError('Aborted', `${req.method} ${url}: aborted while waiting to retry`, {
+        cause: e,
+      });
+    }
+    if (this.limiter) await this.throttle(req, url, 'retry');
+  }
+
+  private publishRequest(d: RequestDiagnostic): void {
+    if (channels.request.hasSubscribers) channels.request.publish(d);
+  }
+
+  /** Close every pooled connection. Requests in flight finish; new ones are refused. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all(this.owned.map((d) => d.close().catch(() => undefined)));
+  }
+}

@@ -1,0 +1,285 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import type { RestConfig } from '@kubeloop/config';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Clock, type RateLimiter, Transport, TransportError } from '../../src/transport/index.js';
+import { startTestServer, type TestServer } from './support/https-server.js';
+import { createTestCa, type TestCa } from './support/pki.js';
+
+/** Records every sleep and returns at once, so retry waits are asserted, not waited. */
+class RecordingClock implements Clock {
+  sleeps: number[] = [];
+  now(): number {
+    return performance.now();
+  }
+  async sleep(ms: number): Promise<void> {
+    this.sleeps.push(ms);
+  }
+}
+
+/** A limiter that counts how many tokens were taken. */
+class CountingLimiter implements RateLimiter {
+  taken = 0;
+  async wait(): Promise<void> {
+    this.taken++;
+  }
+  tryAccept(): boolean {
+    this.taken++;
+    return true;
+  }
+}
+
+let ca: TestCa;
+let server: TestServer;
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kubeloop-transport-'));
+
+function config(over: Partial<RestConfig> = {}): RestConfig {
+  return {
+    host: server.url,
+    tlsClientConfig: { caData: ca.certPem },
+    qps: -1,
+    burst: 0,
+    timeoutMs: 0,
+    userAgent: 'transport-test/v1 (linux/x64) kubeloop/0.1.0',
+    ...over,
+  };
+}
+
+beforeAll(async () => {
+  ca = await createTestCa();
+  const leaf = await ca.issue({ ips: ['127.0.0.1'] });
+  server = await startTestServer(leaf, (_req, res) => res.end('{}'));
+});
+afterAll(async () => {
+  await server.close();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('Transport', () => {
+  it('sends the bearer token, User-Agent and Accept-Encoding, keeps the host path prefix and decodes gzip', async () => {
+    server.handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end(gzipSync(JSON.stringify({ kind: 'Status', ok: true })));
+    };
+    const t = new Transport(config({ bearerToken: 'tok-1', host: `${server.url}/prefix` }));
+    try {
+      const res = await t.request({ method: 'GET', path: '/api/v1/pods?limit=1' });
+      expect(res.status).toBe(200);
+      expect(await res.body.json()).toEqual({ kind: 'Status', ok: true });
+      const seen = server.seen.at(-1);
+      expect(seen?.url).toBe('/prefix/api/v1/pods?limit=1');
+      expect(seen?.headers.authorization).toBe('Bearer tok-1');
+      expect(seen?.headers['user-agent']).toBe('transport-test/v1 (linux/x64) kubeloop/0.1.0');
+      expect(seen?.headers['accept-encoding']).toBe('gzip');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('does not ask for gzip with disableCompression', async () => {
+    server.handler = (_req, res) => res.end('plain');
+    const t = new Transport(config({ disableCompression: true }));
+    try {
+      const res = await t.request({ method: 'GET', path: '/version' });
+      expect(await res.body.text()).toBe('plain');
+      expect(server.seen.at(-1)?.headers['accept-encoding']).toBeUndefined();
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('sends impersonation headers, one Impersonate-Group per group', async () => {
+    server.handler = (_req, res) => res.end('{}');
+    const t = new Transport(
+      config({
+        bearerToken: 'x',
+        impersonate: { userName: 'alice', uid: 'u1', groups: ['g1', 'g2'], extra: { scopes: ['a', 'b'] } },
+      }),
+    );
+    try {
+      await (await t.request({ method: 'GET', path: '/api' })).body.dump();
+      const h = server.seen.at(-1)?.headers ?? {};
+      expect(h['impersonate-user']).toBe('alice');
+      expect(h['impersonate-uid']).toBe('u1');
+      expect(h['impersonate-group']).toBe('g1, g2'); // node joins repeated headers with ", "
+      expect(h['impersonate-extra-scopes']).toBe('a, b');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('retries 429 with an integer Retry-After, waiting at least Retry-After and taking a token each time', async () => {
+    let n = 0;
+    server.handler = (_req, res) => {
+      n++;
+      if (n <= 3) {
+        res.writeHead(429, { 'retry-after': '2' });
+        res.end('{"kind":"Status","code":429}');
+      } else res.end('{"ok":true}');
+    };
+    const clock = new RecordingClock();
+    const limiter = new CountingLimiter();
+    const t = new Transport(config(), { clock, rateLimiter: limiter });
+    try {
+      const res = await t.request({ method: 'POST', path: '/api/v1/namespaces/a/pods', body: '{}' });
+      expect(res.status).toBe(200);
+      await res.body.dump();
+      expect(n).toBe(4);
+      expect(clock.sleeps).toEqual([2000, 2000, 2000]);
+      expect(limiter.taken).toBe(4);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('does not retry 5xx without Retry-After, nor an HTTP-date Retry-After', async () => {
+    let n = 0;
+    server.handler = (_req, res) => {
+      n++;
+      res.writeHead(503, n === 1 ? {} : { 'retry-after': 'Wed, 21 Oct 2015 07:28:00 GMT' });
+      res.end('{}');
+    };
+    const t = new Transport(config(), { clock: new RecordingClock() });
+    try {
+      const a = await t.request({ method: 'GET', path: '/a' });
+      await a.body.dump();
+      const b = await t.request({ method: 'GET', path: '/b' });
+      await b.body.dump();
+      expect([a.status, b.status, n]).toEqual([503, 503, 2]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('gives up after maxRetries and returns the last answer', async () => {
+    let n = 0;
+    server.handler = (_req, res) => {
+      n++;
+      res.writeHead(500, { 'retry-after': '1' });
+      res.end('{}');
+    };
+    const clock = new RecordingClock();
+    const t = new Transport(config(), { clock, maxRetries: 3 });
+    try {
+      const res = await t.request({ method: 'GET', path: '/x' });
+      await res.body.dump();
+      expect(res.status).toBe(500);
+      expect(n).toBe(4);
+      expect(clock.sleeps).toEqual([1000, 1000, 1000]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('retries a GET after a connection reset (as a 500 with Retry-After 1) but never a POST', async () => {
+    let n = 0;
+    server.handler = (req, res) => {
+      n++;
+      if (n === 1 || req.method === 'POST') {
+        req.socket.destroy();
+        return;
+      }
+      res.end('ok');
+    };
+    const clock = new RecordingClock();
+    const t = new Transport(config(), { clock });
+    try {
+      const res = await t.request({ method: 'GET', path: '/r' });
+      expect(await res.body.text()).toBe('ok');
+      expect(clock.sleeps).toEqual([1000]);
+      const before = n;
+      await expect(t.request({ method: 'POST', path: '/w', body: '{}' })).rejects.toBeInstanceOf(
+        TransportError,
+      );
+      expect(n).toBe(before + 1);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('does not throttle, time out or retry a stream', async () => {
+    server.handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"type":"ADDED"}\n');
+      setTimeout(() => res.end('{"type":"DELETED"}\n'), 150);
+    };
+    const limiter = new CountingLimiter();
+    const t = new Transport(config({ timeoutMs: 50 }), { rateLimiter: limiter });
+    try {
+      const res = await t.request({ method: 'GET', path: '/api/v1/pods?watch=true', stream: true });
+      expect(await res.body.text()).toBe('{"type":"ADDED"}\n{"type":"DELETED"}\n');
+      expect(limiter.taken).toBe(0);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('times out a slow non-stream request with a typed error', async () => {
+    server.handler = (_req, res) => {
+      setTimeout(() => res.end('late'), 500);
+    };
+    const t = new Transport(config({ timeoutMs: 50 }));
+    try {
+      const e = await t.request({ method: 'GET', path: '/slow' }).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(TransportError);
+      expect((e as TransportError).code).toBe('Timeout');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('re-reads a token file after a 401 and retries once with the new token', async () => {
+    const file = path.join(tmp, 'token');
+    fs.writeFileSync(file, 'old-token\n');
+    server.handler = (req, res) => {
+      res.writeHead(req.headers.authorization === 'Bearer new-token' ? 200 : 401);
+      res.end('{}');
+    };
+    const t = new Transport(config({ bearerTokenFile: file }));
+    try {
+      const first = await t.request({ method: 'GET', path: '/t' });
+      await first.body.dump();
+      expect(first.status).toBe(401); // the file did not change: no retry worth making
+      fs.writeFileSync(file, 'new-token\n');
+      const before = server.seen.length;
+      const res = await t.request({ method: 'GET', path: '/t' });
+      await res.body.dump();
+      expect(res.status).toBe(200);
+      expect(server.seen.slice(before).map((s) => s.headers.authorization)).toEqual([
+        'Bearer old-token',
+        'Bearer new-token',
+      ]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('fails TLS with a wrong CA, with a typed error that carries no secret', async () => {
+    const other = await createTestCa('other');
+    const t = new Transport(config({ tlsClientConfig: { caData: other.certPem }, bearerToken: 'sekrit' }));
+    try {
+      const e = await t.request({ method: 'GET', path: '/x' }).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(TransportError);
+      expect((e as TransportError).code).toBe('TLSFailed');
+      expect((e as Error).message).not.toContain('sekrit');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('reuses pooled connections for sequential requests (keep-alive)', async () => {
+    server.handler = (req, res) => res.end(String(req.socket.remotePort));
+    const t = new Transport(config());
+    try {
+      const ports = new Set<string>();
+      for (let i = 0; i < 20; i++)
+        ports.add(await (await t.request({ method: 'GET', path: '/p' })).body.text());
+      // Not a new connection per request (client-node's agent-per-request bug): the pool reuses sockets.
+      expect(ports.size).toBeLessThanOrEqual(2);
+    } finally {
+      await t.close();
+    }
+  });
+});
