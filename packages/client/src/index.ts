@@ -72,6 +72,7 @@ export {
   type KubeObject,
   kind,
   Lease,
+  type ListMeta,
   Namespace,
   type ObjectKey,
   type ObjectList,

@@ -3,7 +3,6 @@ import type {
   V1ConfigMap,
   V1Deployment,
   V1Lease,
-  V1ListMeta,
   V1Namespace,
   V1ObjectMeta,
   V1Pod,
@@ -22,11 +21,18 @@ export interface KubeObject {
   metadata?: V1ObjectMeta;
 }
 
+/** List metadata as it is on the wire (`continue`, not client-node's `_continue`). */
+export interface ListMeta {
+  resourceVersion?: string;
+  continue?: string;
+  remainingItemCount?: number;
+}
+
 /** A list as the API server returns it (`<Kind>List`). */
 export interface ObjectList<T extends KubeObject = KubeObject> {
   apiVersion?: string;
   kind?: string;
-  metadata: V1ListMeta;
+  metadata: ListMeta;
   items: T[];
 }
 

@@ -1,0 +1,216 @@
+import {
+  type Client,
+  formatLabelSelector,
+  type GetOptions,
+  gvkOf,
+  type Kind,
+  type KubeObject,
+  type ListOptions,
+  matchesLabelRequirements,
+  newNotFound,
+  type ObjectKey,
+  type ObjectList,
+  parseLabelSelector,
+  type Reader,
+} from '@kubeloop/client';
+import { listWatchFor } from './list-watch.js';
+import { type CacheLogger, discardLogger } from './logger.js';
+import { SharedIndexInformer, type SharedIndexInformerOptions } from './shared-index-informer.js';
+import { NAMESPACE_INDEX } from './store.js';
+
+/** Options of {@link InformerCache}. */
+export interface InformerCacheOptions {
+  /** Lists and watches go through this client (the live API client). */
+  readonly client: Client;
+  /** Watch only this namespace (controller-runtime `DefaultNamespaces` with one entry). Absent: all. */
+  readonly namespace?: string;
+  /** Resync period of every informer, in ms; 0 disables. @defaultValue 0 */
+  readonly resyncPeriodMs?: number;
+  /** Transform applied to every object before it is cached. */
+  readonly transform?: (obj: KubeObject) => KubeObject;
+  readonly logger?: CacheLogger;
+  /** Reflector knobs for every informer (page size, watch timeout, backoff). */
+  readonly reflector?: SharedIndexInformerOptions['reflector'];
+}
+
+/** Reading from a cache that has not been started. Code `'ERR_CACHE_NOT_STARTED'`. */
+export class CacheNotStartedError extends Error {
+  readonly code = 'ERR_CACHE_NOT_STARTED' as const;
+  override readonly name = 'CacheNotStartedError';
+  constructor() {
+    super('the cache is not started, can not read objects');
+  }
+}
+
+/** An option the cache cannot serve (e.g. `continue`, or an unsupported field selector). Code `'ERR_CACHE_UNSUPPORTED'`. */
+export class CacheUnsupportedError extends Error {
+  readonly code = 'ERR_CACHE_UNSUPPORTED' as const;
+  override readonly name = 'CacheUnsupportedError';
+}
+
+/**
+ * Informers knows how to hand out the shared informer for a kind, and to run them all.
+ */
+export interface Informers {
+  getInformer<T extends KubeObject>(kind: Kind<T>): SharedIndexInformer<T>;
+  start(signal: AbortSignal): Promise<void>;
+  waitForCacheSync(signal?: AbortSignal): Promise<boolean>;
+}
+
+/** Cache knows how to serve reads from informers (controller-runtime `cache.Cache` = Reader + Informers). */
+export interface Cache extends Reader, Informers {}
+
+/**
+ * controller-runtime's informer cache (`pkg/cache/informer_cache.go`, `internal/informers.go`): one
+ * shared informer per kind, created on first use (a read of a new kind starts its informer and waits for
+ * it to sync once the cache runs), and a {@link Reader} served from the informers' stores. Objects read
+ * from the cache are frozen and shared — no deep copy per read; copy before changing one. Reads are
+ * eventually consistent: a get right after your own write may return the older state.
+ */
+export class InformerCache implements Cache {
+  readonly #options: InformerCacheOptions;
+  readonly #informers = new Map<string, SharedIndexInformer<KubeObject>>();
+  readonly #runs: Promise<void>[] = [];
+  readonly #log: CacheLogger;
+  #signal: AbortSignal | undefined;
+
+  constructor(options: InformerCacheOptions) {
+    this.#options = options;
+    this.#log = options.logger ?? discardLogger;
+  }
+
+  getInformer<T extends KubeObject>(kind: Kind<T>): SharedIndexInformer<T> {
+    const key = `${kind.apiVersion}/${kind.kind}`;
+    let inf = this.#informers.get(key) as SharedIndexInformer<T> | undefined;
+    if (!inf) {
+      inf = new SharedIndexInformer<T>(
+        listWatchFor(
+          this.#options.client,
+          kind,
+          this.#options.namespace ? { namespace: this.#options.namespace } : {},
+        ),
+        {
+          name: key,
+          logger: this.#log,
+          ...(this.#options.resyncPeriodMs ? { resyncPeriodMs: this.#options.resyncPeriodMs } : {}),
+          ...(this.#options.transform
+            ? { transform: this.#options.transform as unknown as (o: T) => T }
+            : {}),
+          ...(this.#options.reflector ? { reflector: this.#options.reflector } : {}),
+        },
+      );
+      this.#informers.set(key, inf as unknown as SharedIndexInformer<KubeObject>);
+      if (this.#signal && !this.#signal.aborted) this.#runs.push(inf.run(this.#signal));
+    }
+    return inf;
+  }
+
+  /** Whether `start` has been called (and not yet ended). */
+  isStarted(): boolean {
+    return !!this.#signal && !this.#signal.aborted;
+  }
+
+  /**
+   * Runs every informer (and those created later) until `signal` aborts; resolves once all stopped.
+   */
+  async start(signal: AbortSignal): Promise<void> {
+    this.#signal = signal;
+    for (const inf of this.#informers.values()) if (!inf.isStarted()) this.#runs.push(inf.run(signal));
+    await new Promise<void>((resolve) => {
+      if (signal.aborted) return resolve();
+      signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    // Informers created while stopping are in #runs as well.
+    await Promise.all(this.#runs);
+  }
+
+  /** Resolves `true` once every informer created so far has synced; `false` if `signal` aborts first. */
+  async waitForCacheSync(signal?: AbortSignal): Promise<boolean> {
+    const results = await Promise.all([...this.#informers.values()].map((i) => i.waitForSync(signal)));
+    return results.every(Boolean);
+  }
+
+  async #syncedInformer<T extends KubeObject>(
+    kind: Kind<T>,
+    signal?: AbortSignal,
+  ): Promise<SharedIndexInformer<T>> {
+    const inf = this.getInformer(kind);
+    if (inf.hasSynced()) return inf;
+    if (!this.isStarted()) throw new CacheNotStartedError();
+    const stop = this.#signal!;
+    const both = signal ? AbortSignal.any([signal, stop]) : stop;
+    if (!(await inf.waitForSync(both))) throw new CacheNotStartedError();
+    return inf;
+  }
+
+  /**
+   * The cached object named by `key`.
+   * @throws StatusError NotFound (message as the API server's), CacheNotStartedError.
+   */
+  async get<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, options?: GetOptions): Promise<T> {
+    const inf = await this.#syncedInformer(kind, options?.signal);
+    const obj = inf.getIndexer().get(key.namespace ? `${key.namespace}/${key.name}` : key.name);
+    if (!obj) {
+      const mapping = await this.#options.client.restMapper.restMapping(gvkOf(kind)).catch(() => undefined);
+      throw newNotFound(
+        mapping ? mapping.resource : { group: gvkOf(kind).group, resource: `${kind.kind.toLowerCase()}s` },
+        key.name,
+      );
+    }
+    return obj;
+  }
+
+  /**
+   * Cached objects, by namespace, label selector and `metadata.name` / `metadata.namespace` field
+   * selectors. `limit` cuts the result; `continue` is not supported (controller-runtime's rule).
+   * @throws CacheUnsupportedError, SelectorParseError, CacheNotStartedError.
+   */
+  async list<T extends KubeObject>(kind: Kind<T>, options: ListOptions = {}): Promise<ObjectList<T>> {
+    if (options.continue) throw new CacheUnsupportedError('continue is not supported by the cache reader');
+    const inf = await this.#syncedInformer(kind, options.signal);
+    const store = inf.getIndexer();
+    let items = options.namespace ? store.byIndex(NAMESPACE_INDEX, options.namespace) : store.list();
+    const ls = formatLabelSelector(options.labelSelector);
+    if (ls) {
+      const reqs = parseLabelSelector(ls);
+      items = items.filter((o) => matchesLabelRequirements(reqs, o.metadata?.labels));
+    }
+    const fieldFilter = fieldMatcher(options.fieldSelector);
+    if (fieldFilter) items = items.filter(fieldFilter);
+    if (options.limit && options.limit > 0 && items.length > options.limit)
+      items = items.slice(0, options.limit);
+    return {
+      apiVersion: kind.apiVersion,
+      kind: `${kind.kind}List`,
+      metadata: { resourceVersion: inf.lastSyncResourceVersion },
+      items,
+    };
+  }
+}
+
+function fieldMatcher(sel: ListOptions['fieldSelector']): ((o: KubeObject) => boolean) | undefined {
+  if (sel === undefined) return undefined;
+  const pairs: Array<[string, string, boolean]> = [];
+  if (typeof sel === 'string') {
+    if (!sel.trim()) return undefined;
+    for (const part of sel.split(',')) {
+      const m = /^\s*([^!=\s]+)\s*(==|=|!=)\s*(.*?)\s*$/.exec(part);
+      if (!m) throw new CacheUnsupportedError(`field selector ${JSON.stringify(sel)} does not parse`);
+      pairs.push([m[1]!, m[3]!, m[2] === '!=']);
+    }
+  } else {
+    for (const [k, v] of Object.entries(sel)) pairs.push([k, v, false]);
+  }
+  for (const [k] of pairs) {
+    if (k !== 'metadata.name' && k !== 'metadata.namespace') {
+      throw new CacheUnsupportedError(
+        `the cache can only select on metadata.name and metadata.namespace, not ${k}`,
+      );
+    }
+  }
+  return (o) =>
+    pairs.every(([k, v, neg]) => {
+      const actual = k === 'metadata.name' ? (o.metadata?.name ?? '') : (o.metadata?.namespace ?? '');
+      return neg ? actual !== v : actual === v;
+    });
+}

@@ -1,0 +1,75 @@
+import type {
+  FieldSelectorInput,
+  Kind,
+  KubeObject,
+  LabelSelectorInput,
+  ObjectList,
+  Reader,
+  WatchClient,
+  WatchEvent,
+} from '@kubeloop/client';
+
+/** Options the reflector passes to `list`. */
+export interface ListCallOptions {
+  readonly resourceVersion?: string;
+  readonly limit?: number;
+  readonly continue?: string;
+  readonly signal: AbortSignal;
+}
+
+/** Options the reflector passes to `watch`. */
+export interface WatchCallOptions {
+  readonly resourceVersion: string;
+  readonly allowWatchBookmarks: boolean;
+  /** Server-side timeout of this watch, in seconds. */
+  readonly timeoutSeconds: number;
+  readonly signal: AbortSignal;
+}
+
+/** ListerWatcher knows how to list and watch one kind of object (client-go `cache.ListerWatcher`). */
+export interface ListerWatcher<T extends KubeObject = KubeObject> {
+  list(options: ListCallOptions): Promise<ObjectList<T>>;
+  watch(options: WatchCallOptions): AsyncIterable<WatchEvent<T>>;
+}
+
+/** What to list and watch: one namespace (or all) and optional selectors. */
+export interface ListWatchScope {
+  /** Absent or `''`: all namespaces. */
+  readonly namespace?: string;
+  readonly labelSelector?: LabelSelectorInput;
+  readonly fieldSelector?: FieldSelectorInput;
+}
+
+/**
+ * A ListerWatcher over a client (client-go `NewFilteredListWatchFromClient`): list and watch carry the
+ * same namespace and selectors.
+ */
+export function listWatchFor<T extends KubeObject>(
+  client: Reader & WatchClient,
+  kind: Kind<T>,
+  scope: ListWatchScope = {},
+): ListerWatcher<T> {
+  const common = {
+    ...(scope.namespace ? { namespace: scope.namespace } : {}),
+    ...(scope.labelSelector !== undefined ? { labelSelector: scope.labelSelector } : {}),
+    ...(scope.fieldSelector !== undefined ? { fieldSelector: scope.fieldSelector } : {}),
+  };
+  return {
+    list: (o) =>
+      client.list(kind, {
+        ...common,
+        signal: o.signal,
+        ...(o.resourceVersion !== undefined ? { resourceVersion: o.resourceVersion } : {}),
+        ...(o.limit !== undefined ? { limit: o.limit } : {}),
+        ...(o.continue !== undefined ? { continue: o.continue } : {}),
+      }),
+    watch: (o) =>
+      client.watch(kind, {
+        ...common,
+        signal: o.signal,
+        resourceVersion: o.resourceVersion,
+        allowWatchBookmarks: o.allowWatchBookmarks,
+        timeoutSeconds: o.timeoutSeconds,
+      }),
+  };
+}

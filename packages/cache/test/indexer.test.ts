@@ -1,0 +1,85 @@
+import type { KubeObject } from '@kubeloop/client';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { Indexer, metaNamespaceIndexFunc, NAMESPACE_INDEX, StoreError } from '../src/index.js';
+
+const pod = (ns: string, name: string, labels: Record<string, string> = {}, rv = '1'): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { namespace: ns, name, labels, resourceVersion: rv },
+});
+
+const byApp = (o: KubeObject) => (o.metadata?.labels?.app ? [o.metadata.labels.app] : []);
+
+describe('Indexer', () => {
+  it('keys by namespace/name and indexes by namespace', () => {
+    const s = new Indexer({ indexers: { [NAMESPACE_INDEX]: metaNamespaceIndexFunc } });
+    s.upsert(pod('a', 'p1'));
+    s.upsert(pod('a', 'p2'));
+    s.upsert(pod('b', 'p1'));
+    s.upsert({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a' } });
+    expect(s.listKeys().sort()).toEqual(['a', 'a/p1', 'a/p2', 'b/p1']);
+    expect(s.byIndex(NAMESPACE_INDEX, 'a').map((o) => o.metadata?.name)).toEqual(['p1', 'p2']);
+    expect(s.indexKeys(NAMESPACE_INDEX, '')).toEqual(['a']);
+    expect(() => s.byIndex('nope', 'x')).toThrow(StoreError);
+  });
+
+  it('moves an object between index values on update and cleans empty values on delete', () => {
+    const s = new Indexer({ indexers: { app: byApp } });
+    s.upsert(pod('a', 'p1', { app: 'x' }));
+    s.upsert(pod('a', 'p1', { app: 'y' }, '2'));
+    expect(s.byIndex('app', 'x')).toEqual([]);
+    expect(s.byIndex('app', 'y').map((o) => o.metadata?.resourceVersion)).toEqual(['2']);
+    s.deleteKey('a/p1');
+    expect(s.size()).toBe(0);
+    expect(s.debugIndexSizes()).toEqual({ app: 0 });
+  });
+
+  it('indexes existing items when an index is added later; duplicate names are refused', () => {
+    const s = new Indexer();
+    s.upsert(pod('a', 'p1', { app: 'x' }));
+    s.addIndexers({ app: byApp });
+    expect(s.indexKeys('app', 'x')).toEqual(['a/p1']);
+    expect(() => s.addIndexers({ app: byApp })).toThrow(/already exists/);
+  });
+
+  it('freezes stored objects deeply and hands out the same instance', () => {
+    const s = new Indexer();
+    const p = pod('a', 'p1', { app: 'x' });
+    s.upsert(p);
+    const got = s.get('a/p1')!;
+    expect(got).toBe(p);
+    expect(Object.isFrozen(got.metadata?.labels)).toBe(true);
+    expect(() => {
+      (got.metadata!.labels as Record<string, string>).app = 'z';
+    }).toThrow(TypeError);
+  });
+
+  it('property: after any sequence of upserts and deletes the index equals a recomputation', () => {
+    const op = fc.record({
+      del: fc.boolean(),
+      name: fc.constantFrom('p1', 'p2', 'p3', 'p4'),
+      ns: fc.constantFrom('a', 'b'),
+      app: fc.constantFrom('x', 'y', 'z'),
+    });
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 60 }), (ops) => {
+        const s = new Indexer({ indexers: { app: byApp, [NAMESPACE_INDEX]: metaNamespaceIndexFunc } });
+        for (const o of ops) {
+          if (o.del) s.deleteKey(`${o.ns}/${o.name}`);
+          else s.upsert(pod(o.ns, o.name, { app: o.app }));
+        }
+        for (const app of ['x', 'y', 'z']) {
+          const expected = s
+            .list()
+            .filter((o) => o.metadata?.labels?.app === app)
+            .map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`)
+            .sort();
+          expect(s.indexKeys('app', app).sort()).toEqual(expected);
+        }
+        const values = s.listIndexFuncValues('app');
+        for (const v of values) expect(s.indexKeys('app', v).length).toBeGreaterThan(0);
+      }),
+    );
+  });
+});

@@ -1,0 +1,186 @@
+import type { KubeObject, ObjectList, WatchEvent } from '@kubeloop/client';
+import { describe, expect, it } from 'vitest';
+import {
+  DeletedFinalStateUnknown,
+  type ListCallOptions,
+  type ListerWatcher,
+  SharedIndexInformer,
+  type WatchCallOptions,
+} from '../src/index.js';
+
+const pod = (name: string, rv: string): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { namespace: 'ns', name, resourceVersion: rv },
+});
+
+type Script = { events: WatchEvent[]; error?: unknown } | 'hang';
+
+/**
+ * A scripted source (like client-go's FakeControllerSource): lists answer from `lists`, each watch plays the
+ * next script. Records every call so tests can assert resourceVersions.
+ */
+class ScriptedSource implements ListerWatcher {
+  readonly listCalls: ListCallOptions[] = [];
+  readonly watchCalls: WatchCallOptions[] = [];
+  constructor(
+    readonly lists: ObjectList[],
+    readonly watches: Script[],
+  ) {}
+  async list(o: ListCallOptions): Promise<ObjectList> {
+    this.listCalls.push(o);
+    const l = this.lists.shift();
+    if (!l) throw new Error('no more lists scripted');
+    return structuredClone(l);
+  }
+  watch(o: WatchCallOptions): AsyncIterable<WatchEvent> {
+    this.watchCalls.push(o);
+    const script = this.watches.shift() ?? 'hang';
+    return (async function* () {
+      if (script === 'hang') {
+        await new Promise<void>((resolve) =>
+          o.signal.addEventListener('abort', () => resolve(), { once: true }),
+        );
+        return;
+      }
+      for (const ev of script.events) yield structuredClone(ev);
+      if (script.error) throw script.error;
+    })();
+  }
+}
+
+async function waitFor(cond: () => boolean, what: string, deadlineMs = 5000): Promise<void> {
+  const until = Date.now() + deadlineMs;
+  while (!cond()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+const fastBackoff = { backoff: { initialMs: 1, maxMs: 2 } };
+
+function record(inf: SharedIndexInformer) {
+  const log: string[] = [];
+  inf.addEventHandler({
+    onAdd: (o, initial) =>
+      log.push(`add ${o.metadata?.name}@${o.metadata?.resourceVersion}${initial ? ' initial' : ''}`),
+    onUpdate: (a, b) =>
+      log.push(`update ${b.metadata?.name}@${a.metadata?.resourceVersion}->${b.metadata?.resourceVersion}`),
+    onDelete: (o) =>
+      log.push(
+        o instanceof DeletedFinalStateUnknown
+          ? `tombstone ${o.key}@${o.obj.metadata?.resourceVersion}`
+          : `delete ${o.metadata?.name}`,
+      ),
+  });
+  return log;
+}
+
+describe('SharedIndexInformer', () => {
+  it('lists, then watches from the list RV; re-watches from the last RV after a clean end without relisting', async () => {
+    const src = new ScriptedSource(
+      [{ metadata: { resourceVersion: '10' }, items: [pod('a', '5'), pod('b', '6')] }],
+      [
+        {
+          events: [
+            { type: 'MODIFIED', object: pod('a', '11') },
+            { type: 'BOOKMARK', object: { metadata: { resourceVersion: '15' } } },
+          ],
+        },
+        {
+          events: [
+            { type: 'DELETED', object: pod('b', '16') },
+            { type: 'ADDED', object: pod('c', '17') },
+          ],
+        },
+      ],
+    );
+    const inf = new SharedIndexInformer(src, { reflector: fastBackoff });
+    const log = record(inf);
+    const ac = new AbortController();
+    const run = inf.run(ac.signal);
+    await waitFor(() => src.watchCalls.length >= 3, 'third watch');
+    ac.abort();
+    await run;
+    expect(inf.hasSynced()).toBe(true);
+    expect(src.listCalls).toHaveLength(1);
+    expect(src.listCalls[0]?.resourceVersion).toBe('0');
+    expect(src.watchCalls.map((w) => w.resourceVersion)).toEqual(['10', '15', '17']);
+    expect(
+      src.watchCalls.every((w) => w.allowWatchBookmarks && w.timeoutSeconds >= 300 && w.timeoutSeconds < 600),
+    ).toBe(true);
+    expect(log).toEqual(['add a@5 initial', 'add b@6 initial', 'update a@5->11', 'delete b', 'add c@17']);
+    expect(inf.getIndexer().listKeys().sort()).toEqual(['ns/a', 'ns/c']);
+  });
+
+  it('relists on a 410 ERROR event: unchanged objects notify nobody, missing ones become tombstones (C05/C07 shape)', async () => {
+    const expired = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      status: 'Failure',
+      reason: 'Expired',
+      code: 410,
+      message: 'too old',
+    };
+    const src = new ScriptedSource(
+      [
+        { metadata: { resourceVersion: '10' }, items: [pod('a', '5'), pod('b', '6'), pod('c', '7')] },
+        { metadata: { resourceVersion: '30' }, items: [pod('a', '5'), pod('c', '25')] },
+      ],
+      [{ events: [{ type: 'ERROR', object: expired }] }],
+    );
+    const inf = new SharedIndexInformer(src, { reflector: fastBackoff });
+    const log = record(inf);
+    const ac = new AbortController();
+    const run = inf.run(ac.signal);
+    await waitFor(() => src.watchCalls.length >= 2, 'watch after relist');
+    ac.abort();
+    await run;
+    expect(src.listCalls.map((l) => l.resourceVersion)).toEqual(['0', '10']);
+    expect(src.watchCalls.map((w) => w.resourceVersion)).toEqual(['10', '30']);
+    expect(log.slice(3)).toEqual(['update c@7->25', 'tombstone ns/b@6']);
+  });
+
+  it('pages through a list with continue tokens, without a resourceVersion on later pages', async () => {
+    const src = new ScriptedSource(
+      [
+        { metadata: { resourceVersion: '9', continue: 't1' }, items: [pod('a', '1')] },
+        { metadata: { resourceVersion: '9' }, items: [pod('b', '2')] },
+      ],
+      [],
+    );
+    const inf = new SharedIndexInformer(src, { reflector: { pageSize: 1, ...fastBackoff } });
+    const ac = new AbortController();
+    const run = inf.run(ac.signal);
+    await waitFor(() => inf.hasSynced(), 'sync');
+    ac.abort();
+    await run;
+    expect(src.listCalls.map((l) => [l.limit, l.continue, l.resourceVersion])).toEqual([
+      [1, undefined, '0'],
+      [1, 't1', undefined],
+    ]);
+    expect(inf.getIndexer().size()).toBe(2);
+  });
+
+  it('gives a late handler synthetic adds, and a throwing handler does not stop the others', async () => {
+    const src = new ScriptedSource(
+      [{ metadata: { resourceVersion: '3' }, items: [pod('a', '1'), pod('b', '2')] }],
+      [{ events: [{ type: 'ADDED', object: pod('c', '4') }] }],
+    );
+    const inf = new SharedIndexInformer(src, { reflector: fastBackoff });
+    inf.addEventHandler({
+      onAdd: () => {
+        throw new Error('boom');
+      },
+    });
+    const ac = new AbortController();
+    const run = inf.run(ac.signal);
+    await waitFor(() => inf.getIndexer().size() === 3, 'third object');
+    const late: string[] = [];
+    const reg = inf.addEventHandler({ onAdd: (o, initial) => late.push(`${o.metadata?.name}:${initial}`) });
+    expect(reg.hasSynced()).toBe(true);
+    ac.abort();
+    await run;
+    expect(late.sort()).toEqual(['a:true', 'b:true', 'c:true']);
+  });
+});
