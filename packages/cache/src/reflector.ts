@@ -232,6 +232,7 @@ function isConnectionError(err: unknown): boolean {
     code === 'ECONNRESET' ||
     code === 'UND_ERR_SOCKET' ||
     code === 'UND_ERR_CLOSED' ||
-    code === 'EPIPE'
+    code === 'EPIPE' ||
+    code === 'ConnectionFailed'
   );
 }

@@ -1,3 +1,4 @@
+import type { RestConfig } from '@kubeloop/config';
 import { StatusError, statusErrorFromResponse, UnexpectedResponseError } from './errors.js';
 import type { HttpRequest, HttpTransport } from './http.js';
 import { gvkOf, type Kind, type KubeObject, type ObjectKey, type ObjectList } from './kinds.js';
@@ -8,6 +9,7 @@ import {
   type LabelSelectorInput,
 } from './label-selector.js';
 import { DynamicRESTMapper, type RESTMapper, type RESTMapping } from './rest-mapper.js';
+import { Transport, type TransportOptions } from './transport/index.js';
 import { decodeWatchStream, type WatchEvent } from './watch.js';
 
 /** Options every call takes. */
@@ -429,4 +431,25 @@ function withTypeMeta<T extends KubeObject>(kind: Kind<T>, obj: T): T {
 /** Turns a watch ERROR event's Status into the error it stands for. */
 export function errorFromWatchStatus(status: WatchEvent & { type: 'ERROR' }): StatusError {
   return new StatusError(status.object);
+}
+
+/** Options of {@link newClient}. */
+export interface NewClientOptions {
+  /** Transport options (rate limiter, retries, credentials). */
+  readonly transport?: TransportOptions;
+  readonly restMapper?: RESTMapper;
+  readonly fieldOwner?: string;
+}
+
+/**
+ * A live client for `config`: one pooled {@link Transport} (throttling, retries, credential refresh) and a
+ * lazy {@link DynamicRESTMapper} (controller-runtime `client.New(config, options)`). Call `close()` when done.
+ */
+export function newClient(config: RestConfig, options: NewClientOptions = {}): ApiClient {
+  const transport = new Transport(config, options.transport);
+  return new ApiClient({
+    transport,
+    ...(options.restMapper ? { restMapper: options.restMapper } : {}),
+    ...(options.fieldOwner ? { fieldOwner: options.fieldOwner } : {}),
+  });
 }

@@ -16,6 +16,8 @@ export {
   type GetOptions,
   InvalidRequestError,
   type ListOptions,
+  type NewClientOptions,
+  newClient,
   PATCH_CONTENT_TYPES,
   type Patch,
   type PatchOptions,
@@ -104,4 +106,21 @@ export {
   type ResourceScope,
   StaticRESTMapper,
 } from './rest-mapper.js';
+export {
+  type Clock,
+  channels,
+  type RateLimiter,
+  type RequestDiagnostic,
+  type RetryDiagnostic,
+  realClock,
+  retryAfterSeconds,
+  type ThrottleDiagnostic,
+  TokenBucketRateLimiter,
+  Transport,
+  TransportError,
+  type TransportOptions,
+  type TransportRequest,
+  type TransportResponse,
+  type WarningDiagnostic,
+} from './transport/index.js';
 export { decodeWatchStream, type WatchEvent, type WatchEventType } from './watch.js';
