@@ -1,0 +1,174 @@
+import { ItemExponentialFailureRateLimiter, type RateLimitingQueue } from '@kubeloop/workqueue';
+import { describe, expect, it } from 'vitest';
+import {
+  Controller,
+  type Logger,
+  type Reconciler,
+  type Request,
+  type Result,
+  type Source,
+  TerminalError,
+} from '../src/index.js';
+
+/** Pushes requests straight into the controller's queue (like controller-runtime's `source.Channel`). */
+class PushSource implements Source {
+  queue: RateLimitingQueue<Request> | undefined;
+  start(_signal: AbortSignal, queue: RateLimitingQueue<Request>): void {
+    this.queue = queue;
+  }
+  async waitForSync(): Promise<boolean> {
+    return true;
+  }
+  push(...reqs: Request[]): void {
+    for (const r of reqs) this.queue!.add(r);
+  }
+}
+
+async function waitFor(cond: () => boolean, what: string, deadlineMs = 5000): Promise<void> {
+  const until = Date.now() + deadlineMs;
+  while (!cond()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+function captureLogger(lines: Array<Record<string, unknown>>, bound: Record<string, unknown> = {}): Logger {
+  const at = (level: string) => (fields: Record<string, unknown>, msg: string) =>
+    lines.push({ level, ...bound, ...fields, msg });
+  return {
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    child: (b) => captureLogger(lines, { ...bound, ...b }),
+  };
+}
+
+const fast = () => new ItemExponentialFailureRateLimiter(1, 4);
+
+async function running(ctrl: Controller, src: PushSource) {
+  const ac = new AbortController();
+  ctrl.watch(src);
+  const done = ctrl.start(ac.signal);
+  await waitFor(() => src.queue !== undefined, 'source start');
+  return { stop: async () => (ac.abort(), await done), done };
+}
+
+describe('Controller', () => {
+  it('retries a failing request with backoff, then forgets it on success', async () => {
+    const calls: string[] = [];
+    const lines: Array<Record<string, unknown>> = [];
+    let failures = 3;
+    const r: Reconciler = {
+      async reconcile(_ctx, req) {
+        calls.push(req.name);
+        if (failures-- > 0) throw new Error('not yet');
+      },
+    };
+    const ctrl = new Controller('retry', r, { rateLimiter: fast(), logger: captureLogger(lines) });
+    const src = new PushSource();
+    const c = await running(ctrl, src);
+    src.push({ namespace: 'ns', name: 'a' });
+    await waitFor(() => calls.length === 4, 'four reconciles');
+    await waitFor(() => ctrl.queue.numRequeues({ namespace: 'ns', name: 'a' }) === 0, 'forget');
+    await c.stop();
+    expect(calls).toEqual(['a', 'a', 'a', 'a']);
+    const errors = lines.filter((l) => l.msg === 'Reconciler error');
+    expect(errors).toHaveLength(3);
+    expect(errors[0]).toMatchObject({ controller: 'retry', namespace: 'ns', name: 'a', err: 'not yet' });
+    expect(typeof errors[0]?.reconcileID).toBe('string');
+  });
+
+  it('requeueAfterMs comes back; requeue uses the rate limiter; TerminalError is not retried', async () => {
+    const seen: Record<string, number> = {};
+    const r: Reconciler = {
+      async reconcile(_ctx, req): Promise<Result | undefined> {
+        seen[req.name] = (seen[req.name] ?? 0) + 1;
+        const n = seen[req.name]!;
+        if (req.name === 'after' && n < 3) return { requeueAfterMs: 5 };
+        if (req.name === 'again' && n < 3) return { requeue: true };
+        if (req.name === 'terminal') throw new TerminalError('give up');
+        return undefined;
+      },
+    };
+    const ctrl = new Controller('results', r, { rateLimiter: fast() });
+    const src = new PushSource();
+    const c = await running(ctrl, src);
+    src.push(
+      { namespace: '', name: 'after' },
+      { namespace: '', name: 'again' },
+      { namespace: '', name: 'terminal' },
+    );
+    await waitFor(() => seen.after === 3 && seen.again === 3 && seen.terminal === 1, 'three rounds');
+    await c.stop();
+    expect(seen.terminal).toBe(1);
+    expect(ctrl.queue.numRequeues({ namespace: '', name: 'terminal' })).toBe(0);
+  });
+
+  it('never reconciles one request on two workers at once, but runs different requests in parallel', async () => {
+    let active = 0;
+    let maxActive = 0;
+    const activeByKey = new Map<string, number>();
+    let overlapSameKey = false;
+    let total = 0;
+    const gates: Array<() => void> = [];
+    const r: Reconciler = {
+      async reconcile(_ctx, req) {
+        const k = req.name;
+        activeByKey.set(k, (activeByKey.get(k) ?? 0) + 1);
+        if (activeByKey.get(k)! > 1) overlapSameKey = true;
+        active++;
+        maxActive = Math.max(maxActive, active);
+        await new Promise<void>((resolve) => gates.push(resolve));
+        active--;
+        activeByKey.set(k, activeByKey.get(k)! - 1);
+        total++;
+      },
+    };
+    const ctrl = new Controller('parallel', r, { maxConcurrentReconciles: 4, rateLimiter: fast() });
+    const src = new PushSource();
+    const c = await running(ctrl, src);
+    src.push({ namespace: 'n', name: 'x' }, { namespace: 'n', name: 'y' }, { namespace: 'n', name: 'z' });
+    await waitFor(() => gates.length === 3, 'three in flight');
+    // x is re-added while it is being processed: it must wait for done.
+    src.push({ namespace: 'n', name: 'x' }, { namespace: 'n', name: 'x' });
+    expect(gates.length).toBe(3);
+    while (total < 4) {
+      gates.shift()?.();
+      await new Promise((r2) => setTimeout(r2, 1));
+    }
+    await c.stop();
+    expect(overlapSameKey).toBe(false);
+    expect(maxActive).toBe(3);
+    expect(total).toBe(4);
+  });
+
+  it('stops cleanly: start resolves after the signal and the in-flight reconcile finishes', async () => {
+    let finished = false;
+    let started = false;
+    let release: () => void = () => {};
+    const r: Reconciler = {
+      async reconcile(ctx) {
+        started = true;
+        await new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        expect(ctx.signal.aborted).toBe(true);
+        finished = true;
+      },
+    };
+    const ctrl = new Controller('stop', r, { rateLimiter: fast() });
+    const src = new PushSource();
+    const ac = new AbortController();
+    ctrl.watch(src);
+    const done = ctrl.start(ac.signal);
+    await waitFor(() => src.queue !== undefined, 'start');
+    src.push({ namespace: '', name: 'slow' });
+    await waitFor(() => started, 'picked up');
+    ac.abort();
+    release();
+    await done;
+    expect(finished).toBe(true);
+    await expect(ctrl.start(new AbortController().signal)).rejects.toThrow(/already started/);
+  });
+});
