@@ -1,4 +1,6 @@
 import fs from 'node:fs/promises';
+import type { User } from '@kubernetes/client-node';
+import { OpenIDConnectAuth } from '@kubernetes/client-node/dist/oidc_auth.js';
 import { CredentialError } from './errors.js';
 import { ExecCredentialSource } from './exec-credential.js';
 import type {
@@ -92,6 +94,9 @@ class ConfigCredentialProvider implements CredentialProvider {
   private readonly multiHeaders: Record<string, string[]>;
   private readonly tokenFile: CachedFileToken | undefined;
   private readonly exec: ExecCredentialSource | undefined;
+  private readonly oidc:
+    | { auth: OpenIDConnectAuth; user: User; inflight?: Promise<string | undefined> }
+    | undefined;
 
   constructor(
     private readonly config: RestConfig,
@@ -104,6 +109,14 @@ class ConfigCredentialProvider implements CredentialProvider {
     const isHttps = !config.host.startsWith('http://');
     if (isHttps && config.bearerTokenFile) {
       this.tokenFile = new CachedFileToken(config.bearerTokenFile, options.tokenFileRefreshMs ?? 60_000, now);
+    }
+    if (isHttps && config.authProvider?.name === 'oidc') {
+      // client-node's authenticator mutates the user's auth-provider config when it refreshes: give it a copy.
+      const user: User = {
+        name: 'oidc',
+        authProvider: { name: 'oidc', config: { ...config.authProvider.config } },
+      };
+      this.oidc = { auth: new OpenIDConnectAuth(), user };
     }
     if (isHttps && config.execProvider) {
       this.exec = new ExecCredentialSource(config.execProvider, config, {
@@ -138,12 +151,33 @@ class ConfigCredentialProvider implements CredentialProvider {
       headers.Authorization = `Bearer ${c.bearerToken}`;
     } else if (c.username !== undefined || c.password !== undefined) {
       headers.Authorization = `Basic ${Buffer.from(`${c.username ?? ''}:${c.password ?? ''}`).toString('base64')}`;
+    } else if (this.oidc) {
+      const token = await this.oidcToken(this.oidc);
+      if (token) headers.Authorization = `Bearer ${token}`;
     } else if (this.exec) {
       const cred = await this.exec.get();
       if (cred.token) headers.Authorization = `Bearer ${cred.token}`;
       if (cred.clientCertificate) return { headers, clientCertificate: cred.clientCertificate };
     }
     return { headers };
+  }
+
+  private oidcToken(o: NonNullable<ConfigCredentialProvider['oidc']>): Promise<string | undefined> {
+    o.inflight ??= (async () => {
+      const opts: { headers: Record<string, string> } = { headers: {} };
+      try {
+        await o.auth.applyAuthentication(o.user, opts);
+      } catch (e) {
+        throw new CredentialError('AuthProviderFailed', `oidc auth provider: ${(e as Error).name}`, {
+          cause: e,
+        });
+      }
+      const h = opts.headers.Authorization;
+      return h?.startsWith('Bearer ') ? h.slice(7) : undefined;
+    })().finally(() => {
+      o.inflight = undefined;
+    });
+    return o.inflight;
   }
 
   async onUnauthorized(used: RequestCredentials): Promise<boolean> {

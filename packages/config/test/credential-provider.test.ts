@@ -194,7 +194,7 @@ describe('exec credential plugin', () => {
       { stdinIsTerminal: true },
     );
     await provider.get();
-    expect((p.runs()[0]?.info.spec as { interactive: boolean }).interactive).toBe(true);
+    expect(p.runs()[0]?.info.spec).toEqual({ interactive: true });
   });
 
   it('publishes runs to onRun listeners without the credential', async () => {
@@ -274,6 +274,40 @@ describe('other credentials', () => {
       'Impersonate-Group': ['a', 'b'],
       'Impersonate-Extra-acme.com%2Fproject': ['x'],
     });
+  });
+});
+
+describe('oidc auth-provider (through @kubernetes/client-node)', () => {
+  const jwt = (exp: number) =>
+    [
+      { alg: 'none', typ: 'JWT' },
+      { iss: 'https://idp', exp },
+    ]
+      .map((p) => Buffer.from(JSON.stringify(p)).toString('base64url'))
+      .concat('sig')
+      .join('.');
+
+  it('sends a still-valid id-token as the bearer token', async () => {
+    const idToken = jwt(Math.floor(Date.now() / 1000) + 3600);
+    const c = await credentialProviderFor({
+      ...base,
+      authProvider: {
+        name: 'oidc',
+        config: { 'id-token': idToken, 'client-id': 'kubectl', 'idp-issuer-url': 'https://idp' },
+      },
+    }).get();
+    expect(c.headers.Authorization).toBe(`Bearer ${idToken}`);
+  });
+
+  it('sends nothing for an expired id-token without a refresh token (client-node returns no token)', async () => {
+    const c = await credentialProviderFor({
+      ...base,
+      authProvider: {
+        name: 'oidc',
+        config: { 'id-token': jwt(1), 'client-id': 'kubectl', 'idp-issuer-url': 'https://idp' },
+      },
+    }).get();
+    expect(c.headers.Authorization).toBeUndefined();
   });
 });
 
