@@ -64,8 +64,8 @@ export interface TransportOptions {
 /** A request failed without an HTTP answer (after any retries). Its message never has headers or a body. */
 export class TransportError extends Error {
   override readonly name = 'TransportError';
-  /** Stable code: `Timeout`, `Aborted`, `ConnectionFailed`, `TLSFailed`, `Credentials`. */
-  readonly code: 'Timeout' | 'Aborted' | 'ConnectionFailed' | 'TLSFailed' | 'Credentials';
+  /** Stable code: `Timeout`, `Aborted`, `ConnectionFailed`, `TLSFailed`, `Credentials`, `InvalidConfig`. */
+  readonly code: 'Timeout' | 'Aborted' | 'ConnectionFailed' | 'TLSFailed' | 'Credentials' | 'InvalidConfig';
   constructor(code: TransportError['code'], message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
@@ -133,10 +133,26 @@ export class Transport {
   private certDispatcher: { certData: string; dispatcher: Dispatcher; root: Dispatcher } | undefined;
   private closed = false;
 
-  /** @throws {TypeError} when `config.host` is not a URL. */
+  /**
+   * @throws {TransportError} `InvalidConfig` when `config.host` is not an http(s) URL, or when a CA is given
+   *   together with `insecure` (client-go: a root CA with the insecure flag is not allowed).
+   */
   constructor(config: RestConfig, options: TransportOptions = {}) {
     this.config = config;
-    this.base = new URL(config.host);
+    try {
+      this.base = new URL(config.host);
+    } catch {
+      throw new TransportError('InvalidConfig', 'config.host is not a valid URL');
+    }
+    if (this.base.protocol !== 'https:' && this.base.protocol !== 'http:') {
+      throw new TransportError('InvalidConfig', `config.host has unsupported scheme ${this.base.protocol}`);
+    }
+    if (config.tlsClientConfig.insecure && config.tlsClientConfig.caData) {
+      throw new TransportError(
+        'InvalidConfig',
+        'tlsClientConfig: caData and insecure are mutually exclusive (a root CA with the insecure flag is not allowed)',
+      );
+    }
     this.basePath = this.base.pathname.replace(/\/+$/, '');
     this.limiter =
       options.rateLimiter !== undefined

@@ -1,0 +1,98 @@
+// C17 at the transport level: a server on 127.0.0.1 whose certificate's only SAN is `api.internal`.
+import type { RestConfig } from '@kubeloop/config';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Transport, TransportError } from '../../src/transport/index.js';
+import { startTestServer, type TestServer } from './support/https-server.js';
+import { createTestCa, type TestCa } from './support/pki.js';
+
+let caC: TestCa;
+let caD: TestCa;
+let server: TestServer;
+
+beforeAll(async () => {
+  caC = await createTestCa('ca-c');
+  caD = await createTestCa('ca-d');
+  const leaf = await caC.issue({ dnsNames: ['api.internal'] });
+  server = await startTestServer({ ...leaf, caPem: caC.certPem, requestCert: true }, (req, res) => {
+    const peer = (req.socket as import('node:tls').TLSSocket).getPeerCertificate();
+    const cn = peer && 'subject' in peer && peer.subject ? peer.subject.CN : null;
+    if (req.url?.includes('watch=true')) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"type":"ADDED","object":{}}\n');
+      res.end('{"type":"MODIFIED","object":{}}\n');
+      return;
+    }
+    res.end(JSON.stringify({ clientCN: cn ?? null }));
+  });
+});
+afterAll(() => server.close());
+
+function config(tls: RestConfig['tlsClientConfig']): RestConfig {
+  return { host: server.url, tlsClientConfig: tls, qps: -1, burst: 0, timeoutMs: 0, userAgent: 'tls-test' };
+}
+
+async function both(t: Transport): Promise<{ get: unknown; watch: unknown }> {
+  const out: { get: unknown; watch: unknown } = { get: undefined, watch: undefined };
+  try {
+    out.get = await t
+      .request({ method: 'GET', path: '/api' })
+      .then((r) => r.body.json())
+      .catch((e: unknown) => e);
+    out.watch = await t
+      .request({ method: 'GET', path: '/api/v1/pods?watch=true', stream: true })
+      .then((r) => r.body.text())
+      .catch((e: unknown) => e);
+  } finally {
+    await t.close();
+  }
+  return out;
+}
+
+const WATCH = '{"type":"ADDED","object":{}}\n{"type":"MODIFIED","object":{}}\n';
+
+function tlsFailure(e: unknown): string | undefined {
+  return e instanceof TransportError ? e.code : `not a TransportError: ${String(e)}`;
+}
+
+describe('C17 TLS knobs (plain requests and watches)', () => {
+  it('CA C + serverName api.internal works', async () => {
+    const r = await both(new Transport(config({ caData: caC.certPem, serverName: 'api.internal' })));
+    expect(r).toEqual({ get: { clientCN: null }, watch: WATCH });
+  });
+
+  it('CA C alone fails on the host name', async () => {
+    const r = await both(new Transport(config({ caData: caC.certPem })));
+    expect([tlsFailure(r.get), tlsFailure(r.watch)]).toEqual(['TLSFailed', 'TLSFailed']);
+  });
+
+  it('insecure alone works', async () => {
+    const r = await both(new Transport(config({ insecure: true })));
+    expect(r).toEqual({ get: { clientCN: null }, watch: WATCH });
+  });
+
+  it('a wrong CA fails even with the right serverName', async () => {
+    const r = await both(new Transport(config({ caData: caD.certPem, serverName: 'api.internal' })));
+    expect([tlsFailure(r.get), tlsFailure(r.watch)]).toEqual(['TLSFailed', 'TLSFailed']);
+  });
+
+  it('CA and insecure together is a config error', () => {
+    expect(() => new Transport(config({ caData: caC.certPem, insecure: true }))).toThrow(
+      expect.objectContaining({ code: 'InvalidConfig' }),
+    );
+  });
+
+  it('presents a static client certificate (mTLS)', async () => {
+    const client = await caC.issue({ client: true, commonName: 'kubeloop-client' });
+    const r = await both(
+      new Transport(
+        config({
+          caData: caC.certPem,
+          serverName: 'api.internal',
+          certData: client.certPem,
+          keyData: client.keyPem,
+        }),
+      ),
+    );
+    expect(r.get).toEqual({ clientCN: 'kubeloop-client' });
+  });
+});
