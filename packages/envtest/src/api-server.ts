@@ -1,0 +1,541 @@
+/**
+ * The in-process API server: HTTPS on loopback with a CA it generates, bearer-token and client-certificate
+ * authentication, discovery, OpenAPI v3, the resource endpoints, and the hooks tests drive (fault
+ * injection, compaction, restart, connection counting, request log).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  Authenticator,
+  fieldSelectorsSatisfied,
+  nameSatisfies,
+  type TokenOptions,
+  type UserInfo,
+} from './auth.js';
+import { CertificateAuthority, type CertificatePair } from './certs.js';
+import { crdResourceTypes, establishedStatus, validateCrd } from './crd.js';
+import { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
+import { ApiStatusError, EnvtestError, forbidden, pathNotFound, unauthorized } from './errors.js';
+import { FaultInjector, type RequestContext } from './faults.js';
+import { negotiate, sendBody, sendStatus, sendText, statusFromUnknown } from './http.js';
+import { writeKubeconfig } from './kubeconfig.js';
+import { openApiDocument, openApiIndex } from './openapi.js';
+import { nowTimestamp, Registry } from './registry.js';
+import { parseRequestInfo, type RequestInfo } from './request-info.js';
+import { handleResource } from './resource-handler.js';
+import { ResourceTable } from './resource-table.js';
+import type { KObject, ResourceType } from './resource-type.js';
+import { Store } from './store.js';
+import { WatchSet } from './watch.js';
+
+/** Options of {@link startApiServer}. */
+export interface ApiServerOptions {
+  /** Port on 127.0.0.1; 0 (default) picks a free one. */
+  readonly port?: number;
+  /** Host to bind; loopback only (default `127.0.0.1`). */
+  readonly host?: string;
+  /** Extra bearer tokens accepted from the start (the admin token is always generated). */
+  readonly tokens?: ReadonlyArray<string | ({ token: string } & TokenOptions)>;
+  /** Serving certificate options. `sans` default `['127.0.0.1', 'localhost']`; exactly these SANs are used. */
+  readonly tls?: { readonly sans?: readonly string[] };
+  /** Where to write the kubeconfig (mode 0600). Default: a new temp directory's `kubeconfig`. */
+  readonly kubeconfigPath?: string;
+  /** Watch events kept per resource for replay (default 10000). */
+  readonly watchHistoryLimit?: number;
+  /** Period of BOOKMARK events on watches with allowWatchBookmarks (ms, default 60000). */
+  readonly bookmarkIntervalMs?: number;
+  /** Stream length of watches without timeoutSeconds (ms, default 1800 s × rand[1,2) as upstream). */
+  readonly defaultWatchTimeoutMs?: number;
+  /** `gitVersion` reported by /version (default `v1.32.4-kubeloop`). */
+  readonly gitVersion?: string;
+}
+
+/** One served request, for tests that count requests at the server. */
+export interface RequestLogEntry {
+  readonly method: string;
+  readonly path: string;
+  readonly query: string;
+  readonly status: number;
+  /** Authenticated user name, or `system:anonymous`. */
+  readonly user: string;
+  /** When the request arrived. */
+  readonly time: Date;
+  readonly verb: string;
+  readonly resource?: string;
+}
+
+const PUBLIC_PATHS = new Set(['/version', '/healthz', '/livez', '/readyz']);
+const HEALTH_CHECKS = [
+  'ping',
+  'log',
+  'etcd',
+  'poststarthook/start-apiextensions-controllers',
+  'poststarthook/crd-informer-synced',
+];
+
+/** The in-process API server. Create it with {@link startApiServer}. */
+export class ApiServer {
+  /** Base URL, e.g. `https://127.0.0.1:41234`. */
+  url = '';
+  /** PEM of the CA that signed the serving certificate. */
+  readonly caPem: string;
+  /** The admin bearer token (full access). Secret: never logged. */
+  readonly token: string;
+  /** Path of the kubeconfig written for this server (mode 0600). */
+  readonly kubeconfigPath: string;
+  /** The runtime token table. */
+  readonly auth = new Authenticator();
+  /** Served resource types (built-ins plus established CRDs). */
+  readonly resources = new ResourceTable();
+  /** Requests served so far (bounded to the last 100000). */
+  readonly requestLog: RequestLogEntry[] = [];
+  /** The fault injector every request and watch event goes through. */
+  readonly faults: FaultInjector;
+  store: Store;
+  registry: Registry;
+
+  readonly #options: ApiServerOptions;
+  readonly #ca: CertificateAuthority;
+  readonly #serving: CertificatePair;
+  #server: Server | undefined;
+  #port = 0;
+  readonly #sockets = new Set<Socket>();
+  readonly #watches = new WatchSet();
+  #requestId = 0;
+  readonly #defaultTimeoutMs: number | undefined;
+
+  /** @internal use {@link startApiServer} */
+  constructor(
+    options: ApiServerOptions,
+    ca: CertificateAuthority,
+    serving: CertificatePair,
+    kubeconfigPath: string,
+  ) {
+    this.#options = options;
+    this.#ca = ca;
+    this.#serving = serving;
+    this.caPem = ca.certPem;
+    this.kubeconfigPath = kubeconfigPath;
+    this.token = randomBytes(24).toString('base64url');
+    this.auth.addToken(this.token, { user: 'envtest-admin', groups: ['system:masters'] });
+    for (const t of options.tokens ?? []) {
+      if (typeof t === 'string') this.auth.addToken(t, { user: 'envtest-user', groups: ['system:masters'] });
+      else {
+        const { token, ...rest } = t;
+        this.auth.addToken(token, { groups: ['system:masters'], ...rest });
+      }
+    }
+    this.#defaultTimeoutMs = options.defaultWatchTimeoutMs;
+    this.store = new Store({ historyLimit: options.watchHistoryLimit });
+    this.registry = this.#newRegistry(this.store);
+    this.#seed();
+    this.faults = new FaultInjector(this);
+  }
+
+  #newRegistry(store: Store): Registry {
+    return new Registry(store, {
+      allTypes: () => this.resources.all(),
+      validate: (rt, o) =>
+        rt.resource === 'customresourcedefinitions' && rt.group === 'apiextensions.k8s.io'
+          ? validateCrd(o)
+          : [],
+      afterCreate: (rt, o) => this.#afterWrite(rt, o, 'create'),
+      afterUpdate: (rt, o) => this.#afterWrite(rt, o, 'update'),
+      afterDelete: (rt, o) => this.#afterWrite(rt, o, 'delete'),
+    });
+  }
+
+  /** CRD lifecycle: serve on create, mark Established (a status write), clean up on delete. */
+  #afterWrite(rt: ResourceType, o: Readonly<KObject>, op: 'create' | 'update' | 'delete'): void {
+    if (rt.resource !== 'customresourcedefinitions' || rt.group !== 'apiextensions.k8s.io') return;
+    const name = String((o.metadata as Record<string, unknown>).name);
+    if (op === 'delete') {
+      const types = this.resources.all().filter((t) => t.crdName === name);
+      for (const t of types.slice(0, 1)) {
+        const snap = this.store.snapshot(t.storageKey);
+        for (const k of snap.keys) this.store.remove(t.storageKey, k);
+      }
+      this.resources.removeCrd(name);
+      return;
+    }
+    const deleting = !!(o.metadata as Record<string, unknown>).deletionTimestamp;
+    if (deleting) return;
+    this.resources.removeCrd(name);
+    for (const t of crdResourceTypes(o as KObject)) this.resources.add(t);
+    const conds =
+      (o.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
+    if (!conds.some((c) => c.type === 'Established' && c.status === 'True')) {
+      const store = this.store;
+      setImmediate(() => {
+        if (this.store !== store) return;
+        try {
+          this.registry.patch(
+            rt,
+            undefined,
+            name,
+            (cur) => {
+              cur.status = establishedStatus(cur, nowTimestamp());
+              delete (cur.metadata as Record<string, unknown>).resourceVersion;
+              return cur;
+            },
+            { fieldManager: 'kube-apiserver', subresource: 'status' },
+          );
+        } catch {
+          // deleted in the meantime
+        }
+      });
+    }
+  }
+
+  /** The system namespaces a real cluster has. */
+  #seed(): void {
+    const ns = this.resources.lookup('', 'v1', 'namespaces')!;
+    for (const name of ['default', 'kube-system', 'kube-public', 'kube-node-lease'])
+      this.registry.create(
+        ns,
+        undefined,
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
+        { fieldManager: 'kube-apiserver' },
+      );
+  }
+
+  /** Issue a client certificate signed by the server's CA (CN = user, O = groups). */
+  issueClientCertificate(user: string, groups: readonly string[] = []): Promise<CertificatePair> {
+    return this.#ca.issueClient(user, groups);
+  }
+
+  /** Number of open TCP connections to the server. */
+  openConnections(): number {
+    return this.#sockets.size;
+  }
+
+  /** Number of watch streams currently open. */
+  activeWatches(): number {
+    return this.#watches.size;
+  }
+
+  /** Port the server listens on. */
+  get port(): number {
+    return this.#port;
+  }
+
+  /** @internal */
+  async listen(port: number): Promise<void> {
+    const host = this.#options.host ?? '127.0.0.1';
+    const server = createServer(
+      {
+        key: this.#serving.keyPem,
+        cert: this.#serving.certPem,
+        ca: [this.caPem],
+        requestCert: true,
+        rejectUnauthorized: false,
+      },
+      (req, res) => {
+        void this.#handle(req, res);
+      },
+    );
+    server.keepAliveTimeout = 65_000;
+    server.headersTimeout = 70_000;
+    server.requestTimeout = 0;
+    server.on('connection', (s: Socket) => {
+      this.#sockets.add(s);
+      s.on('close', () => this.#sockets.delete(s));
+    });
+    server.on('clientError', (_err, socket) => socket.destroy());
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    this.#server = server;
+    this.#port = (server.address() as AddressInfo).port;
+    this.url = `https://${host}:${this.#port}`;
+  }
+
+  async #close(): Promise<void> {
+    const server = this.#server;
+    this.#server = undefined;
+    this.#watches.stopAll();
+    if (!server) return;
+    const closed = new Promise<void>((r) => server.close(() => r()));
+    for (const s of this.#sockets) s.destroy();
+    server.closeAllConnections?.();
+    await closed;
+  }
+
+  /** Stop serving; ends every watch and connection. */
+  async stop(): Promise<void> {
+    await this.#close();
+  }
+
+  /**
+   * Drop every connection (watches included) and listen again on the same port with the same CA and tokens.
+   * `keepState: false` also starts from an empty store (fresh system namespaces, CRDs forgotten).
+   */
+  async restart(options: { keepState?: boolean } = {}): Promise<void> {
+    await this.#close();
+    if (options.keepState === false) {
+      this.store = new Store({ historyLimit: this.store.watchHistoryLimit, initialRv: this.store.rv + 1 });
+      this.registry = this.#newRegistry(this.store);
+      for (const t of this.resources.all()) if (t.crdName !== undefined) this.resources.removeCrd(t.crdName);
+      this.#seed();
+    }
+    await this.listen(this.#port);
+  }
+
+  /** Write (or rewrite) the kubeconfig for this server. */
+  async writeKubeconfig(path = this.kubeconfigPath): Promise<void> {
+    await writeKubeconfig(path, { server: this.url, caPem: this.caPem, token: this.token });
+  }
+
+  #log(entry: RequestLogEntry): void {
+    this.requestLog.push(entry);
+    if (this.requestLog.length > 100_000) this.requestLog.splice(0, this.requestLog.length - 100_000);
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const time = new Date();
+    const url = new URL(req.url ?? '/', 'https://localhost');
+    const path = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, '') : url.pathname;
+    const q = url.searchParams;
+    const method = (req.method ?? 'GET').toUpperCase();
+    let user: UserInfo | undefined;
+    let info: RequestInfo | undefined;
+    res.on('finish', () =>
+      this.#log({
+        method,
+        path,
+        query: url.search.replace(/^\?/, ''),
+        status: res.statusCode,
+        user: user?.name ?? 'system:anonymous',
+        time,
+        verb: info?.verb ?? 'nonresource',
+        ...(info?.resource ? { resource: info.resource } : {}),
+      }),
+    );
+    try {
+      const isPublic =
+        PUBLIC_PATHS.has(path) ||
+        path.startsWith('/healthz/') ||
+        path.startsWith('/livez/') ||
+        path.startsWith('/readyz/');
+      if (!isPublic) {
+        user = this.auth.authenticate(req);
+        if (!user) throw unauthorized();
+      }
+      info = parseRequestInfo(method, path, q, (g, v, r) => this.resources.lookup(g, v, r));
+      const ctx: RequestContext = {
+        id: ++this.#requestId,
+        method,
+        path,
+        query: q,
+        verb: info.verb,
+        ...(info.isResourceRequest
+          ? {
+              group: info.group,
+              version: info.version,
+              resource: info.resource,
+              ...(info.subresource !== undefined ? { subresource: info.subresource } : {}),
+              ...(info.namespace !== undefined ? { namespace: info.namespace } : {}),
+              ...(info.name !== undefined ? { name: info.name } : {}),
+            }
+          : {}),
+      };
+      if (await this.faults.onRequest(ctx, req, res)) return;
+      if (!info.isResourceRequest) {
+        this.#nonResource(req, res, path, q);
+        return;
+      }
+      const rt = this.resources.lookup(info.group, info.version, info.resource!);
+      if (!rt) throw pathNotFound();
+      if (user?.restrictions) this.#authorize(user, info, rt, q);
+      await handleResource(
+        {
+          registry: this.registry,
+          faults: this.faults,
+          watches: this.#watches,
+          bookmarkIntervalMs: this.#options.bookmarkIntervalMs ?? 60_000,
+          defaultWatchTimeoutMs: this.#defaultTimeoutMs ?? Math.floor(1800_000 * (1 + Math.random())),
+        },
+        rt,
+        info,
+        ctx,
+        req,
+        res,
+        q,
+      );
+    } catch (e) {
+      if (res.headersSent) {
+        if (!res.writableEnded) res.end();
+        return;
+      }
+      const err = statusFromUnknown(e);
+      if (err.httpCode === 429 && !err.headers['Retry-After']) {
+        sendStatus(res, new ApiStatusError(err.status, 429, { 'Retry-After': '1' }));
+        return;
+      }
+      sendStatus(res, err);
+    }
+  }
+
+  /** Test-only restrictions of a token: namespaces and required field selectors → 403. */
+  #authorize(user: UserInfo, info: RequestInfo, rt: ResourceType, q: URLSearchParams): void {
+    const r = user.restrictions!;
+    const deny = (why: string) =>
+      forbidden(
+        user.name,
+        info.verb,
+        rt.resource,
+        rt.group,
+        rt.namespaced ? info.namespace : undefined,
+        info.name,
+        info.subresource,
+        why,
+      );
+    if (r.namespaces) {
+      const ns = rt.namespaced ? info.namespace : undefined;
+      if (!ns || !r.namespaces.includes(ns))
+        throw deny(`access is restricted to namespaces ${r.namespaces.join(', ')}`);
+    }
+    if (r.fieldSelectors && r.fieldSelectors.length > 0) {
+      if (info.name !== undefined) {
+        if (!nameSatisfies(r.fieldSelectors, info.name))
+          throw deny(`access is restricted to ${r.fieldSelectors.join(',')}`);
+      } else if (info.verb === 'list' || info.verb === 'watch' || info.verb === 'deletecollection') {
+        if (!fieldSelectorsSatisfied(r.fieldSelectors, q.get('fieldSelector')))
+          throw deny(`the request must use fieldSelector ${r.fieldSelectors.join(',')}`);
+      }
+    }
+  }
+
+  #nonResource(req: IncomingMessage, res: ServerResponse, path: string, q: URLSearchParams): void {
+    const accept = String(req.headers.accept ?? '');
+    const method = (req.method ?? 'GET').toUpperCase();
+    if (method !== 'GET' && method !== 'HEAD') {
+      sendText(res, 404, '404 page not found\n');
+      return;
+    }
+    if (path === '/version') {
+      const [, major, minor] = /^v(\d+)\.(\d+)/.exec(this.#options.gitVersion ?? 'v1.32.4') ?? [];
+      sendBody(res, 200, {
+        major: major ?? '1',
+        minor: minor ?? '32',
+        gitVersion: this.#options.gitVersion ?? 'v1.32.4-kubeloop',
+        gitCommit: '0000000000000000000000000000000000000000',
+        gitTreeState: 'clean',
+        buildDate: '2026-01-01T00:00:00Z',
+        goVersion: 'go1.23.5',
+        compiler: 'gc',
+        platform: `${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}`,
+      });
+      return;
+    }
+    if (
+      path === '/healthz' ||
+      path === '/livez' ||
+      path === '/readyz' ||
+      /^\/(healthz|livez|readyz)\//.test(path)
+    ) {
+      if (q.has('verbose')) {
+        const root = path.split('/')[1];
+        sendText(res, 200, `${HEALTH_CHECKS.map((c) => `[+]${c} ok`).join('\n')}\n${root} check passed\n`);
+      } else sendText(res, 200, 'ok');
+      return;
+    }
+    const served = this.resources.served();
+    const aggregated = { aggregated: true };
+    if (path === '/api' || path === '/apis') {
+      const fmt = negotiate(accept, aggregated);
+      const core = path === '/api';
+      if (fmt.kind === 'aggregated') {
+        sendBody(
+          res,
+          200,
+          aggregatedDiscovery(served, core, fmt.version),
+          { kind: 'json' },
+          { Vary: 'Accept' },
+          `application/json;g=apidiscovery.k8s.io;v=${fmt.version};as=APIGroupDiscoveryList`,
+        );
+        return;
+      }
+      sendBody(res, 200, core ? apiVersions(`127.0.0.1:${this.#port}`) : apiGroupList(served), fmt, {
+        Vary: 'Accept',
+      });
+      return;
+    }
+    const segs = path.split('/').filter(Boolean);
+    if (segs[0] === 'api' && segs.length === 2) {
+      const doc = apiResourceList(served, '', segs[1]!);
+      if (doc) {
+        sendBody(res, 200, doc, negotiate(accept));
+        return;
+      }
+    }
+    if (segs[0] === 'apis' && segs.length === 2) {
+      const doc = apiGroup(served, segs[1]!);
+      if (doc) {
+        sendBody(res, 200, doc, negotiate(accept));
+        return;
+      }
+    }
+    if (segs[0] === 'apis' && segs.length === 3) {
+      const doc = apiResourceList(served, segs[1]!, segs[2]!);
+      if (doc) {
+        sendBody(res, 200, doc, negotiate(accept));
+        return;
+      }
+    }
+    if (segs[0] === 'openapi' && segs[1] === 'v3') {
+      const hash = (gv: string) => this.#openApiHash(gv);
+      if (segs.length === 2) {
+        sendBody(res, 200, openApiIndex(served, hash), { kind: 'json' }, {}, 'text/plain; charset=utf-8');
+        return;
+      }
+      const gv = segs.slice(2).join('/');
+      const doc = openApiDocument(served, gv);
+      if (doc) {
+        sendBody(res, 200, doc, { kind: 'json' }, { Etag: `"${hash(gv)}"` });
+        return;
+      }
+    }
+    if ((segs[0] === 'api' || segs[0] === 'apis') && segs.length >= 2) throw pathNotFound();
+    sendText(res, 404, '404 page not found\n');
+  }
+
+  #openApiHash(gv: string): string {
+    return createHash('sha512').update(`${gv}:${this.resources.version}`).digest('hex').toUpperCase();
+  }
+}
+
+/**
+ * Start an in-process API server on 127.0.0.1 over HTTPS and write its kubeconfig.
+ * @throws EnvtestError `ENVTEST_START_FAILED` when the port cannot be bound.
+ */
+export async function startApiServer(options: ApiServerOptions = {}): Promise<ApiServer> {
+  const host = options.host ?? '127.0.0.1';
+  if (!['127.0.0.1', 'localhost', '::1'].includes(host))
+    throw new EnvtestError('ENVTEST_BAD_OPTIONS', `the API server only listens on loopback, not ${host}`);
+  const ca = await CertificateAuthority.create();
+  const serving = await ca.issueServing(options.tls?.sans ?? ['127.0.0.1', 'localhost']);
+  const kubeconfigPath =
+    options.kubeconfigPath ?? join(await mkdtemp(join(tmpdir(), 'kubeloop-envtest-')), 'kubeconfig');
+  const server = new ApiServer(options, ca, serving, kubeconfigPath);
+  try {
+    await server.listen(options.port ?? 0);
+  } catch (e) {
+    throw new EnvtestError(
+      'ENVTEST_START_FAILED',
+      `cannot listen on ${host}:${options.port ?? 0}: ${(e as Error).message}`,
+      { cause: e },
+    );
+  }
+  await server.writeKubeconfig();
+  return server;
+}

@@ -1,0 +1,181 @@
+/**
+ * Discovery documents (protocol §2): legacy APIVersions / APIGroupList / APIGroup / APIResourceList and
+ * aggregated discovery v2 (and v2beta1) on /api and /apis.
+ */
+import type { ResourceType } from './resource-type.js';
+
+/** The served resources grouped by group and version, in preference order. */
+export interface ServedGroups {
+  /** group name ('' = core) → versions in preference order → resources */
+  readonly groups: ReadonlyMap<string, ReadonlyMap<string, readonly ResourceType[]>>;
+}
+
+export function groupResources(types: readonly ResourceType[]): ServedGroups {
+  const groups = new Map<string, Map<string, ResourceType[]>>();
+  for (const rt of types) {
+    let g = groups.get(rt.group);
+    if (!g) {
+      g = new Map();
+      groups.set(rt.group, g);
+    }
+    let v = g.get(rt.version);
+    if (!v) {
+      v = [];
+      g.set(rt.version, v);
+    }
+    v.push(rt);
+  }
+  for (const g of groups.values())
+    for (const v of g.values()) v.sort((a, b) => (a.resource < b.resource ? -1 : 1));
+  return { groups };
+}
+
+export function apiVersions(serverAddress: string): Record<string, unknown> {
+  return {
+    kind: 'APIVersions',
+    versions: ['v1'],
+    serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }],
+  };
+}
+
+function groupEntry(name: string, versions: Iterable<string>): Record<string, unknown> {
+  const vs = [...versions].map((v) => ({ groupVersion: `${name}/${v}`, version: v }));
+  return { name, versions: vs, preferredVersion: vs[0] };
+}
+
+export function apiGroupList(served: ServedGroups): Record<string, unknown> {
+  const groups: Record<string, unknown>[] = [];
+  for (const [name, versions] of served.groups)
+    if (name !== '') groups.push(groupEntry(name, versions.keys()));
+  return { kind: 'APIGroupList', apiVersion: 'v1', groups };
+}
+
+export function apiGroup(served: ServedGroups, name: string): Record<string, unknown> | undefined {
+  const versions = served.groups.get(name);
+  if (!versions || name === '') return undefined;
+  return { kind: 'APIGroup', apiVersion: 'v1', ...groupEntry(name, versions.keys()) };
+}
+
+const SUB_VERBS = ['get', 'patch', 'update'];
+
+export function apiResourceList(
+  served: ServedGroups,
+  group: string,
+  version: string,
+): Record<string, unknown> | undefined {
+  const types = served.groups.get(group)?.get(version);
+  if (!types) return undefined;
+  const resources: Record<string, unknown>[] = [];
+  for (const rt of types) {
+    resources.push({
+      name: rt.resource,
+      singularName: rt.singular,
+      namespaced: rt.namespaced,
+      kind: rt.kind,
+      verbs: [...rt.verbs],
+      ...(rt.shortNames.length ? { shortNames: [...rt.shortNames] } : {}),
+      ...(rt.categories.length ? { categories: [...rt.categories] } : {}),
+      storageVersionHash: rt.storageVersionHash,
+    });
+    if (rt.resource === 'namespaces' && rt.group === '')
+      resources.push({
+        name: 'namespaces/finalize',
+        singularName: '',
+        namespaced: false,
+        kind: 'Namespace',
+        verbs: ['update'],
+      });
+    if (rt.resource === 'pods' && rt.group === '')
+      resources.push({ name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] });
+    if (rt.scale)
+      resources.push({
+        name: `${rt.resource}/scale`,
+        singularName: '',
+        namespaced: rt.namespaced,
+        group: 'autoscaling',
+        version: 'v1',
+        kind: 'Scale',
+        verbs: SUB_VERBS,
+      });
+    if (rt.statusSubresource)
+      resources.push({
+        name: `${rt.resource}/status`,
+        singularName: '',
+        namespaced: rt.namespaced,
+        kind: rt.kind,
+        verbs: SUB_VERBS,
+      });
+  }
+  resources.sort((a, b) => (String(a.name) < String(b.name) ? -1 : 1));
+  return {
+    kind: 'APIResourceList',
+    apiVersion: 'v1',
+    groupVersion: group ? `${group}/${version}` : version,
+    resources,
+  };
+}
+
+function aggregatedResource(rt: ResourceType): Record<string, unknown> {
+  const subresources: Record<string, unknown>[] = [];
+  if (rt.resource === 'namespaces' && rt.group === '')
+    subresources.push({
+      subresource: 'finalize',
+      responseKind: { group: '', version: '', kind: 'Namespace' },
+      verbs: ['update'],
+    });
+  if (rt.resource === 'pods' && rt.group === '')
+    subresources.push({
+      subresource: 'log',
+      responseKind: { group: '', version: '', kind: 'Pod' },
+      verbs: ['get'],
+    });
+  if (rt.scale)
+    subresources.push({
+      subresource: 'scale',
+      responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+      verbs: SUB_VERBS,
+    });
+  if (rt.statusSubresource)
+    subresources.push({
+      subresource: 'status',
+      responseKind: { group: '', version: '', kind: rt.kind },
+      verbs: SUB_VERBS,
+    });
+  subresources.sort((a, b) => (String(a.subresource) < String(b.subresource) ? -1 : 1));
+  return {
+    resource: rt.resource,
+    responseKind: { group: '', version: '', kind: rt.kind },
+    scope: rt.namespaced ? 'Namespaced' : 'Cluster',
+    singularResource: rt.singular,
+    verbs: [...rt.verbs],
+    ...(rt.shortNames.length ? { shortNames: [...rt.shortNames] } : {}),
+    ...(rt.categories.length ? { categories: [...rt.categories] } : {}),
+    ...(subresources.length ? { subresources } : {}),
+  };
+}
+
+/** Aggregated discovery (APIGroupDiscoveryList) for `/api` (core only) or `/apis` (named groups). */
+export function aggregatedDiscovery(
+  served: ServedGroups,
+  core: boolean,
+  apiVersion: 'v2' | 'v2beta1',
+): Record<string, unknown> {
+  const items: Record<string, unknown>[] = [];
+  for (const [name, versions] of served.groups) {
+    if (core !== (name === '')) continue;
+    items.push({
+      metadata: core ? { creationTimestamp: null } : { name, creationTimestamp: null },
+      versions: [...versions].map(([version, types]) => ({
+        version,
+        resources: types.map(aggregatedResource),
+        freshness: 'Current',
+      })),
+    });
+  }
+  return {
+    kind: 'APIGroupDiscoveryList',
+    apiVersion: `apidiscovery.k8s.io/${apiVersion}`,
+    metadata: {},
+    items,
+  };
+}

@@ -1,0 +1,339 @@
+import type { KObject } from './resource-type.js';
+
+/** Recursively freeze a JSON value in place and return it. */
+export function deepFreeze<T>(v: T): T {
+  if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const k of Object.keys(v as object)) deepFreeze((v as Record<string, unknown>)[k]);
+  }
+  return v;
+}
+
+/**
+ * One stored object version: a frozen snapshot shared by every reader (lists, gets, watch events),
+ * with its JSON encoded at most once.
+ */
+export class Entry {
+  readonly key: string;
+  readonly rv: number;
+  readonly obj: Readonly<KObject>;
+  #json: string | undefined;
+  #itemJson: string | undefined;
+  constructor(key: string, rv: number, obj: KObject) {
+    this.key = key;
+    this.rv = rv;
+    this.obj = deepFreeze(obj);
+  }
+  /** The object's JSON (with kind and apiVersion). */
+  get json(): string {
+    if (this.#json === undefined) this.#json = JSON.stringify(this.obj);
+    return this.#json;
+  }
+  /** The object's JSON without kind/apiVersion, as a real server puts built-in objects in lists. */
+  get itemJson(): string {
+    if (this.#itemJson === undefined) {
+      const { kind: _k, apiVersion: _a, ...rest } = this.obj;
+      this.#itemJson = JSON.stringify(rest);
+    }
+    return this.#itemJson;
+  }
+  get namespace(): string | undefined {
+    return (this.obj.metadata as { namespace?: string } | undefined)?.namespace;
+  }
+  get name(): string {
+    return ((this.obj.metadata as { name?: string } | undefined)?.name ?? '') as string;
+  }
+}
+
+export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+/** One change in the store. `entry` is the new state (for DELETED: the last state carrying the delete's RV). */
+export interface StoreEvent {
+  readonly rv: number;
+  readonly type: EventType;
+  readonly entry: Entry;
+  /** State before the change (undefined for ADDED). */
+  readonly prev: Entry | undefined;
+  /** Per-encoding cache of the encoded watch line, shared by every watcher of the fan-out. */
+  readonly lines: Map<string, string>;
+}
+
+export type StoreListener = (ev: StoreEvent) => void;
+
+/** A consistent view of one storage bucket at some resourceVersion. */
+export interface Snapshot {
+  readonly rv: number;
+  /** Sorted keys (`namespace/name` or `name`). */
+  readonly keys: readonly string[];
+  get(key: string): Entry | undefined;
+}
+
+/** Thrown by the store when a requested resourceVersion is no longer available. */
+export class ExpiredError extends Error {
+  readonly code = 'ENVTEST_RV_EXPIRED';
+  readonly requested: number;
+  readonly oldest: number;
+  constructor(requested: number, oldest: number) {
+    super(`resourceVersion ${requested} is older than the retained history (${oldest})`);
+    this.requested = requested;
+    this.oldest = oldest;
+  }
+}
+
+class Bucket {
+  readonly objects = new Map<string, Entry>();
+  sorted: string[] = [];
+  dirty = false;
+  /** Retained events, oldest first (a ring kept as array + start offset). */
+  history: StoreEvent[] = [];
+  historyStart = 0;
+  /** Highest RV of any event dropped from this bucket's history (0 = none dropped). */
+  truncatedRv = 0;
+  readonly listeners = new Set<StoreListener>();
+
+  sortedKeys(): string[] {
+    if (this.dirty) {
+      this.sorted = [...this.objects.keys()].sort(compareKeys);
+      this.dirty = false;
+    }
+    return this.sorted;
+  }
+  noteInsert(key: string): void {
+    if (this.dirty) return;
+    const last = this.sorted[this.sorted.length - 1];
+    if (last === undefined || compareKeys(last, key) < 0) this.sorted.push(key);
+    else this.dirty = true;
+  }
+  get historyLength(): number {
+    return this.history.length - this.historyStart;
+  }
+  pushEvent(ev: StoreEvent, limit: number): void {
+    this.history.push(ev);
+    while (this.historyLength > limit) {
+      const dropped = this.history[this.historyStart]!;
+      this.truncatedRv = Math.max(this.truncatedRv, dropped.rv);
+      this.historyStart++;
+    }
+    if (this.historyStart > 1024 && this.historyStart * 2 > this.history.length) {
+      this.history = this.history.slice(this.historyStart);
+      this.historyStart = 0;
+    }
+  }
+  /** Events with rv > fromRv, oldest first. */
+  eventsAfter(fromRv: number): StoreEvent[] {
+    const h = this.history;
+    let lo = this.historyStart;
+    let hi = h.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (h[mid]!.rv <= fromRv) lo = mid + 1;
+      else hi = mid;
+    }
+    return h.slice(lo);
+  }
+}
+
+/** Byte-wise ordering of keys, as etcd orders them. */
+export function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * The object store: one global resourceVersion sequence over all buckets (like an etcd revision), a
+ * bounded per-bucket event history for watches and consistent paged lists, and synchronous fan-out of
+ * changes to listeners.
+ */
+export class Store {
+  #rv: number;
+  #compactedRv = 0;
+  #historyLimit: number;
+  readonly #buckets = new Map<string, Bucket>();
+
+  /** @param historyLimit events kept per bucket for watch replay (default 10000). */
+  constructor(options: { historyLimit?: number; initialRv?: number } = {}) {
+    this.#historyLimit = options.historyLimit ?? 10000;
+    this.#rv = options.initialRv ?? 1;
+  }
+
+  /** The current (latest) resourceVersion. */
+  get rv(): number {
+    return this.#rv;
+  }
+
+  /** RVs at or below this were compacted (exact lists and continue tokens there get 410). */
+  get compactedRv(): number {
+    return this.#compactedRv;
+  }
+
+  /** Allocate the next resourceVersion without storing anything (used by dry-run-free bookkeeping). */
+  #next(): number {
+    this.#rv += 1;
+    return this.#rv;
+  }
+
+  #bucket(storageKey: string): Bucket {
+    let b = this.#buckets.get(storageKey);
+    if (!b) {
+      b = new Bucket();
+      this.#buckets.set(storageKey, b);
+    }
+    return b;
+  }
+
+  get(storageKey: string, key: string): Entry | undefined {
+    return this.#buckets.get(storageKey)?.objects.get(key);
+  }
+
+  /** Number of objects in one bucket. */
+  size(storageKey: string): number {
+    return this.#buckets.get(storageKey)?.objects.size ?? 0;
+  }
+
+  /**
+   * Store a new version of an object (create when absent, else modify). The object is mutated to carry
+   * the new `metadata.resourceVersion`, then frozen. Emits ADDED or MODIFIED.
+   */
+  put(storageKey: string, key: string, obj: KObject): Entry {
+    const b = this.#bucket(storageKey);
+    const rv = this.#next();
+    obj.metadata ??= {};
+    const meta = obj.metadata;
+    meta.resourceVersion = String(rv);
+    const entry = new Entry(key, rv, obj);
+    const prev = b.objects.get(key);
+    b.objects.set(key, entry);
+    if (!prev) b.noteInsert(key);
+    this.#emit(b, { rv, type: prev ? 'MODIFIED' : 'ADDED', entry, prev, lines: new Map() });
+    return entry;
+  }
+
+  /**
+   * Remove an object. `last` is its final state (e.g. with finalizers emptied); it is stored in the
+   * DELETED event with the delete's new resourceVersion. Returns that final entry.
+   */
+  remove(storageKey: string, key: string, last?: KObject): Entry | undefined {
+    const b = this.#buckets.get(storageKey);
+    const prev = b?.objects.get(key);
+    if (!b || !prev) return undefined;
+    const rv = this.#next();
+    const src = last ?? (structuredClone(prev.obj) as KObject);
+    src.metadata ??= {};
+    const meta = src.metadata;
+    meta.resourceVersion = String(rv);
+    const entry = new Entry(key, rv, src);
+    b.objects.delete(key);
+    b.dirty = true;
+    this.#emit(b, { rv, type: 'DELETED', entry, prev, lines: new Map() });
+    return entry;
+  }
+
+  #emit(b: Bucket, ev: StoreEvent): void {
+    b.pushEvent(ev, this.#historyLimit);
+    for (const l of [...b.listeners]) {
+      try {
+        l(ev);
+      } catch {
+        // a broken listener must not break the write path
+      }
+    }
+  }
+
+  /**
+   * A consistent, sorted view of a bucket. Without `atRv` (or with the current RV) it is the live state.
+   * With an older `atRv` the state is rebuilt from the event history.
+   * @throws ExpiredError when `atRv` is compacted or older than the retained history.
+   */
+  snapshot(storageKey: string, atRv?: number): Snapshot {
+    const b = this.#bucket(storageKey);
+    const current = this.#rv;
+    if (atRv === undefined || atRv >= current) {
+      const objects = b.objects;
+      return { rv: current, keys: b.sortedKeys(), get: (k) => objects.get(k) };
+    }
+    if (atRv < this.#compactedRv) throw new ExpiredError(atRv, this.#compactedRv);
+    const later = b.eventsAfter(atRv);
+    if (later.length === 0) {
+      const objects = b.objects;
+      return { rv: atRv, keys: b.sortedKeys(), get: (k) => objects.get(k) };
+    }
+    if (atRv < b.truncatedRv) throw new ExpiredError(atRv, b.truncatedRv);
+    // undo the later events, newest first
+    const overrides = new Map<string, Entry | undefined>();
+    for (let i = later.length - 1; i >= 0; i--) {
+      const ev = later[i]!;
+      overrides.set(ev.entry.key, ev.prev);
+    }
+    const objects = new Map(b.objects);
+    for (const [k, v] of overrides) {
+      if (v) objects.set(k, v);
+      else objects.delete(k);
+    }
+    const keys = [...objects.keys()].sort(compareKeys);
+    return { rv: atRv, keys, get: (k) => objects.get(k) };
+  }
+
+  /**
+   * Subscribe to a bucket's changes. With `fromRv`, the retained events after it are returned for replay
+   * (the listener is registered atomically with that replay: nothing is lost in between).
+   * @throws ExpiredError when `fromRv` is older than the retained history or compacted.
+   */
+  subscribe(
+    storageKey: string,
+    fromRv: number | undefined,
+    listener: StoreListener,
+  ): { replay: StoreEvent[]; cancel: () => void } {
+    const b = this.#bucket(storageKey);
+    let replay: StoreEvent[] = [];
+    if (fromRv !== undefined && fromRv < this.#rv) {
+      const oldest = Math.max(b.truncatedRv, this.#compactedRv);
+      if (fromRv < oldest) throw new ExpiredError(fromRv, oldest);
+      replay = b.eventsAfter(fromRv);
+    }
+    b.listeners.add(listener);
+    return { replay, cancel: () => b.listeners.delete(listener) };
+  }
+
+  /** Number of active listeners on a bucket (for tests and diagnostics). */
+  listenerCount(storageKey: string): number {
+    return this.#buckets.get(storageKey)?.listeners.size ?? 0;
+  }
+
+  /**
+   * Compact at the current resourceVersion, like etcd compaction: afterwards an exact-RV list, a continue
+   * token or a watch from any older RV gets 410 Expired.
+   */
+  compact(): void {
+    this.#compactedRv = this.#rv;
+    for (const b of this.#buckets.values()) {
+      b.history = [];
+      b.historyStart = 0;
+      b.truncatedRv = Math.max(b.truncatedRv, this.#rv);
+    }
+  }
+
+  /**
+   * Shrink (or grow) the per-bucket watch history to `n` events, like the API server's watch cache window:
+   * a watch from an RV older than the window gets an ERROR event with 410 Expired.
+   */
+  setWatchHistoryLimit(n: number): void {
+    if (!Number.isInteger(n) || n < 0)
+      throw new RangeError('watch history limit must be a non-negative integer');
+    this.#historyLimit = n;
+    for (const b of this.#buckets.values()) {
+      while (b.historyLength > n) {
+        const dropped = b.history[b.historyStart]!;
+        b.truncatedRv = Math.max(b.truncatedRv, dropped.rv);
+        b.historyStart++;
+      }
+    }
+  }
+
+  get watchHistoryLimit(): number {
+    return this.#historyLimit;
+  }
+
+  /** Every bucket key currently known. */
+  bucketKeys(): string[] {
+    return [...this.#buckets.keys()];
+  }
+}

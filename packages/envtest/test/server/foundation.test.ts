@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pod, startTestServer, type TestServer } from './helpers.js';
+
+describe('foundation: CRUD, list and watch over real HTTPS', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('serves /version without auth and rejects a bad token with a 401 Status', async () => {
+    const v = await t.req('GET', '/version', undefined, { authorization: '' });
+    expect(v.status).toBe(200);
+    expect(v.body.gitVersion).toMatch(/^v1\.32\./);
+    const bad = await t.req('GET', '/api/v1/namespaces', undefined, { authorization: 'Bearer nope' });
+    expect(bad.status).toBe(401);
+    expect(bad.body).toEqual({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'Unauthorized',
+      reason: 'Unauthorized',
+      code: 401,
+    });
+    const none = await t.req('GET', '/api/v1/namespaces', undefined, { authorization: '' });
+    expect(none.status).toBe(401);
+  });
+
+  it('creates, gets, updates, lists and deletes pods', async () => {
+    const c = await t.req('POST', '/api/v1/namespaces/default/pods', pod('p1', { app: 'web' }));
+    expect(c.status).toBe(201);
+    expect(c.body.metadata.uid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(c.body.metadata.resourceVersion).toMatch(/^\d+$/);
+    expect(c.body.status.phase).toBe('Pending');
+    const g = await t.req('GET', '/api/v1/namespaces/default/pods/p1');
+    expect(g.status).toBe(200);
+    expect(g.body.metadata.resourceVersion).toBe(c.body.metadata.resourceVersion);
+    const upd = { ...g.body, metadata: { ...g.body.metadata, labels: { app: 'api' } } };
+    const u = await t.req('PUT', '/api/v1/namespaces/default/pods/p1', upd);
+    expect(u.status).toBe(200);
+    expect(Number(u.body.metadata.resourceVersion)).toBeGreaterThan(Number(c.body.metadata.resourceVersion));
+    const stale = await t.req('PUT', '/api/v1/namespaces/default/pods/p1', upd);
+    expect(stale.status).toBe(409);
+    expect(stale.body.reason).toBe('Conflict');
+    const l = await t.req('GET', '/api/v1/namespaces/default/pods');
+    expect(l.status).toBe(200);
+    expect(l.body.kind).toBe('PodList');
+    expect(l.body.items.map((p: { metadata: { name: string } }) => p.metadata.name)).toEqual(['p1']);
+    const d = await t.req('DELETE', '/api/v1/namespaces/default/pods/p1');
+    expect(d.status).toBe(200);
+    expect(d.body.kind).toBe('Pod');
+    const gone = await t.req('GET', '/api/v1/namespaces/default/pods/p1');
+    expect(gone.status).toBe(404);
+    expect(gone.body.message).toBe('pods "p1" not found');
+  });
+
+  it('watches from a list resourceVersion and sees only later changes, one JSON event per line', async () => {
+    await t.req('POST', '/api/v1/namespaces/default/pods', pod('before'));
+    const l = await t.req('GET', '/api/v1/namespaces/default/pods');
+    const rv = l.body.metadata.resourceVersion;
+    const w = await t.watch(`/api/v1/namespaces/default/pods?watch=true&resourceVersion=${rv}`);
+    expect(w.status).toBe(200);
+    expect(w.headers['transfer-encoding']).toBe('chunked');
+    await t.req('POST', '/api/v1/namespaces/default/pods', pod('after'));
+    await t.req('DELETE', '/api/v1/namespaces/default/pods/after');
+    await w.until((ev) => ev.length >= 2);
+    expect(w.events.map((e) => [e.type, e.object.metadata.name])).toEqual([
+      ['ADDED', 'after'],
+      ['DELETED', 'after'],
+    ]);
+    expect(w.events[0].object.kind).toBe('Pod');
+    expect(w.raw().split('\n').filter(Boolean)).toHaveLength(2);
+    w.close();
+  });
+});
