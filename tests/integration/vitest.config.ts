@@ -6,5 +6,9 @@ export default defineProject({
   test: {
     name: '@kubeloop/integration-tests',
     include: ['test/**/*.test.ts'],
+    // One API server for the whole run (or the current cluster with USE_EXISTING_CLUSTER=true).
+    globalSetup: ['./test/global-setup.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
   },
 });

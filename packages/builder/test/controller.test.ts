@@ -51,7 +51,13 @@ async function running(ctrl: Controller, src: PushSource) {
   ctrl.watch(src);
   const done = ctrl.start(ac.signal);
   await waitFor(() => src.queue !== undefined, 'source start');
-  return { stop: async () => (ac.abort(), await done), done };
+  return {
+    stop: async () => {
+      ac.abort();
+      await done;
+    },
+    done,
+  };
 }
 
 describe('Controller', () => {
