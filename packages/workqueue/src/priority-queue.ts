@@ -59,24 +59,40 @@ export interface PriorityQueueOptions<T> extends QueueOptions<T> {
   rateLimiter?: RateLimiter<unknown>;
 }
 
+/** Where an entry is. */
 enum State {
+  /** In the waiting heap until its ready time. */
   Waiting = 0,
+  /** In its priority level's FIFO. */
   Ready = 1,
-  /** Ready, but its key is being processed: held outside the heaps until `done`. */
+  /** Ready, but its key is being processed: held outside the levels until `done`. */
   Parked = 2,
+  /** Not queued: only marks that the key is being processed. */
+  Idle = 3,
+  /** Replaced (priority raised) or dropped; skipped where it is still referenced. */
+  Dead = 4,
 }
 
 interface Entry<T> extends HeapEntry {
-  key: unknown;
+  readonly key: unknown;
   item: T;
   priority: number;
+  /** Ready time, ms on the queue clock (Waiting entries only). */
   readyAt: number;
-  /** FIFO order within a priority: taken from a counter when the entry became ready. */
+  /** Tie-break of the waiting heap (insertion order). */
   seq: number;
   state: State;
+  /** Whether the key is handed out and not yet `done`. */
+  processing: boolean;
 }
 
-type Waiter<T> = (r: GetWithPriorityResult<T>) => void;
+/** The FIFO of one priority; entries are removed lazily (a replaced entry is marked Dead). */
+interface Level<T> {
+  readonly priority: number;
+  readonly fifo: Ring<Entry<T>>;
+  /** Entries of the FIFO in state Ready. */
+  live: number;
+}
 
 const SHUTDOWN: GetWithPriorityResult<never> = Object.freeze({
   item: undefined,
@@ -84,21 +100,30 @@ const SHUTDOWN: GetWithPriorityResult<never> = Object.freeze({
   shutdown: true,
 }) as GetWithPriorityResult<never>;
 
+const GET_SHUTDOWN: GetResult<never> = Object.freeze({ item: undefined, shutdown: true }) as GetResult<never>;
+
+/**
+ * Implementation of {@link PriorityQueue}. Instead of controller-runtime's B-tree, ready items sit in one
+ * FIFO per priority (levels sorted by priority, highest first), so add / get / done are O(1) for the usual
+ * handful of priorities; delayed items wait in a min-heap by ready time.
+ */
 class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
   private readonly clock: Clock;
   private readonly keyFn: KeyFn<T> | undefined;
   private readonly metrics: QueueMetrics<unknown> | undefined;
   readonly rateLimiter: RateLimiter<unknown>;
+  /** key → its entry, for every key that is queued (any state) or being processed. */
   private readonly entries = new Map<unknown, Entry<T>>();
-  private readonly ready = new IndexedHeap<Entry<T>>(
-    (a, b) => a.priority > b.priority || (a.priority === b.priority && a.seq < b.seq),
-  );
+  /** Non-empty levels, highest priority first. */
+  private levels: Level<T>[] = [];
+  private readonly levelByPriority = new Map<number, Level<T>>();
+  private readyCount = 0;
+  private parkedCount = 0;
+  private processingCount = 0;
   private readonly waiting = new IndexedHeap<Entry<T>>(
     (a, b) => a.readyAt < b.readyAt || (a.readyAt === b.readyAt && a.seq < b.seq),
   );
-  private parked = 0;
-  private readonly locked = new Set<unknown>();
-  private readonly waiters = new Ring<Waiter<T>>();
+  private readonly waiters = new Ring<(e: Entry<T> | undefined) => void>();
   private seq = 0;
   private timer: ClockTimer | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
@@ -143,33 +168,53 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
   }
 
   len(): number {
-    return this.ready.size + this.parked;
+    return this.readyCount + this.parkedCount;
   }
 
-  async get(): Promise<GetResult<T>> {
-    const r = await this.getWithPriority();
-    return r.shutdown ? { item: undefined, shutdown: true } : { item: r.item, shutdown: false };
+  get(): Promise<GetResult<T>> {
+    if (this.shutdownFlag) return Promise.resolve(GET_SHUTDOWN);
+    const e = this.popReady();
+    if (e !== undefined) return Promise.resolve({ item: this.take(e), shutdown: false });
+    return new Promise<GetResult<T>>((resolve) =>
+      this.waiters.push((w) =>
+        resolve(w === undefined ? GET_SHUTDOWN : { item: this.take(w), shutdown: false }),
+      ),
+    );
   }
 
   getWithPriority(): Promise<GetWithPriorityResult<T>> {
     if (this.shutdownFlag) return Promise.resolve(SHUTDOWN);
-    const top = this.ready.pop();
-    if (top !== undefined) return Promise.resolve(this.take(top));
-    return new Promise<GetWithPriorityResult<T>>((resolve) => this.waiters.push(resolve));
+    const e = this.popReady();
+    if (e !== undefined)
+      return Promise.resolve({ item: this.take(e), priority: e.priority, shutdown: false });
+    return new Promise<GetWithPriorityResult<T>>((resolve) =>
+      this.waiters.push((w) =>
+        resolve(w === undefined ? SHUTDOWN : { item: this.take(w), priority: w.priority, shutdown: false }),
+      ),
+    );
+  }
+
+  tryGet(): T | undefined {
+    if (this.shutdownFlag) return undefined;
+    const e = this.popReady();
+    return e === undefined ? undefined : this.take(e);
   }
 
   done(item: T): void {
     const key = this.keyOf(item);
-    if (!this.locked.delete(key)) return;
-    this.metrics?.done(key);
     const e = this.entries.get(key);
-    if (e !== undefined && e.state === State.Parked) {
-      this.parked--;
-      e.state = State.Ready;
-      this.ready.push(e);
+    if (e === undefined || !e.processing) return;
+    e.processing = false;
+    this.processingCount--;
+    this.metrics?.done(key);
+    if (e.state === State.Idle) {
+      this.entries.delete(key);
+    } else if (e.state === State.Parked) {
+      this.parkedCount--;
+      this.pushReady(e);
       this.dispatch();
     }
-    if (this.locked.size === 0 && this.drainWaiters.length > 0) {
+    if (this.processingCount === 0 && this.drainWaiters.length > 0) {
       const ws = this.drainWaiters;
       this.drainWaiters = [];
       for (const w of ws) w();
@@ -183,11 +228,17 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
     this.timer?.cancel();
     this.timer = undefined;
     this.timerAt = Number.POSITIVE_INFINITY;
-    this.ready.clear();
     this.waiting.clear();
-    this.entries.clear();
-    this.parked = 0;
-    while (this.waiters.length > 0) (this.waiters.shift() as Waiter<T>)(SHUTDOWN);
+    this.levels = [];
+    this.levelByPriority.clear();
+    this.readyCount = 0;
+    this.parkedCount = 0;
+    // keep only the bookkeeping of keys still being processed, so `done` and draining still work
+    for (const [key, e] of this.entries) {
+      if (e.processing) e.state = State.Idle;
+      else this.entries.delete(key);
+    }
+    while (this.waiters.length > 0) this.waiters.shift()?.(undefined);
   }
 
   /**
@@ -196,7 +247,7 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
    */
   shutDownWithDrain(): Promise<void> {
     this.shutDown();
-    if (this.locked.size === 0) return Promise.resolve();
+    if (this.processingCount === 0) return Promise.resolve();
     return new Promise<void>((resolve) => this.drainWaiters.push(resolve));
   }
 
@@ -205,13 +256,16 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
   }
 
   debugSizes(): QueueDebugSizes {
+    let levelSlots = 0;
+    for (const l of this.levels) levelSlots += l.fifo.length;
     return {
-      queue: this.ready.size,
-      dirty: this.entries.size,
-      processing: this.locked.size,
+      queue: levelSlots,
+      keys: this.entries.size + this.levelByPriority.size,
+      dirty: this.readyCount + this.parkedCount + this.waiting.size,
+      processing: this.processingCount,
       waiters: this.waiters.length,
       waiting: this.waiting.size,
-      waitingByKey: this.parked,
+      waitingByKey: this.parkedCount,
       rateLimiter: this.rateLimiter.size?.() ?? 0,
       metrics: this.metrics ? this.metrics.addTimes.size + this.metrics.processingStartTimes.size : 0,
     };
@@ -223,36 +277,40 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
 
   private addOne(item: T, options: AddOptions | undefined): void {
     const key = this.keyOf(item);
-    let after = options?.after ?? 0;
-    if (options?.rateLimited) {
-      const rl = this.rateLimiter.when(key);
-      if (!(after > 0) || rl < after) after = rl;
-    }
-    const priority = options?.priority ?? 0;
-    let readyAt = Number.NEGATIVE_INFINITY;
-    if (after > 0) {
-      readyAt = this.clock.now() + after;
-      this.metrics?.retry();
-    }
-    const e = this.entries.get(key);
-    if (e === undefined) {
-      const entry: Entry<T> = { key, item, priority, readyAt, seq: 0, state: State.Waiting, index: -1 };
-      this.entries.set(key, entry);
-      if (readyAt === Number.NEGATIVE_INFINITY) this.becomeReady(entry);
-      else {
-        entry.seq = this.seq++;
-        this.waiting.push(entry);
-        this.arm();
+    let after = 0;
+    let priority = 0;
+    if (options !== undefined) {
+      after = options.after ?? 0;
+      priority = options.priority ?? 0;
+      if (options.rateLimited) {
+        const rl = this.rateLimiter.when(key);
+        if (!(after > 0) || rl < after) after = rl;
       }
+    }
+    const delayed = after > 0;
+    if (delayed) this.metrics?.retry();
+    const e = this.entries.get(key);
+    if (e === undefined || e.state === State.Idle) {
+      let entry = e;
+      if (entry === undefined) {
+        entry = { key, item, priority, readyAt: 0, seq: 0, state: State.Idle, index: -1, processing: false };
+        this.entries.set(key, entry);
+      } else {
+        entry.item = item;
+        entry.priority = priority;
+      }
+      if (delayed) this.pushWaiting(entry, this.clock.now() + after);
+      else this.becomeReady(entry);
       return;
     }
     if (e.state === State.Waiting) {
       if (priority > e.priority) e.priority = priority;
-      if (readyAt < e.readyAt) {
-        if (readyAt === Number.NEGATIVE_INFINITY) {
-          this.waiting.remove(e);
-          this.becomeReady(e);
-        } else {
+      if (!delayed) {
+        this.waiting.remove(e);
+        this.becomeReady(e);
+      } else {
+        const readyAt = this.clock.now() + after;
+        if (readyAt < e.readyAt) {
           e.readyAt = readyAt;
           this.waiting.fix(e.index);
           this.arm();
@@ -261,39 +319,107 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
       return;
     }
     // Ready or parked: only a higher priority changes anything; it moves to the end of its new level.
-    if (priority > e.priority) {
-      this.metrics?.depthMove(e.priority, priority);
+    if (priority <= e.priority) return;
+    this.metrics?.depthMove(e.priority, priority);
+    if (e.state === State.Parked) {
       e.priority = priority;
-      e.seq = this.seq++;
-      if (e.state === State.Ready) this.ready.fix(e.index);
+      return;
     }
+    // replace the entry: the old object stays in its level's FIFO, dead
+    e.state = State.Dead;
+    this.readyCount--;
+    const old = this.levelByPriority.get(e.priority) as Level<T>;
+    old.live--;
+    const moved: Entry<T> = {
+      key,
+      item: e.item,
+      priority,
+      readyAt: 0,
+      seq: 0,
+      state: State.Idle,
+      index: -1,
+      processing: e.processing,
+    };
+    this.entries.set(key, moved);
+    this.pushReady(moved);
   }
 
-  private becomeReady(e: Entry<T>): void {
+  private pushWaiting(e: Entry<T>, readyAt: number): void {
+    e.state = State.Waiting;
+    e.readyAt = readyAt;
     e.seq = this.seq++;
-    e.readyAt = Number.NEGATIVE_INFINITY;
+    this.waiting.push(e);
+    this.arm();
+  }
+
+  /** A queued entry is ready now: into its level, or parked while its key is being processed. */
+  private becomeReady(e: Entry<T>): void {
     this.metrics?.add(e.key, e.priority);
-    if (this.locked.has(e.key)) {
+    if (e.processing) {
       e.state = State.Parked;
-      this.parked++;
+      this.parkedCount++;
     } else {
-      e.state = State.Ready;
-      this.ready.push(e);
+      this.pushReady(e);
     }
   }
 
-  private take(e: Entry<T>): GetWithPriorityResult<T> {
-    this.entries.delete(e.key);
-    this.locked.add(e.key);
+  private pushReady(e: Entry<T>): void {
+    e.state = State.Ready;
+    this.readyCount++;
+    let level = this.levelByPriority.get(e.priority);
+    if (level === undefined) {
+      level = { priority: e.priority, fifo: new Ring<Entry<T>>(), live: 0 };
+      this.levelByPriority.set(e.priority, level);
+      const levels = this.levels;
+      let i = levels.length;
+      while (i > 0 && (levels[i - 1] as Level<T>).priority < e.priority) i--;
+      levels.splice(i, 0, level);
+    }
+    level.live++;
+    level.fifo.push(e);
+  }
+
+  /** Removes and returns the first live entry of the highest level, dropping levels that run empty. */
+  private popReady(): Entry<T> | undefined {
+    if (this.readyCount === 0) return undefined;
+    for (;;) {
+      const level = this.levels[0] as Level<T>;
+      if (level.live > 0) {
+        for (;;) {
+          const e = level.fifo.shift() as Entry<T>;
+          if (e.state !== State.Ready) continue;
+          level.live--;
+          this.readyCount--;
+          if (this.readyCount === 0) {
+            // every level left holds only replaced entries
+            this.levels = [];
+            this.levelByPriority.clear();
+          } else if (level.live === 0) this.dropLevel(level);
+          return e;
+        }
+      }
+      this.dropLevel(level);
+    }
+  }
+
+  private dropLevel(level: Level<T>): void {
+    this.levels.shift();
+    this.levelByPriority.delete(level.priority);
+  }
+
+  /** Marks a popped entry's key as being processed and returns its item. */
+  private take(e: Entry<T>): T {
+    e.state = State.Idle;
+    e.processing = true;
+    this.processingCount++;
     this.metrics?.get(e.key, e.priority);
-    return { item: e.item, priority: e.priority, shutdown: false };
+    return e.item;
   }
 
   private dispatch(): void {
-    while (this.waiters.length > 0) {
-      const top = this.ready.pop();
-      if (top === undefined) return;
-      (this.waiters.shift() as Waiter<T>)(this.take(top));
+    while (this.waiters.length > 0 && this.readyCount > 0) {
+      const e = this.popReady() as Entry<T>;
+      this.waiters.shift()?.(e);
     }
   }
 

@@ -27,6 +27,12 @@ export interface Queue<T> {
    * handed out. Every item received must be passed to {@link Queue.done}.
    */
   get(): Promise<GetResult<T>>;
+  /**
+   * Synchronous, non-waiting {@link Queue.get}: the next ready item (now being processed, so it must be
+   * passed to {@link Queue.done}), or `undefined` if none is ready. Does not report shutdown: check
+   * {@link Queue.shuttingDown}. Same hand-out rules as `get`, without a promise per item.
+   */
+  tryGet(): T | undefined;
   /** Marks the processing of `item` finished; if it was re-added meanwhile, it is queued again. */
   done(item: T): void;
   /** Stops accepting adds and wakes every waiting {@link Queue.get}. Idempotent. */
@@ -59,6 +65,8 @@ export interface QueueOptions<T> {
 export interface QueueDebugSizes {
   /** FIFO of keys ready to be handed out. */
   queue: number;
+  /** Entries of the per-key bookkeeping maps (state of every dirty or processing key; items by key). */
+  keys: number;
   /** Keys needing processing (queued or re-added while processing). */
   dirty: number;
   /** Keys handed out and not yet `done`. */
@@ -79,8 +87,22 @@ type Waiter<T> = (r: GetResult<T>) => void;
 
 const SHUTDOWN: GetResult<never> = Object.freeze({ item: undefined, shutdown: true }) as GetResult<never>;
 
+/** Bits of a key's state: queued or re-added (needs processing) and/or handed to a worker. */
+const DIRTY = 1;
+const PROCESSING = 2;
+
+/** Bookkeeping of one key that is dirty and/or being processed. */
+interface KeyEntry<T> {
+  readonly key: unknown;
+  /** The item to hand out next (the first one added since the key was last handed out). */
+  item: T;
+  flags: number;
+}
+
 /**
- * Implementation of {@link Queue} (client-go `util/workqueue/queue.go`).
+ * Implementation of {@link Queue} (client-go `util/workqueue/queue.go`). client-go's `dirty` and
+ * `processing` sets are one map here, key → entry with state bits, and the FIFO holds the entries, so a
+ * full add → get → done cycle costs two to three hash look-ups.
  * @internal exported for the delaying and rate-limiting queues; use {@link newQueue}.
  */
 export class BasicQueue<T> implements Queue<T> {
@@ -88,11 +110,12 @@ export class BasicQueue<T> implements Queue<T> {
   protected readonly keyFn: KeyFn<T> | undefined;
   /** @internal */
   readonly metrics: QueueMetrics<unknown> | undefined;
-  /** Keys ready to be handed out, in order. */
-  private readonly fifo = new Ring<unknown>();
-  /** key → latest item added for it, for every key that needs processing. */
-  private readonly dirty = new Map<unknown, T>();
-  private readonly processing = new Set<unknown>();
+  /** Entries ready to be handed out, in order. */
+  private readonly fifo = new Ring<KeyEntry<T>>();
+  /** key → entry, for every key that is dirty or being processed. */
+  private readonly entries = new Map<unknown, KeyEntry<T>>();
+  private dirtyCount = 0;
+  private processingCount = 0;
   private readonly waiters = new Ring<Waiter<T>>();
   private shutdownFlag = false;
   private drainWaiters: (() => void)[] = [];
@@ -108,11 +131,21 @@ export class BasicQueue<T> implements Queue<T> {
   add(item: T): void {
     if (this.shutdownFlag) return;
     const key = this.keyFn === undefined ? item : this.keyFn(item);
-    if (this.dirty.has(key)) return;
+    const e = this.entries.get(key);
+    if (e === undefined) {
+      this.metrics?.add(key);
+      const entry: KeyEntry<T> = { key, item, flags: DIRTY };
+      this.entries.set(key, entry);
+      this.dirtyCount++;
+      this.enqueue(entry);
+      return;
+    }
+    if ((e.flags & DIRTY) !== 0) return;
+    // being processed: remember it needs another round; `done` puts it back in line
     this.metrics?.add(key);
-    this.dirty.set(key, item);
-    if (this.processing.has(key)) return;
-    this.enqueue(key);
+    e.flags |= DIRTY;
+    e.item = item;
+    this.dirtyCount++;
   }
 
   len(): number {
@@ -125,10 +158,6 @@ export class BasicQueue<T> implements Queue<T> {
     return new Promise<GetResult<T>>((resolve) => this.waiters.push(resolve));
   }
 
-  /**
-   * Synchronous variant of {@link Queue.get}: the next item (now marked as processing) if one is ready,
-   * otherwise `undefined`. Does not wait; never reports shutdown (check {@link Queue.shuttingDown}).
-   */
   tryGet(): T | undefined {
     if (this.fifo.length === 0) return undefined;
     return this.take();
@@ -136,11 +165,17 @@ export class BasicQueue<T> implements Queue<T> {
 
   done(item: T): void {
     const key = this.keyFn === undefined ? item : this.keyFn(item);
+    const e = this.entries.get(key);
+    if (e === undefined || (e.flags & PROCESSING) === 0) return;
     this.metrics?.done(key);
-    if (!this.processing.delete(key)) return;
-    if (this.dirty.has(key)) {
-      this.enqueue(key);
-    } else if (this.processing.size === 0 && this.drainWaiters.length > 0) {
+    this.processingCount--;
+    if ((e.flags & DIRTY) !== 0) {
+      e.flags = DIRTY;
+      this.enqueue(e);
+      return;
+    }
+    this.entries.delete(key);
+    if (this.processingCount === 0 && this.drainWaiters.length > 0) {
       const ws = this.drainWaiters;
       this.drainWaiters = [];
       for (const w of ws) w();
@@ -157,7 +192,7 @@ export class BasicQueue<T> implements Queue<T> {
 
   shutDownWithDrain(): Promise<void> {
     this.shutDown();
-    if (this.processing.size === 0) return Promise.resolve();
+    if (this.processingCount === 0) return Promise.resolve();
     return new Promise<void>((resolve) => this.drainWaiters.push(resolve));
   }
 
@@ -169,8 +204,9 @@ export class BasicQueue<T> implements Queue<T> {
   debugSizes(): QueueDebugSizes {
     return {
       queue: this.fifo.length,
-      dirty: this.dirty.size,
-      processing: this.processing.size,
+      keys: this.entries.size,
+      dirty: this.dirtyCount,
+      processing: this.processingCount,
       waiters: this.waiters.length,
       waiting: 0,
       waitingByKey: 0,
@@ -182,20 +218,20 @@ export class BasicQueue<T> implements Queue<T> {
   /** Hook for subclasses: release timers and pending delays. */
   protected onShutDown(): void {}
 
-  /** Puts a dirty, not-processing key in line, or hands it straight to a waiting worker. */
-  private enqueue(key: unknown): void {
-    this.fifo.push(key);
+  /** Puts a dirty, not-processing entry in line, or hands it straight to a waiting worker. */
+  private enqueue(e: KeyEntry<T>): void {
+    this.fifo.push(e);
     if (this.waiters.length > 0) (this.waiters.shift() as Waiter<T>)({ item: this.take(), shutdown: false });
   }
 
-  /** Moves the oldest queued key to processing and returns its item. Precondition: fifo not empty. */
+  /** Moves the oldest queued entry to processing and returns its item. Precondition: fifo not empty. */
   private take(): T {
-    const key = this.fifo.shift();
-    const item = this.dirty.get(key) as T;
-    this.dirty.delete(key);
-    this.processing.add(key);
-    this.metrics?.get(key);
-    return item;
+    const e = this.fifo.shift() as KeyEntry<T>;
+    e.flags = PROCESSING;
+    this.dirtyCount--;
+    this.processingCount++;
+    this.metrics?.get(e.key);
+    return e.item;
   }
 }
 

@@ -138,3 +138,18 @@ describe('queue', () => {
     expect(q.len()).toBe(1);
   });
 });
+
+describe('tryGet', () => {
+  it('follows the same hand-out rules without waiting', () => {
+    const q = newQueue<string>();
+    expect(q.tryGet()).toBeUndefined();
+    q.add('a');
+    q.add('b');
+    expect(q.tryGet()).toBe('a');
+    q.add('a');
+    expect(q.tryGet()).toBe('b');
+    expect(q.tryGet()).toBeUndefined(); // 'a' is still being processed
+    q.done('a');
+    expect(q.tryGet()).toBe('a');
+  });
+});

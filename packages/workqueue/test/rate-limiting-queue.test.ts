@@ -68,6 +68,7 @@ describe('rate-limiting queue', () => {
     expect(processed).toBe(N);
     expect(q.debugSizes()).toEqual({
       queue: 0,
+      keys: 0,
       dirty: 0,
       processing: 0,
       waiters: 0,

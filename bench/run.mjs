@@ -1,0 +1,112 @@
+#!/usr/bin/env node
+// Usage: node --expose-gc run.mjs [suite ...] [--json] [--time <ms>] [--warmup <ms>] [--repeat <n>]
+// A suite is a folder of bench/ holding *.bench.mjs files (see README.md). No suite named ⇒ all suites.
+// Every task runs in its own fresh Node process; with --repeat n the tasks of a file run n times,
+// round-robin (so slow phases of a busy machine hit every implementation alike), and the median run by
+// throughput is reported.
+import { execFile } from 'node:child_process';
+import { readdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs, promisify } from 'node:util';
+
+const run = promisify(execFile);
+const here = dirname(fileURLToPath(import.meta.url));
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    json: { type: 'boolean', default: false },
+    time: { type: 'string', default: '1000' },
+    warmup: { type: 'string', default: '300' },
+    repeat: { type: 'string', default: '3' },
+  },
+});
+const timeMs = Number(values.time);
+const warmupMs = Number(values.warmup);
+const repeat = Number(values.repeat);
+if (!(timeMs > 0) || !(warmupMs >= 0) || !Number.isInteger(repeat) || repeat < 1) {
+  console.error('--time must be > 0, --warmup >= 0 (ms), --repeat an integer >= 1');
+  process.exit(2);
+}
+
+const entries = await readdir(here, { withFileTypes: true });
+const allSuites = entries
+  .filter((e) => e.isDirectory() && !['lib', 'node_modules', 'results'].includes(e.name))
+  .map((e) => e.name)
+  .sort();
+const wanted = positionals.length > 0 ? positionals : allSuites;
+for (const s of wanted) {
+  if (!allSuites.includes(s)) {
+    console.error(`unknown suite "${s}"; known: ${allSuites.join(', ')}`);
+    process.exit(2);
+  }
+}
+
+const emit = (obj) => {
+  if (values.json) process.stdout.write(`${JSON.stringify(obj)}\n`);
+  else process.stderr.write('.');
+};
+const rows = [];
+const median = (runs) =>
+  [...runs].sort((a, b) => a.opsPerSec - b.opsPerSec)[Math.floor((runs.length - 1) / 2)];
+
+for (const suite of wanted) {
+  const files = (await readdir(join(here, suite))).filter((f) => f.endsWith('.bench.mjs')).sort();
+  for (const f of files) {
+    const file = join(here, suite, f);
+    const mod = await import(pathToFileURL(file).href);
+    const count = (await mod.tasks()).length;
+    /** @type {object[][]} */
+    const runs = Array.from({ length: count }, () => []);
+    for (let rep = 0; rep < repeat; rep++) {
+      for (let i = 0; i < count; i++) {
+        const { stdout } = await run(
+          process.execPath,
+          [
+            '--expose-gc',
+            join(here, 'lib', 'child.mjs'),
+            file,
+            suite,
+            String(i),
+            String(timeMs),
+            String(warmupMs),
+          ],
+          { cwd: here, maxBuffer: 1 << 20 },
+        );
+        runs[i]?.push(JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}'));
+      }
+    }
+    const results = runs.map((r) => ({
+      ...median(r),
+      runs: r.length,
+      opsPerSecRuns: r.map((x) => x.opsPerSec),
+    }));
+    for (const r of results) {
+      rows.push(r);
+      emit(r);
+    }
+    for (const line of mod.summary?.(results) ?? []) {
+      const out = { suite, ...line };
+      rows.push(out);
+      emit(out);
+    }
+  }
+}
+
+if (!values.json) {
+  process.stderr.write('\n');
+  console.table(
+    rows.map((r) =>
+      'opsPerSec' in r
+        ? {
+            scenario: r.scenario,
+            impl: r.impl,
+            'ops/s': r.opsPerSec.toLocaleString('en-US'),
+            '±%': r.rmePercent,
+            'ns/op': r.nsPerOp,
+            'heap Δ KiB': Math.round(r.heapUsedDeltaBytes / 1024),
+          }
+        : { scenario: r.scenario, impl: r.impl ?? '', ratio: r.ratio },
+    ),
+  );
+}

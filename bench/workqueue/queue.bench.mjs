@@ -1,0 +1,145 @@
+// @kubeloop/workqueue against a bare Map + array FIFO: the same keys added, handed out and finished.
+import { newPriorityQueue, newQueue, newRateLimitingQueue } from '@kubeloop/workqueue';
+
+const BATCH = 1000;
+const keys = Array.from({ length: BATCH }, (_, i) => `namespace-${i % 17}/object-${i}`);
+
+/**
+ * The floor: a Map for dedup plus an array FIFO (head/tail indices, slots reused once it empties); no
+ * processing set, no waiting, no promises.
+ */
+class BareFifo {
+  map = new Map();
+  arr = [];
+  head = 0;
+  tail = 0;
+  add(k) {
+    if (this.map.has(k)) return;
+    this.map.set(k, true);
+    this.arr[this.tail++] = k;
+  }
+  get() {
+    const k = this.arr[this.head++];
+    if (this.head === this.tail) this.head = this.tail = 0;
+    this.map.delete(k);
+    return k;
+  }
+}
+
+/** Fails the run if a call did not hand out every key exactly once (so a broken queue cannot look fast). */
+function check(impl, got) {
+  if (got !== BATCH) throw new Error(`${impl}: handed out ${got} keys in a call, expected ${BATCH}`);
+}
+
+function bareTask(scenario, dup) {
+  let q;
+  return {
+    scenario,
+    impl: 'bare-map-array-fifo',
+    opsPerCall: BATCH,
+    async: false,
+    beforeAll: () => {
+      q = new BareFifo();
+    },
+    fn: () => {
+      for (let d = 0; d < dup; d++) for (let i = 0; i < BATCH; i++) q.add(keys[i]);
+      let got = 0;
+      while (q.head !== q.tail) {
+        q.get();
+        got++;
+      }
+      check('bare', got);
+    },
+  };
+}
+
+/** `make` builds a fresh queue for each phase (warm-up and run); it is shut down after each phase. */
+function queueTask(scenario, impl, make, dup, forget) {
+  let q;
+  return {
+    scenario,
+    impl,
+    opsPerCall: BATCH,
+    async: true,
+    beforeAll: () => {
+      q = make();
+    },
+    fn: async () => {
+      for (let d = 0; d < dup; d++) for (let i = 0; i < BATCH; i++) q.add(keys[i]);
+      let got = 0;
+      while (q.len() > 0) {
+        const r = await q.get();
+        if (forget) q.forget(r.item);
+        q.done(r.item);
+        got++;
+      }
+      check(impl, got);
+    },
+    afterAll: () => q.shutDown(),
+  };
+}
+
+/** The basic queue through its synchronous `tryGet` (no promise per item): the cost of the bookkeeping alone. */
+function syncQueueTask(scenario, dup) {
+  let q;
+  return {
+    scenario,
+    impl: 'kubeloop-queue-tryget',
+    opsPerCall: BATCH,
+    async: false,
+    beforeAll: () => {
+      q = newQueue();
+    },
+    fn: () => {
+      for (let d = 0; d < dup; d++) for (let i = 0; i < BATCH; i++) q.add(keys[i]);
+      let got = 0;
+      for (let item = q.tryGet(); item !== undefined; item = q.tryGet()) {
+        q.done(item);
+        got++;
+      }
+      check('kubeloop-queue-tryget', got);
+    },
+    afterAll: () => q.shutDown(),
+  };
+}
+
+export function tasks() {
+  const out = [];
+  for (const [scenario, dup] of [
+    ['add+get+done', 1],
+    ['add×3 (dedup)+get+done', 3],
+  ]) {
+    out.push(bareTask(scenario, dup));
+    out.push(queueTask(scenario, 'kubeloop-queue', () => newQueue(), dup, false));
+    out.push(syncQueueTask(scenario, dup));
+    out.push(queueTask(scenario, 'kubeloop-rate-limiting-queue', () => newRateLimitingQueue(), dup, true));
+    out.push(queueTask(scenario, 'kubeloop-priority-queue', () => newPriorityQueue(), dup, true));
+  }
+  return out;
+}
+
+/** Final line: cost of kubeloop's basic queue relative to the bare FIFO (ns/op ÷ ns/op; target ≤ 3). */
+export function summary(results) {
+  const pick = (impl, scenario = 'add+get+done') =>
+    results.find((r) => r.impl === impl && r.scenario === scenario);
+  const bare = pick('bare-map-array-fifo');
+  const lines = [];
+  const ratios = {};
+  for (const r of results) {
+    const base = pick('bare-map-array-fifo', r.scenario);
+    if (r.impl !== 'bare-map-array-fifo' && base) {
+      ratios[`${r.scenario} / ${r.impl}`] = Number((base.opsPerSec / r.opsPerSec).toFixed(2));
+    }
+  }
+  const kl = pick('kubeloop-queue');
+  if (bare && kl) {
+    lines.push({
+      scenario: 'add+get+done',
+      impl: 'kubeloop-queue vs bare-map-array-fifo',
+      ratio: Number((bare.opsPerSec / kl.opsPerSec).toFixed(2)),
+      target: 3,
+      ratios,
+    });
+  }
+  return lines;
+}
