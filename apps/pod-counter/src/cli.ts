@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { newLogger, setupSignalHandler } from '@kubeloop/builder';
 import { newClient } from '@kubeloop/client';
 import { getConfig, type RestConfig } from '@kubeloop/config';
-import { Environment } from '@kubeloop/envtest';
+import type { Environment } from '@kubeloop/envtest';
 import { startChurn } from './churn.js';
 import { runPodCounter } from './pod-counter.js';
 
@@ -60,6 +60,8 @@ async function main(argv: string[]): Promise<number> {
   let config: RestConfig;
   try {
     if (values.embedded) {
+      // Loaded only for --embedded, so running against a cluster does not pay for the server's code.
+      const { Environment } = await import('@kubeloop/envtest');
       env = new Environment();
       config = await env.start();
       logger.info({ host: config.host, kubeconfig: env.kubeconfigPath }, 'embedded API server started');
