@@ -71,3 +71,28 @@ describe('delaying queue', () => {
     q.shutDown();
   });
 });
+
+describe('real clock timers', () => {
+  it('are unref-ed, so pending delays never keep the process alive', async () => {
+    const { realClock } = await import('../src/index.js');
+    const created: ReturnType<typeof setTimeout>[] = [];
+    const original = globalThis.setTimeout;
+    const spy = ((...args: Parameters<typeof setTimeout>) => {
+      const t = original(...args);
+      created.push(t);
+      return t;
+    }) as typeof setTimeout;
+    globalThis.setTimeout = spy;
+    try {
+      const t = realClock.setTimer(() => {}, 60_000);
+      const q = newDelayingQueue<string>();
+      q.addAfter('x', 3_600_000);
+      expect(created.length).toBe(2);
+      for (const h of created) expect(h.hasRef()).toBe(false);
+      t.cancel();
+      q.shutDown();
+    } finally {
+      globalThis.setTimeout = original;
+    }
+  });
+});
