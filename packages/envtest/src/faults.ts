@@ -191,14 +191,14 @@ export type ShapeStep =
   | { op: 'split'; parts?: number; delayMs?: number; insideUtf8?: boolean }
   /** Write the next `count` frames together in one write. */
   | { op: 'merge'; count: number }
-  /** Write only the first `bytes` (default: half) of the next frame, then end the response (`then`, default `end`). */
-  | { op: 'truncate'; bytes?: number; then?: 'end' | 'destroy' }
+  /** Write only the first `bytes` (default: half) of the next frame, then end the response (`after`, default `end`). */
+  | { op: 'truncate'; bytes?: number; after?: 'end' | 'destroy' }
   /** Write the next frame without its trailing newline, then end the response cleanly. */
   | { op: 'noNewline' }
-  /** Write `data` as-is (e.g. an HTML line) without consuming a frame; then go on, end or destroy. */
-  | { op: 'raw'; data: string; then?: 'continue' | 'end' | 'destroy' }
+  /** Write `data` as-is (e.g. an HTML line) without consuming a frame; then go on (`after`: continue), end or destroy. */
+  | { op: 'raw'; data: string; after?: 'continue' | 'end' | 'destroy' }
   /** Write a bare Status object (not wrapped in an event) as one line; then go on or end. */
-  | { op: 'status'; code?: number; reason?: string; message?: string; then?: 'continue' | 'end' }
+  | { op: 'status'; code?: number; reason?: string; message?: string; after?: 'continue' | 'end' }
   /** Write an `ERROR` event holding a Status (default 410 Expired), then end the response cleanly. */
   | { op: 'error'; code?: number; reason?: string; message?: string }
   /** Wait this many **milliseconds** before the next step. */
@@ -626,8 +626,8 @@ function validateStep(step: unknown, i: number): void {
       break;
     case 'truncate':
       if (s.bytes !== undefined && !isPositiveInt(s.bytes)) invalid(`${at}.bytes must be a positive integer`);
-      if (s.then !== undefined && s.then !== 'end' && s.then !== 'destroy')
-        invalid(`${at}.then must be "end" or "destroy"`);
+      if (s.after !== undefined && s.after !== 'end' && s.after !== 'destroy')
+        invalid(`${at}.after must be "end" or "destroy"`);
       break;
     case 'noNewline':
     case 'end':
@@ -635,15 +635,15 @@ function validateStep(step: unknown, i: number): void {
       break;
     case 'raw':
       if (typeof s.data !== 'string') invalid(`${at}.data must be a string`);
-      if (s.then !== undefined && !['continue', 'end', 'destroy'].includes(s.then as string))
-        invalid(`${at}.then must be "continue", "end" or "destroy"`);
+      if (s.after !== undefined && !['continue', 'end', 'destroy'].includes(s.after as string))
+        invalid(`${at}.after must be "continue", "end" or "destroy"`);
       break;
     case 'status':
     case 'error':
       if (s.code !== undefined && (!isPositiveInt(s.code) || s.code > 599))
         invalid(`${at}.code must be an HTTP status`);
-      if (s.then !== undefined && !['continue', 'end'].includes(s.then as string))
-        invalid(`${at}.then must be "continue" or "end"`);
+      if (s.after !== undefined && !['continue', 'end'].includes(s.after as string))
+        invalid(`${at}.after must be "continue" or "end"`);
       break;
     case 'delay':
       if (!isNonNegativeInt(s.ms)) invalid(`${at}.ms must be a non-negative integer (milliseconds)`);
@@ -830,7 +830,7 @@ class WatchSession implements WatchFaults {
         const n = Math.min(step.bytes ?? Math.floor(bytes.length / 2), bytes.length - 1);
         this.push({ k: 'write', data: bytes.subarray(0, Math.max(1, n)) });
         this.nextStep();
-        this.finish(step.then ?? 'end');
+        this.finish(step.after ?? 'end');
         break;
       }
       case 'noNewline':
@@ -862,7 +862,7 @@ class WatchSession implements WatchFaults {
         case 'raw':
           this.push({ k: 'write', data: step.data });
           this.stepIndex++;
-          if (step.then === 'end' || step.then === 'destroy') this.finish(step.then);
+          if (step.after === 'end' || step.after === 'destroy') this.finish(step.after);
           break;
         case 'status':
           this.push({
@@ -870,7 +870,7 @@ class WatchSession implements WatchFaults {
             data: `${JSON.stringify(statusFor(step.code ?? 500, { ...pick(step) }))}\n`,
           });
           this.stepIndex++;
-          if (step.then === 'end') this.finish('end');
+          if (step.after === 'end') this.finish('end');
           break;
         case 'error': {
           const status = statusFor(step.code ?? 410, { ...pick(step) });
