@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { inspect } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
-import { KubeconfigError, loadRestConfig } from '../src/index.js';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { getConfigOrDie, KubeconfigError, loadRestConfig } from '../src/index.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kubeloop-config-smoke-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -42,5 +42,23 @@ contexts: [{name: a, context: {cluster: a, user: a}}]
     expect(() => loadRestConfig({ argv: ['node', 'app', '--kubeconfig', missing], env: {} })).toThrow(
       new KubeconfigError('FileNotFound', 'file not found', { file: missing }),
     );
+  });
+
+  it('getConfigOrDie prints the reason and exits with status 1', () => {
+    const exit = vi.spyOn(process, 'exit').mockImplementation((code) => {
+      throw new Error(`exit ${code}`);
+    });
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      expect(() =>
+        getConfigOrDie({ env: {}, argv: ['node', 'app'], homeDir: path.join(dir, 'none') }),
+      ).toThrow('exit 1');
+      expect(stderr).toHaveBeenCalledWith(
+        'error: unable to get kubeconfig: no configuration has been provided: pass --kubeconfig, set KUBECONFIG, run in a cluster or create ~/.kube/config\n',
+      );
+    } finally {
+      exit.mockRestore();
+      stderr.mockRestore();
+    }
   });
 });

@@ -16,6 +16,7 @@ export {
   TokenBucketRateLimiter,
 } from './token-bucket-rate-limiter.js';
 export {
+  parseWarningHeaders,
   retryAfterSeconds,
   Transport,
   TransportError,

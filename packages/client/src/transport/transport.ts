@@ -17,6 +17,7 @@ import {
   type RequestDiagnostic,
   type RetryDiagnostic,
   type ThrottleDiagnostic,
+  type WarningDiagnostic,
 } from './diagnostics.js';
 import {
   type Clock,
@@ -59,6 +60,24 @@ export interface TransportOptions {
   readonly clock?: Clock;
   /** Proxy environment (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`, lower case too). Default `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Receives each server `Warning:` header message (code 299), as client-go's `WarningHandler`. They are
+   * also published on `kubeloop:client:warning`. Default: none.
+   */
+  readonly onWarning?: (message: string) => void;
+}
+
+/** The messages of `Warning: 299 - "…"` headers (RFC 7234 warn-text, as the API server sends them). */
+export function parseWarningHeaders(value: string | string[] | undefined): string[] {
+  if (value === undefined) return [];
+  const out: string[] = [];
+  for (const header of Array.isArray(value) ? value : [value]) {
+    const re = /(\d{3})\s+\S+\s+"((?:[^"\\]|\\.)*)"(?:\s+"[^"]*")?\s*(?:,\s*|$)/g;
+    for (const m of header.matchAll(re)) {
+      if (m[1] === '299') out.push((m[2] ?? '').replace(/\\(.)/g, '$1'));
+    }
+  }
+  return out;
 }
 
 /** A request failed without an HTTP answer (after any retries). Its message never has headers or a body. */
@@ -128,6 +147,7 @@ export class Transport {
   private readonly credentials: CredentialProvider;
   private readonly clock: Clock;
   private readonly env: Readonly<Record<string, string | undefined>>;
+  private readonly onWarning: ((message: string) => void) | undefined;
   private readonly dispatcher: Dispatcher;
   private readonly owned: Dispatcher[] = [];
   private certDispatcher: { certData: string; dispatcher: Dispatcher; root: Dispatcher } | undefined;
@@ -164,6 +184,7 @@ export class Transport {
     this.credentials = options.credentials ?? credentialProviderFor(config);
     this.clock = options.clock ?? realClock;
     this.env = options.env ?? process.env;
+    this.onWarning = options.onWarning;
     this.dispatcher = this.createDispatcher(undefined).dispatcher;
   }
 
@@ -305,6 +326,7 @@ export class Transport {
         attempt,
         durationMs: performance.now() - started,
       });
+      this.publishWarnings(res.headers.warning);
 
       if (res.statusCode === 401 && !unauthorizedRetried && !req.signal?.aborted) {
         unauthorizedRetried = true;
@@ -422,6 +444,14 @@ export class Transport {
       });
     }
     if (this.limiter) await this.throttle(req, url, 'retry');
+  }
+
+  private publishWarnings(header: string | string[] | undefined): void {
+    if (header === undefined) return;
+    for (const message of parseWarningHeaders(header)) {
+      if (channels.warning.hasSubscribers) channels.warning.publish({ message } satisfies WarningDiagnostic);
+      this.onWarning?.(message);
+    }
   }
 
   private publishRequest(d: RequestDiagnostic): void {

@@ -4,7 +4,13 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { RestConfig } from '@kubeloop/config';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Clock, type RateLimiter, Transport, TransportError } from '../../src/transport/index.js';
+import {
+  type Clock,
+  parseWarningHeaders,
+  type RateLimiter,
+  Transport,
+  TransportError,
+} from '../../src/transport/index.js';
 import { startTestServer, type TestServer } from './support/https-server.js';
 import { createTestCa, type TestCa } from './support/pki.js';
 
@@ -281,5 +287,29 @@ describe('Transport', () => {
     } finally {
       await t.close();
     }
+  });
+
+  it('hands server Warning headers (code 299) to onWarning', async () => {
+    server.handler = (_req, res) => {
+      res.setHeader('warning', ['299 - "unknown field \\"spec.foo\\""', '299 - "v1beta1 is deprecated"']);
+      res.end('{}');
+    };
+    const warnings: string[] = [];
+    const t = new Transport(config(), { onWarning: (m) => warnings.push(m) });
+    try {
+      await (await t.request({ method: 'POST', path: '/apis/x', body: '{}' })).body.dump();
+      expect(warnings).toEqual(['unknown field "spec.foo"', 'v1beta1 is deprecated']);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('parseWarningHeaders', () => {
+  it('keeps only 299 warnings, unescaping quotes, from one or several headers', () => {
+    expect(
+      parseWarningHeaders('299 - "a", 199 - "misc", 299 kube "b \\"c\\"" "Wed, 21 Oct 2015 07:28:00 GMT"'),
+    ).toEqual(['a', 'b "c"']);
+    expect(parseWarningHeaders(undefined)).toEqual([]);
   });
 });
