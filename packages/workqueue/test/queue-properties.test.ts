@@ -18,7 +18,8 @@ type Op =
   | { t: 'forget'; k: number }
   | { t: 'get'; w: number }
   | { t: 'done'; w: number }
-  | { t: 'step'; ms: number };
+  | { t: 'step'; ms: number }
+  | { t: 'shutdown' };
 
 const KEYS = 6;
 const WORKERS = 3;
@@ -39,6 +40,11 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ t: fc.constant('done' as const), w: fc.nat(WORKERS - 1) }),
   fc.record({ t: fc.constant('done' as const), w: fc.nat(WORKERS - 1) }),
   fc.record({ t: fc.constant('step' as const), ms: fc.integer({ min: 0, max: 250 }) }),
+);
+/** Mostly churn, with a shutdown somewhere in about one sequence of three. */
+const opsArb: fc.Arbitrary<Op[]> = fc.array(
+  fc.oneof({ arbitrary: opArb, weight: 60 }, { arbitrary: fc.constant<Op>({ t: 'shutdown' }), weight: 2 }),
+  { maxLength: 80 },
 );
 
 /**
@@ -62,8 +68,10 @@ async function runScenario(kind: 'classic' | 'priority', ops: Op[], drainAtShutd
   const held: (string | undefined)[] = new Array(WORKERS).fill(undefined);
   const asking: boolean[] = new Array(WORKERS).fill(false);
   const errors: string[] = [];
+  let isShut = false;
 
   const receive = (w: number, item: string) => {
+    if (kind === 'priority' && isShut) errors.push(`priority queue handed out ${item} after shutDown`);
     if (held.some((h) => h === item)) errors.push(`key ${item} handed to worker ${w} while held by another`);
     if (!needed.has(item)) errors.push(`key ${item} handed out without a pending add (dup or early delay)`);
     needed.delete(item);
@@ -80,6 +88,7 @@ async function runScenario(kind: 'classic' | 'priority', ops: Op[], drainAtShutd
   // The classic queue keeps delayed adds apart (a heap) and turns each into a plain add when due; the
   // priority queue keeps one entry per key, merging a delayed and an immediate add into one ready entry.
   const markAdd = (k: string, delay: number) => {
+    if (isShut) return; // adds after shutDown are ignored
     if (delay > 0) {
       if (kind === 'priority' && needed.has(k)) return;
       const at = clock.now() + delay;
@@ -139,6 +148,13 @@ async function runScenario(kind: 'classic' | 'priority', ops: Op[], drainAtShutd
       case 'step':
         step(op.ms);
         break;
+      case 'shutdown':
+        // both drop delayed items; the classic queue still hands out what is queued, the priority queue not
+        isShut = true;
+        dueAt.clear();
+        if (kind === 'priority') needed.clear();
+        q.shutDown();
+        break;
     }
     await flush();
     // Exactly the keys the model says are pending are queued: nothing early, nothing late, nothing twice.
@@ -151,6 +167,7 @@ async function runScenario(kind: 'classic' | 'priority', ops: Op[], drainAtShutd
 
   // Stop the churn: finish all work, let every delay pass, keep all workers asking until idle.
   for (let round = 0; round < 10 * KEYS + 10 && errors.length === 0; round++) {
+    // after shutDown a worker whose get resolved `shutdown` asks again: it must get shutdown again
     for (let w = 0; w < WORKERS; w++) {
       const item = held[w];
       if (item !== undefined) {
@@ -167,31 +184,28 @@ async function runScenario(kind: 'classic' | 'priority', ops: Op[], drainAtShutd
   expect(errors).toEqual([]);
   expect([...needed]).toEqual([]);
   expect([...dueAt]).toEqual([]);
-  if (drainAtShutdown) {
-    q.shutDown();
-    await flush();
-    expect(asking.every((a) => !a)).toBe(true);
-  } else {
-    q.shutDown();
-  }
+  q.shutDown();
   await flush();
+  // every waiting get has been answered with shutdown
+  expect(asking.every((a) => !a)).toBe(true);
+  if (drainAtShutdown) await q.shutDownWithDrain();
   const sizes = (q as unknown as { debugSizes(): Record<string, number> }).debugSizes();
   expect(sizes.processing).toBe(0);
   expect(sizes.waiters).toBe(0);
 }
 
 describe('queue properties (fast-check, simulated workers on a fake clock)', () => {
-  it('rate-limiting queue: no key held twice, nothing lost, dedup, delays respected', async () => {
+  it('rate-limiting queue: no key held twice, nothing lost, dedup, delays, shutdown', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(opArb, { maxLength: 80 }), (ops) => runScenario('classic', ops, true)),
-      { numRuns: 150 },
+      fc.asyncProperty(opsArb, (ops) => runScenario('classic', ops, true)),
+      { numRuns: 500 },
     );
   });
 
-  it('priority queue: no key held twice, nothing lost, dedup, delays respected', async () => {
+  it('priority queue: no key held twice, nothing lost, dedup, delays, shutdown', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(opArb, { maxLength: 80 }), (ops) => runScenario('priority', ops, false)),
-      { numRuns: 150 },
+      fc.asyncProperty(opsArb, (ops) => runScenario('priority', ops, false)),
+      { numRuns: 500 },
     );
   });
 
