@@ -101,6 +101,11 @@ export interface RequestMatch {
   hasContinue?: boolean;
   /** Query parameters that must be present with exactly these (decoded) values. */
   query?: Record<string, string>;
+  /**
+   * The request's bearer token must equal this (e.g. to fail one client's requests with 401). Never logged;
+   * ignored when querying the request log, which holds no tokens.
+   */
+  token?: string;
 }
 
 /** The Status object to answer with; unset fields get the defaults of the HTTP code (see {@link statusFor}). */
@@ -262,8 +267,22 @@ export interface RequireSelectorSpec extends RuleBase {
   token?: string;
 }
 
+/**
+ * Hold matching requests before the server handles them ("slow replies"). With `barrier: n`, each held
+ * request waits until `n` matching requests are waiting and then all are let through together (a race on
+ * purpose, e.g. two writers at the same moment, C20); `delayMs` then caps the wait. Without `barrier`,
+ * each request is held `delayMs`. The request is then served normally (other rules still apply).
+ */
+export interface DelayRequestsSpec extends RuleBase {
+  type: 'delayRequests';
+  /** **Milliseconds** to hold each request (with `barrier`: the longest wait; default 10,000). */
+  delayMs?: number;
+  barrier?: number;
+}
+
 /** Every fault rule, as a JSON-able object (the admin endpoint's `POST /faults` body). */
 export type FaultSpec =
+  | DelayRequestsSpec
   | FailRequestsSpec
   | ExpireSpec
   | EndWatchesSpec
@@ -429,8 +448,11 @@ export function matchesRequest(
   m: RequestMatch | undefined,
   r: Matchable,
   query: URLSearchParams | string,
+  token?: string | null,
 ): boolean {
   if (m === undefined) return true;
+  // `null` = the caller has no tokens (the request log): the token field is ignored there.
+  if (m.token !== undefined && token !== null && m.token !== token) return false;
   if (m.method !== undefined && !oneOf(asUpper(m.method), r.method.toUpperCase())) return false;
   if (!oneOf<string>(m.verb, r.verb)) return false;
   if (m.path !== undefined && m.path !== r.path) return false;
@@ -513,6 +535,14 @@ export function validateFaultSpec(input: unknown): FaultSpec {
     case 'expire':
     case 'suppressInitialEventsEnd':
       break;
+    case 'delayRequests':
+      if (spec.delayMs === undefined && spec.barrier === undefined)
+        invalid('delayRequests needs delayMs and/or barrier');
+      if (spec.delayMs !== undefined && !isNonNegativeInt(spec.delayMs))
+        invalid('delayRequests.delayMs must be a non-negative integer (milliseconds)');
+      if (spec.barrier !== undefined && (!isPositiveInt(spec.barrier) || spec.barrier < 2))
+        invalid('delayRequests.barrier must be an integer ≥ 2');
+      break;
     case 'endWatch':
       if (spec.afterMs === undefined && spec.afterEvents === undefined)
         invalid('endWatch needs afterMs and/or afterEvents');
@@ -581,6 +611,7 @@ function validateMatch(m: unknown): void {
     'subresource',
     'namespace',
     'name',
+    'token',
   ];
   for (const [k, v] of Object.entries(r)) {
     if (stringOrList.includes(k)) {
@@ -667,6 +698,8 @@ function bearerToken(req: IncomingMessage | undefined): string | undefined {
 class Rule implements FaultHandle {
   hits = 0;
   cleared = false;
+  /** delayRequests with a barrier: the requests waiting now. */
+  waiting: Array<() => void> = [];
   readonly random: (() => number) | undefined;
   constructor(
     readonly id: string,
@@ -689,6 +722,7 @@ class Rule implements FaultHandle {
   clear(): void {
     if (this.cleared) return;
     this.cleared = true;
+    for (const release of this.waiting.splice(0)) release();
     this.owner.forget(this);
   }
   toJSON(): Record<string, unknown> {
@@ -1046,6 +1080,8 @@ export class FaultInjector {
   private readonly log: RequestRecord[] = [];
   private readonly logLimit: number;
   private readonly blackholed = new Set<ServerResponse>();
+  /** Bearer token per request, so watch rules can match on it (never logged). */
+  private readonly tokens = new WeakMap<RequestContext, string | undefined>();
 
   constructor(
     private readonly server: FaultHost | unknown,
@@ -1105,6 +1141,11 @@ export class FaultInjector {
   /** Answer 403 unless matching requests carry the given selectors (C19). */
   requireSelector(spec: Omit<RequireSelectorSpec, 'type'>): FaultHandle {
     return this.add({ ...spec, type: 'requireSelector' });
+  }
+
+  /** Hold matching requests `delayMs` ms, or until `barrier` of them wait and then release them together (C20). */
+  delayRequests(spec: Omit<DelayRequestsSpec, 'type'>): FaultHandle {
+    return this.add({ ...spec, type: 'delayRequests' });
   }
 
   /** Every rule added and not cleared, in order (exhausted ones included, with `active: false`). */
@@ -1208,7 +1249,7 @@ export class FaultInjector {
         (query.until === undefined || r.time < query.until) &&
         (query.status === undefined || r.status === query.status) &&
         (query.faultId === undefined || r.faultId === query.faultId) &&
-        matchesRequest(query, r, r.query),
+        matchesRequest(query, r, r.query, null),
     );
   }
 
@@ -1250,22 +1291,54 @@ export class FaultInjector {
       record.status ??= res.statusCode;
     });
 
+    const token = bearerToken(req);
+    this.tokens.set(ctx, token);
+    const holds: Promise<void>[] = [];
     for (const rule of this.rules) {
-      if (!rule.active) continue;
-      const answered = this.tryRule(rule, ctx, req, res);
-      if (answered) {
-        record.faultId = rule.id;
-        return true;
-      }
+      if (rule.spec.type !== 'delayRequests' || !rule.active) continue;
+      if (!matchesRequest(rule.spec.match, ctx, ctx.query, token) || !rule.take()) continue;
+      holds.push(this.hold(rule as Rule & { spec: DelayRequestsSpec }));
     }
-    return false;
+    const answer = (): boolean => {
+      for (const rule of this.rules) {
+        if (!rule.active) continue;
+        if (this.tryRule(rule, ctx, token, res)) {
+          record.faultId = rule.id;
+          return true;
+        }
+      }
+      return false;
+    };
+    if (holds.length === 0) return answer();
+    return Promise.all(holds).then(answer);
+  }
+
+  private hold(rule: Rule & { spec: DelayRequestsSpec }): Promise<void> {
+    const { delayMs, barrier } = rule.spec;
+    return new Promise<void>((resolve) => {
+      if (barrier === undefined) {
+        setTimeout(resolve, delayMs ?? 0);
+        return;
+      }
+      const release = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        const i = rule.waiting.indexOf(release);
+        if (i >= 0) rule.waiting.splice(i, 1);
+        resolve();
+      }, delayMs ?? 10_000);
+      rule.waiting.push(release);
+      if (rule.waiting.length >= barrier) for (const r of rule.waiting.splice(0)) r();
+    });
   }
 
   /** Called by the server when a watch starts; every frame of that watch goes through the returned hooks. */
   onWatchStart(ctx: RequestContext, writer: WatchWriter): WatchFaults {
     const plan: WatchPlan = { delays: [] };
     for (const rule of this.rules) {
-      if (!rule.active || !matchesRequest(rule.spec.match, ctx, ctx.query)) continue;
+      if (!rule.active || !matchesRequest(rule.spec.match, ctx, ctx.query, this.tokens.get(ctx))) continue;
       switch (rule.spec.type) {
         case 'endWatch':
           if (plan.end === undefined && rule.take()) plan.end = rule as Rule & { spec: EndWatchesSpec };
@@ -1293,11 +1366,11 @@ export class FaultInjector {
 
   // ------------------------------------------------------------------ request rules
 
-  private tryRule(rule: Rule, ctx: RequestContext, req: IncomingMessage, res: ServerResponse): boolean {
+  private tryRule(rule: Rule, ctx: RequestContext, token: string | undefined, res: ServerResponse): boolean {
     const spec = rule.spec;
     switch (spec.type) {
       case 'fail': {
-        if (!matchesRequest(spec.match, ctx, ctx.query)) return false;
+        if (!matchesRequest(spec.match, ctx, ctx.query, token)) return false;
         if (rule.random !== undefined && rule.random() >= (spec.probability ?? 1)) return false;
         if (!rule.take()) return false;
         const retryAfter =
@@ -1322,7 +1395,7 @@ export class FaultInjector {
       case 'expire': {
         const verbs = spec.match?.verb === undefined ? ['list', 'watch'] : undefined;
         if (verbs !== undefined && !verbs.includes(ctx.verb)) return false;
-        if (!matchesRequest(spec.match, ctx, ctx.query)) return false;
+        if (!matchesRequest(spec.match, ctx, ctx.query, token)) return false;
         if (!rule.take()) return false;
         if (ctx.verb === 'watch') {
           const rv = ctx.query.get('resourceVersion') ?? '0';
@@ -1340,7 +1413,7 @@ export class FaultInjector {
         return true;
       }
       case 'blackhole': {
-        if (!matchesRequest(spec.match, ctx, ctx.query)) return false;
+        if (!matchesRequest(spec.match, ctx, ctx.query, token)) return false;
         if (!rule.take()) return false;
         if (spec.sendHeaders ?? true) {
           res.writeHead(200, { ...baseHeaders(), 'Transfer-Encoding': 'chunked' });
@@ -1353,8 +1426,8 @@ export class FaultInjector {
       case 'requireSelector': {
         const m: RequestMatch =
           spec.match?.verb === undefined ? { ...spec.match, verb: ['list', 'watch'] } : spec.match;
-        if (!matchesRequest(m, ctx, ctx.query)) return false;
-        if (spec.token !== undefined && bearerToken(req) !== spec.token) return false;
+        if (!matchesRequest(m, ctx, ctx.query, token)) return false;
+        if (spec.token !== undefined && token !== spec.token) return false;
         const fieldOk =
           spec.fieldSelector === undefined || ctx.query.get('fieldSelector') === spec.fieldSelector;
         const labelOk =

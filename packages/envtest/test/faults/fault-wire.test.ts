@@ -551,3 +551,67 @@ describe('admin endpoint against the real server', () => {
     expect((await api('GET', '/api/v1/namespaces/default')).status).toBe(200);
   });
 });
+
+describe('per-client and slow requests', () => {
+  it("fails only one client's requests, chosen by bearer token (e.g. 401 to an expired credential, C16)", async () => {
+    const other = 'second-client-token-0123456789';
+    server.auth.addToken(other, { user: 'second', groups: ['system:masters'] });
+    const ns = await newNamespace();
+    const rule = server.faults.failRequests({
+      match: { token: other, namespace: ns },
+      status: 401,
+      message: 'Unauthorized',
+    });
+    const mine = await api('GET', `/api/v1/namespaces/${ns}/pods`);
+    const theirs = await api('GET', `/api/v1/namespaces/${ns}/pods`, undefined, {
+      authorization: `Bearer ${other}`,
+    });
+    expect(mine.status).toBe(200);
+    expect(theirs.status).toBe(401);
+    expect(theirs.body).toMatchObject({ reason: 'Unauthorized', code: 401 });
+    expect(rule.hits).toBe(1);
+    // The token never reaches the request log.
+    expect(JSON.stringify(server.faults.requests())).not.toContain(other);
+  });
+
+  it('holds writes at a barrier and lets them through together (C20: two writers at the same moment)', async () => {
+    const ns = await newNamespace();
+    const created = await createPod(ns, 'fin', { finalizers: ['a.example.com/x', 'b.example.com/y'] });
+    const rule = server.faults.delayRequests({
+      match: { verb: 'patch', namespace: ns },
+      barrier: 2,
+      times: 2,
+    });
+    const patch = (keep: string) =>
+      api(
+        'PATCH',
+        `/api/v1/namespaces/${ns}/pods/fin`,
+        { metadata: { resourceVersion: created.metadata.resourceVersion, finalizers: [keep] } },
+        { 'content-type': 'application/merge-patch+json' },
+      );
+    const first = patch('b.example.com/y');
+    // The first is held: nothing has changed at the server yet.
+    await waitFor(() => rule.hits === 1, 'the first patch to reach the barrier');
+    expect((await api('GET', `/api/v1/namespaces/${ns}/pods/fin`)).body.metadata.resourceVersion).toBe(
+      created.metadata.resourceVersion,
+    );
+    const second = patch('a.example.com/x');
+    const statuses = [(await first).status, (await second).status].sort();
+    // Both carried the same resourceVersion precondition: exactly one wins, the other gets 409.
+    expect(statuses).toEqual([200, 409]);
+    expect(rule.hits).toBe(2);
+  });
+
+  it('holds a request for delayMs, then serves it normally', async () => {
+    const ns = await newNamespace();
+    const rule = server.faults.delayRequests({
+      match: { verb: 'list', namespace: ns },
+      delayMs: 50,
+      times: 1,
+    });
+    const r = await api('GET', `/api/v1/namespaces/${ns}/pods`);
+    expect(r.status).toBe(200);
+    expect(r.body.kind).toBe('PodList');
+    expect(rule.hits).toBe(1);
+  });
+});
