@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { FakeClock, realClock } from '../src/index.js';
+
+describe('FakeClock', () => {
+  it('fires due timers in due-time order, each seeing its own due time', () => {
+    const clock = new FakeClock(1000);
+    const fired: [string, number][] = [];
+    clock.setTimer(() => fired.push(['b', clock.now()]), 200);
+    clock.setTimer(() => fired.push(['a', clock.now()]), 100);
+    clock.setTimer(() => fired.push(['a2', clock.now()]), 100);
+    clock.setTimer(() => fired.push(['late', clock.now()]), 5000);
+    clock.step(300);
+    expect(fired).toEqual([
+      ['a', 1100],
+      ['a2', 1100],
+      ['b', 1200],
+    ]);
+    expect(clock.now()).toBe(1300);
+    expect(clock.pendingTimers()).toBe(1);
+    expect(clock.nextTimerAt()).toBe(6000);
+  });
+
+  it('fires timers created by callbacks when they fall inside the step', () => {
+    const clock = new FakeClock();
+    const fired: number[] = [];
+    const tick = () => {
+      fired.push(clock.now());
+      if (fired.length < 10) clock.setTimer(tick, 100);
+    };
+    clock.setTimer(tick, 100);
+    clock.step(350);
+    expect(fired).toEqual([100, 200, 300]);
+  });
+
+  it('cancelled timers never fire', () => {
+    const clock = new FakeClock();
+    let n = 0;
+    const t = clock.setTimer(() => n++, 10);
+    t.cancel();
+    t.cancel();
+    clock.step(100);
+    expect(n).toBe(0);
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('setTime jumps and refuses to go backwards; step refuses negative', () => {
+    const clock = new FakeClock();
+    let n = 0;
+    clock.setTimer(() => n++, 50);
+    clock.setTime(50);
+    expect(n).toBe(1);
+    expect(() => clock.setTime(10)).toThrow(RangeError);
+    expect(() => clock.step(-1)).toThrow(RangeError);
+    expect(() => clock.step(Number.NaN)).toThrow(RangeError);
+  });
+});
+
+describe('realClock', () => {
+  it('is monotonic and fires a short timer', async () => {
+    const a = realClock.now();
+    const fired = await new Promise<number>((resolve) =>
+      realClock.setTimer(() => resolve(realClock.now()), 2),
+    );
+    expect(fired).toBeGreaterThanOrEqual(a);
+  });
+});
