@@ -275,7 +275,8 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
       processing: this.processingCount,
       waiters: this.waiters.length,
       waiting: this.waiting.size,
-      waitingByKey: this.parkedCount,
+      waitingByKey: 0,
+      parked: this.parkedCount,
       rateLimiter: this.rateLimiter.size?.() ?? 0,
       metrics: this.metrics ? this.metrics.addTimes.size + this.metrics.processingStartTimes.size : 0,
     };

@@ -77,6 +77,8 @@ export interface QueueDebugSizes {
   waiting: number;
   /** Index of delayed items by key (delaying queues). */
   waitingByKey: number;
+  /** Ready items held back while their key is being processed (priority queue). */
+  parked: number;
   /** Per-item rate-limiter history (rate-limiting queues). */
   rateLimiter: number;
   /** Metric bookkeeping: add times + processing start times. */
@@ -210,6 +212,7 @@ export class BasicQueue<T> implements Queue<T> {
       waiters: this.waiters.length,
       waiting: 0,
       waitingByKey: 0,
+      parked: 0,
       rateLimiter: 0,
       metrics: this.metrics ? this.metrics.addTimes.size + this.metrics.processingStartTimes.size : 0,
     };

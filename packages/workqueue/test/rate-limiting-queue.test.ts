@@ -74,6 +74,7 @@ describe('rate-limiting queue', () => {
       waiters: 0,
       waiting: 0,
       waitingByKey: 0,
+      parked: 0,
       rateLimiter: 0,
       metrics: 0,
     });

@@ -16,6 +16,11 @@ export class Ring<T> {
     return this.size;
   }
 
+  /** Allocated slots (for leak checks). */
+  get capacity(): number {
+    return this.buf.length;
+  }
+
   push(value: T): void {
     if (this.size === this.buf.length) this.grow();
     this.buf[(this.head + this.size) & this.mask] = value;
@@ -29,6 +34,8 @@ export class Ring<T> {
     this.buf[this.head] = undefined;
     this.head = (this.head + 1) & this.mask;
     this.size--;
+    // give back the memory of a past burst once it has drained
+    if (this.size === 0 && this.buf.length > 4096) this.clear();
     return v;
   }
 
