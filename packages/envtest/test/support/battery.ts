@@ -24,6 +24,8 @@ export type StepResult =
   | { readonly ok: false; readonly error: string };
 
 const BAD_TOKEN = 'not-the-right-token';
+/** The recording client's User-Agent: managedFields managers of writes without `fieldManager` derive from it. */
+const USER_AGENT = 'kubeloop-wire/1.0';
 
 /** Reads a value at a dotted path with `[key=value]` filters, e.g. `status.conditions[type=Established].status`. */
 export function getPath(obj: unknown, path: string): unknown {
@@ -123,7 +125,7 @@ async function plainRequest(
 ): Promise<ObservedExchange> {
   const res = await request(new URL(path, target.baseUrl), {
     method: method as Dispatcher.HttpMethod,
-    headers,
+    headers: { 'user-agent': USER_AGENT, ...headers },
     body,
     dispatcher: target.dispatcher,
   });
@@ -143,7 +145,7 @@ async function watchRequest(
   const deadline = Date.now() + w.max_seconds * 1000;
   const res = await request(new URL(path, target.baseUrl), {
     method: 'GET',
-    headers,
+    headers: { 'user-agent': USER_AGENT, ...headers },
     dispatcher: target.dispatcher,
     signal: controller.signal,
   });

@@ -1,0 +1,303 @@
+/**
+ * Conformance with `@kubernetes/client-node` (a client nobody here wrote): its typed CoreV1Api CRUD, its `Watch`
+ * and its `makeInformer` against a fresh envtest server loaded from the kubeconfig envtest writes, including the
+ * informer's relist after a 410 Expired. Server state is checked over HTTPS independently of client-node.
+ */
+import {
+  ApiException,
+  CoreV1Api,
+  KubeConfig,
+  makeInformer,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1ConfigMap,
+  type V1Pod,
+  Watch,
+} from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ServerJson, startCluster, type TestCluster } from '../support/cluster.js';
+import { waitFor } from '../support/wait.js';
+
+const NS = 'cn';
+
+function podBody(name: string, labels: Record<string, string> = {}): V1Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, labels },
+    spec: { containers: [{ name: 'c1', image: 'registry.k8s.io/pause:3.10' }] },
+  };
+}
+
+async function apiError(p: Promise<unknown>): Promise<ApiException<string>> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof ApiException) return err as ApiException<string>;
+    throw err;
+  }
+  throw new Error('expected the call to fail');
+}
+
+describe('@kubernetes/client-node conformance', { timeout: 60_000 }, () => {
+  let cluster: TestCluster;
+  let kc: KubeConfig;
+  let core: CoreV1Api;
+
+  beforeAll(async () => {
+    cluster = await startCluster();
+    kc = new KubeConfig();
+    kc.loadFromFile(cluster.kubeconfigPath);
+    core = kc.makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } });
+  }, 60_000);
+
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it('loads the kubeconfig envtest wrote: https with its CA and a bearer token', () => {
+    const c = kc.getCurrentCluster();
+    expect(c?.server).toBe(cluster.baseUrl);
+    expect(c?.server.startsWith('https://')).toBe(true);
+    expect(c?.caData).toBeTruthy();
+    expect(kc.getCurrentUser()?.token).toBeTruthy();
+  });
+
+  it('CoreV1Api: create, read, list with selectors, replace, patch, conflict, delete', async () => {
+    const created = await core.createNamespacedPod({ namespace: NS, body: podBody('a', { app: 'web' }) });
+    expect(created.metadata?.uid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(created.metadata?.creationTimestamp).toBeInstanceOf(Date);
+    expect(created.status?.phase).toBe('Pending');
+    await core.createNamespacedPod({ namespace: NS, body: podBody('b', { app: 'db' }) });
+    expect((await cluster.get(`/api/v1/namespaces/${NS}/pods/a`)).body.metadata.uid).toBe(
+      created.metadata?.uid,
+    );
+
+    const read = await core.readNamespacedPod({ name: 'a', namespace: NS });
+    expect(read.metadata?.resourceVersion).toBe(created.metadata?.resourceVersion);
+
+    const all = await core.listNamespacedPod({ namespace: NS });
+    expect(all.items.map((p) => p.metadata?.name)).toEqual(['a', 'b']);
+    expect(all.metadata?.resourceVersion).toMatch(/^\d+$/);
+    const web = await core.listNamespacedPod({ namespace: NS, labelSelector: 'app in (web)' });
+    expect(web.items.map((p) => p.metadata?.name)).toEqual(['a']);
+    const byField = await core.listNamespacedPod({ namespace: NS, fieldSelector: 'metadata.name=b' });
+    expect(byField.items.map((p) => p.metadata?.name)).toEqual(['b']);
+    const page = await core.listNamespacedPod({ namespace: NS, limit: 1 });
+    expect(page.items).toHaveLength(1);
+    expect(page.metadata?._continue).toBeTruthy();
+    expect(page.metadata?.remainingItemCount).toBe(1);
+    const rest = await core.listNamespacedPod({
+      namespace: NS,
+      limit: 1,
+      _continue: page.metadata?._continue,
+    });
+    expect(rest.items.map((p) => p.metadata?.name)).toEqual(['b']);
+
+    const toReplace = structuredClone(read);
+    toReplace.metadata = { ...toReplace.metadata, labels: { app: 'web', replaced: 'yes' } };
+    const replaced = await core.replaceNamespacedPod({ name: 'a', namespace: NS, body: toReplace });
+    expect(replaced.metadata?.labels).toEqual({ app: 'web', replaced: 'yes' });
+    expect(Number(replaced.metadata?.resourceVersion)).toBeGreaterThan(
+      Number(read.metadata?.resourceVersion),
+    );
+
+    const stale = await apiError(core.replaceNamespacedPod({ name: 'a', namespace: NS, body: toReplace }));
+    expect(stale.code).toBe(409);
+    const staleStatus = JSON.parse(stale.body);
+    expect(staleStatus.reason).toBe('Conflict');
+    expect(staleStatus.message).toContain('the object has been modified');
+
+    const patched = await core.patchNamespacedPod(
+      { name: 'a', namespace: NS, body: { metadata: { labels: { replaced: null, patched: 'yes' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    expect(patched.metadata?.labels).toEqual({ app: 'web', patched: 'yes' });
+    const jsonPatched = await core.patchNamespacedPod(
+      { name: 'a', namespace: NS, body: [{ op: 'add', path: '/metadata/annotations', value: { n: '1' } }] },
+      setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+    );
+    expect(jsonPatched.metadata?.annotations).toEqual({ n: '1' });
+    expect((await cluster.get(`/api/v1/namespaces/${NS}/pods/a`)).body.metadata.labels).toEqual({
+      app: 'web',
+      patched: 'yes',
+    });
+
+    const dup = await apiError(core.createNamespacedPod({ namespace: NS, body: podBody('b') }));
+    expect(dup.code).toBe(409);
+    expect(JSON.parse(dup.body).reason).toBe('AlreadyExists');
+
+    await core.deleteNamespacedPod({ name: 'a', namespace: NS });
+    expect((await cluster.get(`/api/v1/namespaces/${NS}/pods/a`)).status).toBe(404);
+    const missing = await apiError(core.readNamespacedPod({ name: 'a', namespace: NS }));
+    expect(missing.code).toBe(404);
+    expect(JSON.parse(missing.body)).toMatchObject({ kind: 'Status', reason: 'NotFound', code: 404 });
+  });
+
+  it('CoreV1Api: configmaps round-trip data, and a stale delete precondition is refused', async () => {
+    const cm: V1ConfigMap = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'cfg' },
+      data: { k: 'v' },
+    };
+    const created = await core.createNamespacedConfigMap({ namespace: NS, body: cm });
+    expect(created.data).toEqual({ k: 'v' });
+    const refused = await apiError(
+      core.deleteNamespacedConfigMap({
+        name: 'cfg',
+        namespace: NS,
+        body: { preconditions: { resourceVersion: '1' } },
+      }),
+    );
+    expect(refused.code).toBe(409);
+    expect((await cluster.get(`/api/v1/namespaces/${NS}/configmaps/cfg`)).status).toBe(200);
+    await core.deleteNamespacedConfigMap({ name: 'cfg', namespace: NS });
+    expect((await cluster.get(`/api/v1/namespaces/${NS}/configmaps/cfg`)).status).toBe(404);
+  });
+
+  it('Watch: receives ADDED, MODIFIED and DELETED in order from a list resourceVersion', async () => {
+    const list = await core.listNamespacedConfigMap({ namespace: NS });
+    const events: Array<{ type: string; name: string; rv: string }> = [];
+    let doneErr: unknown = 'not done';
+    const watch = new Watch(kc);
+    const ctl = await watch.watch(
+      `/api/v1/namespaces/${NS}/configmaps`,
+      { resourceVersion: list.metadata?.resourceVersion, allowWatchBookmarks: true },
+      (type, obj: V1ConfigMap) => {
+        if (type !== 'BOOKMARK')
+          events.push({ type, name: obj.metadata?.name ?? '', rv: obj.metadata?.resourceVersion ?? '' });
+      },
+      (err) => {
+        doneErr = err;
+      },
+    );
+    try {
+      await core.createNamespacedConfigMap({
+        namespace: NS,
+        body: { metadata: { name: 'w1' }, data: { a: '1' } },
+      });
+      await core.patchNamespacedConfigMap(
+        { name: 'w1', namespace: NS, body: { data: { a: '2' } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      await core.deleteNamespacedConfigMap({ name: 'w1', namespace: NS });
+      await waitFor(() => events.length >= 3, 10_000, 'three watch events');
+      expect(events.map((e) => `${e.type} ${e.name}`)).toEqual(['ADDED w1', 'MODIFIED w1', 'DELETED w1']);
+      const rvs = events.map((e) => Number(e.rv));
+      expect(rvs[0]).toBeLessThan(rvs[1] as number);
+      expect(rvs[1]).toBeLessThan(rvs[2] as number);
+      expect(doneErr).toBe('not done');
+    } finally {
+      ctl.abort();
+    }
+  });
+
+  it('Watch: a resourceVersion older than the history ends with a 410 Expired ERROR', async () => {
+    const before = await core.listNamespacedConfigMap({ namespace: NS });
+    const oldRv = before.metadata?.resourceVersion;
+    for (let i = 0; i < 5; i++) {
+      await core.createNamespacedConfigMap({ namespace: NS, body: { metadata: { name: `old-${i}` } } });
+    }
+    cluster.setWatchHistoryLimit(2);
+    await cluster.compact();
+    const seen: Array<{ type: string; obj: ServerJson }> = [];
+    let done: { err: unknown } | undefined;
+    const ctl = await new Watch(kc).watch(
+      `/api/v1/namespaces/${NS}/configmaps`,
+      { resourceVersion: oldRv },
+      (type, obj) => seen.push({ type, obj }),
+      (err) => {
+        done = { err };
+      },
+    );
+    try {
+      const ended = await waitFor(() => done, 10_000, 'the watch to end');
+      const errorEvent = seen.find((e) => e.type === 'ERROR');
+      if (errorEvent) {
+        expect(errorEvent.obj).toMatchObject({ kind: 'Status', reason: 'Expired', code: 410 });
+        expect(seen.filter((e) => e.type !== 'ERROR' && e.type !== 'BOOKMARK')).toEqual([]);
+      } else {
+        // A plain HTTP 410 is the other answer upstream allows.
+        expect((ended.err as { statusCode?: number }).statusCode).toBe(410);
+      }
+    } finally {
+      ctl.abort();
+      cluster.setWatchHistoryLimit(1000);
+    }
+  });
+
+  it('makeInformer: syncs, follows changes, and relists after a 410 (deletes seen during the gap)', async () => {
+    const path = `/api/v1/namespaces/${NS}/pods`;
+    for (const n of ['i1', 'i2', 'i3'])
+      await core.createNamespacedPod({ namespace: NS, body: podBody(n, { inf: 'yes' }) });
+    let lists = 0;
+    const informer = makeInformer<V1Pod>(
+      kc,
+      path,
+      () => {
+        lists++;
+        return core.listNamespacedPod({ namespace: NS, labelSelector: 'inf=yes' });
+      },
+      'inf=yes',
+    );
+    const adds: string[] = [];
+    const updates: string[] = [];
+    const deletes: string[] = [];
+    const errors: unknown[] = [];
+    informer.on('add', (o) => adds.push(o.metadata?.name ?? ''));
+    informer.on('update', (o) => updates.push(o.metadata?.name ?? ''));
+    informer.on('delete', (o) => deletes.push(o.metadata?.name ?? ''));
+    // Aborting the watch on stop() is reported as an AbortError by client-node; anything else is a failure.
+    informer.on('error', (e) => {
+      if ((e as { name?: string }).name !== 'AbortError') errors.push(e);
+    });
+    const cached = () =>
+      informer
+        .list(NS)
+        .map((p) => p.metadata?.name)
+        .sort();
+    await informer.start();
+    try {
+      expect(cached()).toEqual(['i1', 'i2', 'i3']);
+      expect(lists).toBe(1);
+
+      await core.createNamespacedPod({ namespace: NS, body: podBody('i4', { inf: 'yes' }) });
+      await core.patchNamespacedPod(
+        { name: 'i1', namespace: NS, body: { metadata: { annotations: { touched: '1' } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      await waitFor(() => adds.includes('i4') && updates.includes('i1'), 10_000, 'i4 added and i1 updated');
+      expect(informer.get('i1', NS)?.metadata?.annotations).toEqual({ touched: '1' });
+
+      // Stop the informer, change the world while it is away, and expire its resourceVersion.
+      await informer.stop();
+      await core.deleteNamespacedPod({ name: 'i2', namespace: NS });
+      await core.createNamespacedPod({ namespace: NS, body: podBody('i5', { inf: 'yes' }) });
+      // Pods outside the informer's selector push its resourceVersion out of the (shrunk) pod history.
+      for (let i = 0; i < 5; i++)
+        await core.createNamespacedPod({ namespace: NS, body: podBody(`churn-${i}`) });
+      cluster.setWatchHistoryLimit(2);
+      await cluster.compact();
+
+      // start() re-watches from the old resourceVersion: 410, then a relist.
+      await informer.start();
+      await waitFor(() => lists >= 2 && cached().join() === 'i1,i3,i4,i5', 15_000, 'the relist after 410');
+      expect(deletes).toContain('i2');
+      expect(adds).toContain('i5');
+      expect(errors).toEqual([]);
+      const server = await cluster.get(`${path}?labelSelector=inf%3Dyes`);
+      expect(server.body.items.map((p: V1Pod) => p.metadata?.name).sort()).toEqual(cached());
+
+      // After the relist the informer watches again: a new change arrives without another list.
+      const listsAfter = lists;
+      await core.deleteNamespacedPod({ name: 'i3', namespace: NS });
+      await waitFor(() => deletes.includes('i3'), 10_000, 'the delete of i3');
+      expect(lists).toBe(listsAfter);
+    } finally {
+      await informer.stop();
+      cluster.setWatchHistoryLimit(1000);
+    }
+  });
+});
