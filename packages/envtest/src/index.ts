@@ -6,6 +6,13 @@
  * tests, and `Environment` — controller-runtime's `pkg/envtest` — which starts it (or uses an existing
  * cluster, or real kube-apiserver + etcd binaries) and gives a `RestConfig` and a kubeconfig file.
  */
+
+export {
+  type AdminServer,
+  AdminServerError,
+  type AdminServerOptions,
+  startAdminServer,
+} from './admin.js';
 export {
   ApiServer,
   type ApiServerOptions,
@@ -23,7 +30,35 @@ export {
   type StatusCause,
   type StatusDetails,
 } from './errors.js';
-export { FaultInjector, type RequestContext, type WatchFaults, type WatchWriter } from './faults.js';
+export {
+  type BlackholeSpec,
+  type DelayEventsSpec,
+  type DelayRequestsSpec,
+  type EndWatchesSpec,
+  type ExpireSpec,
+  type FailRequestsSpec,
+  FaultError,
+  type FaultHandle,
+  type FaultHost,
+  FaultInjector,
+  type FaultInjectorOptions,
+  type FaultSpec,
+  matchesRequest,
+  type RequestContext,
+  type RequestMatch,
+  type RequestQuery,
+  type RequestRecord,
+  type RequireSelectorSpec,
+  type ShapeStep,
+  type ShapeWatchSpec,
+  type StatusSpec,
+  type SuppressInitialEventsEndSpec,
+  statusFor,
+  type Verb,
+  validateFaultSpec,
+  type WatchFaults,
+  type WatchWriter,
+} from './faults.js';
 export {
   type KubeconfigSpec,
   loadCurrentKubeconfig,
