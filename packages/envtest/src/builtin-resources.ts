@@ -1,5 +1,5 @@
 import { defaultCrd } from './crd.js';
-import { type FieldError, fieldInvalid, fieldRequired } from './errors.js';
+import { type FieldError, fieldForbidden, fieldInvalid, fieldRequired } from './errors.js';
 import { getPath, type KObject, type ResourceType, type TableColumn } from './resource-type.js';
 import { ageString } from './table.js';
 
@@ -136,6 +136,34 @@ function podRestarts(p: KObject): number {
     : 0;
 }
 
+const POD_UPDATE_FORBIDDEN =
+  'pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)';
+
+/** Pod spec is immutable apart from images, activeDeadlineSeconds, added tolerations (pod strategy). */
+function podSpecUpdateAllowed(oldSpec: Record<string, unknown>, newSpec: Record<string, unknown>): boolean {
+  const mask = (s: Record<string, unknown>) => {
+    const c = structuredClone(s);
+    for (const list of ['containers', 'initContainers']) {
+      const cs = c[list];
+      if (Array.isArray(cs))
+        for (const x of cs) if (x && typeof x === 'object') delete (x as Record<string, unknown>).image;
+    }
+    delete c.activeDeadlineSeconds;
+    delete c.tolerations;
+    delete c.terminationGracePeriodSeconds;
+    return JSON.stringify(sortKeys(c));
+  };
+  return mask(oldSpec) === mask(newSpec);
+}
+
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (v === null || typeof v !== 'object') return v;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v).sort()) out[k] = sortKeys((v as Record<string, unknown>)[k]);
+  return out;
+}
+
 const col = (
   name: string,
   type: string,
@@ -259,8 +287,30 @@ export const PODS: ResourceType = base({
     setDefault(st, 'phase', 'Pending');
     setDefault(st, 'qosClass', qosClass(spec));
   },
-  validate(o) {
-    return validateContainers(obj(o.spec), 'spec');
+  statusWritesMetadata: true,
+  canonicalize(o) {
+    const conds = obj(o.status).conditions;
+    if (Array.isArray(conds))
+      for (const c of conds) {
+        const co = obj(c);
+        setDefault(co, 'lastProbeTime', null);
+        setDefault(co, 'lastTransitionTime', null);
+      }
+  },
+  discoveryOnlySubresources: [
+    { name: 'attach', verbs: ['create', 'get'], kind: 'PodAttachOptions' },
+    { name: 'binding', verbs: ['create'], kind: 'Binding' },
+    { name: 'ephemeralcontainers', verbs: ['get', 'patch', 'update'], kind: 'Pod' },
+    { name: 'eviction', verbs: ['create'], kind: 'Eviction', group: 'policy', version: 'v1' },
+    { name: 'exec', verbs: ['create', 'get'], kind: 'PodExecOptions' },
+    { name: 'portforward', verbs: ['create', 'get'], kind: 'PodPortForwardOptions' },
+    { name: 'proxy', verbs: ['create', 'delete', 'get', 'patch', 'update'], kind: 'PodProxyOptions' },
+  ],
+  validate(o, old) {
+    const errs = validateContainers(obj(o.spec), 'spec');
+    if (old && errs.length === 0 && !podSpecUpdateAllowed(obj(old.spec), obj(o.spec)))
+      errs.push(fieldForbidden('spec', POD_UPDATE_FORBIDDEN));
+    return errs;
   },
   tableColumns: [
     col('Ready', 'string', 'The aggregate readiness state of this pod for accepting traffic.', podReady),
@@ -271,7 +321,7 @@ export const PODS: ResourceType = base({
       'Restarts',
       'string',
       'The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.',
-      podRestarts,
+      (o) => String(podRestarts(o)),
     ),
     ageColumn,
     col('IP', 'string', 'The IP address of the pod', (o) => str(podIP(o)), 1),
@@ -389,6 +439,9 @@ export const SERVICES: ResourceType = base({
   statusSubresource: true,
   storageVersionHash: '0/CO1lhkEBI=',
   strategicMergeKeys: { ...OBJECT_META_KEYS, 'spec.ports': 'port', 'status.conditions': 'type' },
+  discoveryOnlySubresources: [
+    { name: 'proxy', verbs: ['create', 'delete', 'get', 'patch', 'update'], kind: 'ServiceProxyOptions' },
+  ],
   defaults(o) {
     const spec = ensureObj(o, 'spec');
     setDefault(spec, 'type', 'ClusterIP');
@@ -508,10 +561,9 @@ function eventToV1(o: KObject): KObject {
   set('related', o.related);
   set('note', o.message);
   set('type', o.type);
-  const src = obj(o.source);
-  if (src.component) out.deprecatedSource = src;
-  if (o.firstTimestamp) out.deprecatedFirstTimestamp = o.firstTimestamp;
-  if (o.lastTimestamp) out.deprecatedLastTimestamp = o.lastTimestamp;
+  out.deprecatedSource = obj(o.source);
+  out.deprecatedFirstTimestamp = o.firstTimestamp ?? null;
+  out.deprecatedLastTimestamp = o.lastTimestamp ?? null;
   if (o.count) out.deprecatedCount = o.count;
   return out;
 }
@@ -600,6 +652,26 @@ export const DEPLOYMENTS: ResourceType = base({
   admit(o) {
     setDefault(o, 'status', {});
   },
+  canonicalize(o) {
+    const st = o.status;
+    if (st && typeof st === 'object' && !Array.isArray(st)) {
+      const s = st as Record<string, unknown>;
+      for (const k of [
+        'observedGeneration',
+        'replicas',
+        'updatedReplicas',
+        'readyReplicas',
+        'availableReplicas',
+        'unavailableReplicas',
+        'terminatingReplicas',
+        'collisionCount',
+      ])
+        if (s[k] === 0 || s[k] === null) delete s[k];
+    }
+    const spec = obj(o.spec);
+    if (spec.minReadySeconds === 0) delete spec.minReadySeconds;
+    if (spec.paused === false) delete spec.paused;
+  },
   validate(o) {
     const errs: FieldError[] = [];
     const spec = obj(o.spec);
@@ -669,7 +741,7 @@ export const LEASES: ResourceType = base({
   kind: 'Lease',
   singular: 'lease',
   namespaced: true,
-  allowCreateOnUpdate: false,
+  allowCreateOnUpdate: true,
   storageVersionHash: 'gqkMMb/YqFM=',
   defaults(o) {
     setDefault(o, 'spec', {});
@@ -691,9 +763,18 @@ export const CRDS: ResourceType = base({
   categories: ['api-extensions'],
   statusSubresource: true,
   storageVersionHash: 'jfWCUB31mvA=',
-  fieldSelectorStyle: 'default',
-  strategicMergeKeys: undefined,
+  hasGeneration: true,
+  strategicMergeKeys: { 'metadata.ownerReferences': 'uid', 'status.conditions': 'type' },
   defaults: defaultCrd,
+  admit(o) {
+    const versions = Array.isArray(obj(o.spec).versions) ? (obj(o.spec).versions as unknown[]) : [];
+    const storage = versions.map(obj).find((v) => v.storage === true);
+    o.status = {
+      conditions: null,
+      acceptedNames: { plural: '', kind: '' },
+      storedVersions: storage ? [storage.name] : [],
+    };
+  },
   tableColumns: [
     col(
       'Created At',

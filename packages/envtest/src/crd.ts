@@ -267,7 +267,7 @@ export function crdResourceTypes(crd: KObject): ResourceType[] {
         allowCreateOnUpdate: false,
         returnDeletedObject: false,
         fieldSelectors,
-        fieldSelectorStyle: 'default',
+        fieldSelectorStyle: 'builtin',
         strategicMergeKeys: undefined,
         strategicSetLists: ['metadata.finalizers'],
         listItemsHaveTypeMeta: true,

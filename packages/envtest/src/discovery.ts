@@ -87,6 +87,15 @@ export function apiResourceList(
       });
     if (rt.resource === 'pods' && rt.group === '')
       resources.push({ name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] });
+    for (const s of rt.discoveryOnlySubresources ?? [])
+      resources.push({
+        name: `${rt.resource}/${s.name}`,
+        singularName: '',
+        namespaced: rt.namespaced,
+        ...(s.group ? { group: s.group, version: s.version } : {}),
+        kind: s.kind ?? rt.kind,
+        verbs: [...s.verbs],
+      });
     if (rt.scale)
       resources.push({
         name: `${rt.resource}/scale`,
@@ -107,16 +116,23 @@ export function apiResourceList(
       });
   }
   resources.sort((a, b) => (String(a.name) < String(b.name) ? -1 : 1));
-  return {
-    kind: 'APIResourceList',
-    apiVersion: 'v1',
-    groupVersion: group ? `${group}/${version}` : version,
-    resources,
-  };
+  // the core group's document carries no apiVersion on a real server
+  return group
+    ? { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${group}/${version}`, resources }
+    : { kind: 'APIResourceList', groupVersion: version, resources };
 }
 
 function aggregatedResource(rt: ResourceType): Record<string, unknown> {
   const subresources: Record<string, unknown>[] = [];
+  // CRDs spell out their own group/version in responseKind; built-ins leave them empty
+  const own =
+    rt.crdName !== undefined ? { group: rt.group, version: rt.version } : { group: '', version: '' };
+  for (const s of rt.discoveryOnlySubresources ?? [])
+    subresources.push({
+      subresource: s.name,
+      responseKind: { group: s.group ?? '', version: s.version ?? '', kind: s.kind ?? rt.kind },
+      verbs: [...s.verbs],
+    });
   if (rt.resource === 'namespaces' && rt.group === '')
     subresources.push({
       subresource: 'finalize',
@@ -138,13 +154,13 @@ function aggregatedResource(rt: ResourceType): Record<string, unknown> {
   if (rt.statusSubresource)
     subresources.push({
       subresource: 'status',
-      responseKind: { group: '', version: '', kind: rt.kind },
+      responseKind: { ...own, kind: rt.kind },
       verbs: SUB_VERBS,
     });
   subresources.sort((a, b) => (String(a.subresource) < String(b.subresource) ? -1 : 1));
   return {
     resource: rt.resource,
-    responseKind: { group: '', version: '', kind: rt.kind },
+    responseKind: { ...own, kind: rt.kind },
     scope: rt.namespaced ? 'Namespaced' : 'Cluster',
     singularResource: rt.singular,
     verbs: [...rt.verbs],

@@ -8,6 +8,10 @@ import type { KObject, ResourceType } from './resource-type.js';
 export type PathElem = string;
 
 const SEP = '\u0001';
+/** Value marker of a keyed list's own node (a member only when an update creates the list). */
+const LIST_MEMBER = '\u0002list';
+/** Value marker of a null leaf (never owned). */
+const NULL_LEAF = '\u0002null';
 
 /** A field set with the JSON of each leaf's value ('' for member nodes that are not leaves). */
 export type FieldValues = Map<string, string>;
@@ -24,8 +28,10 @@ const IGNORED_META = new Set([
   'deletionGracePeriodSeconds',
   'managedFields',
   'selfLink',
-  'generateName',
 ]);
+
+/** Structs marked `structType=atomic` upstream (owned as a whole). */
+const ATOMIC_STRUCTS = new Set(['regarding', 'related', 'involvedObject']);
 
 /** Maps whose keys are data (so the map node itself is a member, shown as `.`). */
 const GRANULAR_MAPS = new Set([
@@ -37,6 +43,7 @@ const GRANULAR_MAPS = new Set([
   'matchLabels',
   'nodeSelector',
   'rollingUpdate',
+  'conversion',
   'selector',
 ]);
 
@@ -68,8 +75,9 @@ export function keyElem(key: string, value: unknown): PathElem {
 export function fieldValues(
   rt: ResourceType,
   obj: KObject,
-  opts: { skipStatus?: boolean; onlyStatus?: boolean } = {},
+  opts: { skipStatus?: boolean; onlyStatus?: boolean; apply?: boolean } = {},
 ): FieldValues {
+  const custom = rt.crdName !== undefined;
   const out: FieldValues = new Map();
   const walkMap = (m: Record<string, unknown>, path: string, dotted: string, depth: number) => {
     for (const [k, v] of Object.entries(m)) {
@@ -79,7 +87,13 @@ export function fieldValues(
         if (opts.onlyStatus && k !== 'status' && k !== 'metadata') continue;
       }
       if (depth === 1 && dotted === 'metadata' && IGNORED_META.has(k)) continue;
-      if (opts.onlyStatus && depth === 1 && dotted === 'metadata') continue;
+      if (
+        opts.onlyStatus &&
+        depth === 1 &&
+        dotted === 'metadata' &&
+        !(rt.statusWritesMetadata && (k === 'labels' || k === 'annotations'))
+      )
+        continue;
       const p = path ? `${path}${SEP}f:${k}` : `f:${k}`;
       const d = dotted ? `${dotted}.${k}` : k;
       walkValue(v, p, d, depth + 1, k);
@@ -92,7 +106,16 @@ export function fieldValues(
         out.set(p, '{}');
         return;
       }
-      if (GRANULAR_MAPS.has(name)) out.set(p, '');
+      // atomic structs: a LabelSelector (matchLabels/matchExpressions), object references of events
+      if (
+        (name === 'selector' && (v.matchLabels !== undefined || v.matchExpressions !== undefined)) ||
+        ATOMIC_STRUCTS.has(name)
+      ) {
+        out.set(p, JSON.stringify(v));
+        return;
+      }
+      // maps keyed by data are members ('.') in Update sets; custom resources' maps always are
+      if (!opts.apply && (GRANULAR_MAPS.has(name) || (custom && d !== 'metadata'))) out.set(p, '');
       walkMap(v, p, d, depth);
       return;
     }
@@ -103,6 +126,7 @@ export function fieldValues(
           out.set(p, '[]');
           return;
         }
+        if (!opts.apply) out.set(p, LIST_MEMBER);
         for (const e of v) {
           const ep = `${p}${SEP}${keyElem(mk, (e as Record<string, unknown>)[mk])}`;
           out.set(ep, '');
@@ -115,13 +139,17 @@ export function fieldValues(
           out.set(p, '[]');
           return;
         }
+        if (!opts.apply) out.set(p, '');
         for (const e of v) out.set(`${p}${SEP}v:${JSON.stringify(e)}`, '');
         return;
       }
       out.set(p, JSON.stringify(v));
       return;
     }
-    out.set(p, JSON.stringify(v ?? null));
+    // null is "unset": typed encoding drops it, so nobody owns it
+    // (inside keyed list elements a null time stays a field of the element, as upstream shows)
+    if (v !== null && v !== undefined) out.set(p, JSON.stringify(v));
+    else out.set(p, p.includes(`${SEP}k:`) ? 'null' : NULL_LEAF);
   };
   walkMap(obj, '', '', 0);
   return out;
@@ -193,7 +221,8 @@ export interface ManagedFieldsEntry {
   manager: string;
   operation: 'Update' | 'Apply';
   apiVersion: string;
-  time: string;
+  /** Absent on scale-subresource entries, as upstream. */
+  time?: string;
   fieldsType: 'FieldsV1';
   fieldsV1: Record<string, unknown>;
   subresource?: string;
@@ -203,7 +232,7 @@ interface Owned {
   manager: string;
   operation: 'Update' | 'Apply';
   apiVersion: string;
-  time: string;
+  time?: string;
   subresource?: string;
   paths: Set<string>;
 }
@@ -215,7 +244,7 @@ function readEntries(obj: KObject | undefined): Owned[] {
     manager: String(e.manager ?? ''),
     operation: e.operation === 'Apply' ? 'Apply' : 'Update',
     apiVersion: String(e.apiVersion ?? ''),
-    time: String(e.time ?? ''),
+    ...(e.time !== undefined ? { time: String(e.time) } : {}),
     ...(e.subresource ? { subresource: String(e.subresource) } : {}),
     paths: fromFieldsV1(e.fieldsV1),
   }));
@@ -228,7 +257,7 @@ function writeEntries(entries: Owned[]): ManagedFieldsEntry[] {
       manager: e.manager,
       operation: e.operation,
       apiVersion: e.apiVersion,
-      time: e.time,
+      ...(e.time !== undefined ? { time: e.time } : {}),
       fieldsType: 'FieldsV1',
       fieldsV1: toFieldsV1(e.paths),
       ...(e.subresource ? { subresource: e.subresource } : {}),
@@ -255,11 +284,16 @@ export function updateManagedFields(
   const before = old ? fieldValues(rt, old, scope) : new Map<string, string>();
   const after = fieldValues(rt, next, scope);
   const changed = new Set<string>();
-  for (const [p, v] of after) if (before.get(p) !== v) changed.add(p);
+  for (const [p, v] of after) {
+    if (v === NULL_LEAF) continue;
+    if (v === LIST_MEMBER && (!old || before.has(p))) continue;
+    if (before.get(p) !== v) changed.add(p);
+  }
   const entries = readEntries(old);
   const allAfter = fieldValues(rt, next);
   for (const e of entries) {
-    for (const p of [...e.paths]) if (!allAfter.has(p) || changed.has(p)) e.paths.delete(p);
+    for (const p of [...e.paths])
+      if (!allAfter.has(p) || allAfter.get(p) === NULL_LEAF || changed.has(p)) e.paths.delete(p);
   }
   let mine = entries.find(
     (e) => e.manager === manager && e.operation === 'Update' && (e.subresource ?? '') === (subresource ?? ''),
@@ -269,7 +303,7 @@ export function updateManagedFields(
       manager,
       operation: 'Update',
       apiVersion,
-      time,
+      ...(subresource === 'scale' ? {} : { time }),
       paths: new Set(),
       ...(subresource ? { subresource } : {}),
     };
@@ -277,7 +311,7 @@ export function updateManagedFields(
   }
   if (mine && changed.size > 0) {
     for (const p of changed) mine.paths.add(p);
-    mine.time = time;
+    if (subresource !== 'scale') mine.time = time;
     mine.apiVersion = apiVersion;
   }
   return writeEntries(entries);
@@ -327,7 +361,7 @@ export function planApply(
     skipStatus: rt.statusSubresource && subresource !== 'status',
     onlyStatus: subresource === 'status',
   };
-  const appliedVals = fieldValues(rt, applied, scope);
+  const appliedVals = fieldValues(rt, applied, { ...scope, apply: true });
   const liveVals = live ? fieldValues(rt, live) : new Map<string, string>();
   const entries = readEntries(live);
   const conflicts: ApplyConflict[] = [];
@@ -336,7 +370,7 @@ export function planApply(
     if (e.manager === manager && e.operation === 'Apply') continue;
     for (const p of e.paths) {
       const av = appliedVals.get(p);
-      if (av === undefined || av === '') continue;
+      if (av === undefined || av === '' || av === NULL_LEAF || av === LIST_MEMBER) continue;
       if (liveVals.get(p) !== av) {
         conflicts.push({ manager: e.manager, apiVersion: e.apiVersion, field: pathString(p) });
         conflictPaths.add(p);
@@ -369,7 +403,14 @@ export function planApply(
         operation: 'Apply',
         apiVersion,
         time,
-        paths: new Set([...appliedVals.keys()].filter((p) => mergedVals.has(p))),
+        paths: new Set(
+          [...appliedVals.entries()]
+            .filter(
+              ([p, v]) =>
+                v !== NULL_LEAF && v !== LIST_MEMBER && mergedVals.has(p) && mergedVals.get(p) !== NULL_LEAF,
+            )
+            .map(([p]) => p),
+        ),
         ...(subresource ? { subresource } : {}),
       };
       const idx = mineBefore ? entries.indexOf(mineBefore) : -1;

@@ -528,6 +528,7 @@ export class Registry {
     if (rt.statusSubresource && rt.crdName !== undefined) delete body.status;
     rt.defaults?.(body);
     this.#validate(rt, body, undefined);
+    rt.canonicalize?.(body);
     this.#checkNamespace(rt, namespace);
     const name = m.name as string;
     const key = storageKeyOf(rt, namespace, name);
@@ -630,6 +631,14 @@ export class Registry {
       next = structuredClone(old) as KObject;
       if (body.status !== undefined) next.status = structuredClone(body.status);
       else delete next.status;
+      if (rt.statusWritesMetadata) {
+        const bm = meta(body);
+        const nm = meta(next);
+        for (const k of ['labels', 'annotations']) {
+          if (bm[k] !== undefined && bm[k] !== null) nm[k] = structuredClone(bm[k]);
+          else delete nm[k];
+        }
+      }
     } else {
       next = body;
       const m = meta(next);
@@ -669,6 +678,7 @@ export class Registry {
     } else delete m.generation;
     m.resourceVersion = oldMeta.resourceVersion;
     this.#validate(rt, next, old);
+    rt.canonicalize?.(next);
     const mf = managed
       ? managed(next, now)
       : updateManagedFields(rt, old, next, opts.fieldManager, apiVersionOf(rt), now, opts.subresource);
@@ -833,19 +843,20 @@ export class Registry {
     const cur = this.get(rt, namespace, name);
     const om = cur.obj.metadata as Record<string, unknown>;
     const pre = opts.preconditions;
+    // the store's precondition check words it with the Kind (apiserver registry/generic/registry/store.go)
     if (pre?.uid && pre.uid !== om.uid)
       throw conflict(
-        rt.resource,
+        rt.kind,
         rt.group,
         name,
-        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${String(om.uid)}`,
+        `the UID in the precondition (${pre.uid}) does not match the UID in record (${String(om.uid)}). The object might have been deleted and then recreated`,
       );
     if (pre?.resourceVersion && pre.resourceVersion !== om.resourceVersion)
       throw conflict(
-        rt.resource,
+        rt.kind,
         rt.group,
         name,
-        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${String(om.resourceVersion)}`,
+        `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${String(om.resourceVersion)}). The object might have been modified`,
       );
     if (om.deletionTimestamp) return { object: this.view(rt, cur) as KObject };
     const fins = om.finalizers;
@@ -869,7 +880,12 @@ export class Registry {
     const finalObj = this.#normalize(rt, next);
     if (!opts.dryRun) {
       if (rt.resource === 'namespaces' && rt.group === '') this.#deleteNamespaceContents(name);
-      const last = this.store.remove(rt.storageKey, key, this.#toStorage(rt, finalObj));
+      if (rt.returnDeletedObject) {
+        // graceful deletion with period 0: the object is first marked (MODIFIED), then removed (DELETED)
+        const marked = this.store.put(rt.storageKey, key, this.#toStorage(rt, finalObj));
+        this.hooks.afterUpdate?.(rt, marked.obj);
+      }
+      const last = this.store.remove(rt.storageKey, key, this.#toStorage(rt, structuredClone(finalObj)));
       if (last) this.hooks.afterDelete?.(rt, last.obj);
       if (rt.returnDeletedObject && last) return { object: this.view(rt, last) as KObject };
     }

@@ -123,14 +123,12 @@ function fieldValidationMode(q: URLSearchParams): 'Strict' | 'Warn' | 'Ignore' {
 
 function applyFieldValidation(rt: ResourceType, o: KObject, q: URLSearchParams, warnings: string[]): void {
   const mode = fieldValidationMode(q);
-  if (mode === 'Ignore') return;
   const unknown = rt.unknownFields ? rt.unknownFields(o) : builtinUnknownFields(rt, o);
   if (unknown.length === 0) return;
+  // decoding drops unknown fields unless Strict refuses them
+  if (mode !== 'Strict') for (const u of unknown) deletePath(o, u.replace(/^\./, ''));
+  if (mode === 'Ignore') return;
   if (mode === 'Strict') {
-    if (rt.crdName !== undefined) {
-      const msgs = unknown.map((u) => `${u}: field not declared in schema`);
-      throw badRequest(`${msgs.length === 1 ? msgs[0] : `[${msgs.join(', ')}]`}`);
-    }
     const list = unknown.map((u) => `unknown field "${u.replace(/^\./, '')}"`);
     throw badRequest(
       `${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: strict decoding error: ${list.join(', ')}`,
@@ -223,6 +221,16 @@ const KNOWN_DEPLOY_SPEC = new Set([
   'paused',
   'progressDeadlineSeconds',
 ]);
+
+function deletePath(o: Record<string, unknown>, dotted: string): void {
+  const parts = dotted.split('.');
+  let cur: unknown = o;
+  for (let i = 0; i < parts.length - 1; i++) {
+    if (!isObj(cur)) return;
+    cur = cur[parts[i]!];
+  }
+  if (isObj(cur)) delete cur[parts[parts.length - 1]!];
+}
 
 /** Unknown top-level (and a few nested) fields of built-in kinds, for fieldValidation. */
 function builtinUnknownFields(rt: ResourceType, o: KObject): string[] {
@@ -420,7 +428,11 @@ export async function handleResource(
         resourceVersion: q.get('resourceVersion'),
         resourceVersionMatch: q.get('resourceVersionMatch'),
       });
-      const listMeta: Record<string, unknown> = { resourceVersion: String(result.rv) };
+      // unstructured (custom resource) lists always carry `continue`, and before resourceVersion
+      const listMeta: Record<string, unknown> =
+        rt.crdName !== undefined && fmt.kind === 'json'
+          ? { continue: result.continueToken ?? '', resourceVersion: String(result.rv) }
+          : { resourceVersion: String(result.rv) };
       if (result.continueToken) listMeta.continue = result.continueToken;
       if (result.remainingItemCount !== undefined) listMeta.remainingItemCount = result.remainingItemCount;
       if (fmt.kind === 'table') {
@@ -513,7 +525,7 @@ export async function handleResource(
             else delete m.resourceVersion;
             return cur;
           },
-          { ...opts, subresource: undefined },
+          { ...opts, subresource: 'scale' },
         );
         sendBody(res, 200, toScale(rt, obj), fmt);
         return;
@@ -545,6 +557,10 @@ export async function handleResource(
       const accepted = rt.strategicMergeKeys
         ? PATCH_TYPES
         : PATCH_TYPES.filter((t) => !t.includes('strategic'));
+      if (!PATCH_TYPES.includes(ct))
+        throw new ApiStatusError(
+          failureStatus(415, 'UnsupportedMediaType', '415: Unsupported Media Type', {}),
+        );
       if (!accepted.includes(ct)) throw unsupportedMediaType(accepted);
       const raw = await readBody(req);
       const patch = decodeBody(raw, ct, 'error decoding patch');
@@ -583,7 +599,7 @@ export async function handleResource(
       const opts = {
         dryRun,
         fieldManager: fieldManagerOf(req, q),
-        ...(sub && sub !== 'scale' ? { subresource: sub } : {}),
+        ...(sub ? { subresource: sub } : {}),
       };
       const applyPatch = (doc: KObject): KObject => {
         if (ct === 'application/json-patch+json') return jsonPatch(doc, patch, rt.kind, name);

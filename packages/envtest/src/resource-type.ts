@@ -58,6 +58,18 @@ export interface ResourceType {
   readonly strategicSetLists?: readonly string[];
   /** Scheme defaulting on create/update (fields counted in managedFields). */
   defaults?(obj: KObject): void;
+  /** Final normalisation before storing (drop zero-valued omitempty fields, as typed encoding does). */
+  canonicalize?(obj: KObject): void;
+  /** A /status write also takes labels and annotations from the body (pods' status strategy). */
+  readonly statusWritesMetadata?: boolean;
+  /** Extra subresources listed in discovery only (pods/exec, …); requests to them answer 404. */
+  readonly discoveryOnlySubresources?: readonly {
+    readonly name: string;
+    readonly verbs: readonly string[];
+    readonly kind?: string;
+    readonly group?: string;
+    readonly version?: string;
+  }[];
   /** Admission mutation on create (not counted in managedFields). */
   admit?(obj: KObject): void;
   /** Validation; return field errors. */

@@ -73,10 +73,13 @@ export class ExpiredError extends Error {
   readonly code = 'ENVTEST_RV_EXPIRED';
   readonly requested: number;
   readonly oldest: number;
-  constructor(requested: number, oldest: number) {
+  /** True when the RV was compacted away (as opposed to falling out of the watch history window). */
+  readonly compacted: boolean;
+  constructor(requested: number, oldest: number, compacted = false) {
     super(`resourceVersion ${requested} is older than the retained history (${oldest})`);
     this.requested = requested;
     this.oldest = oldest;
+    this.compacted = compacted;
   }
 }
 
@@ -250,7 +253,7 @@ export class Store {
       const objects = b.objects;
       return { rv: current, keys: b.sortedKeys(), get: (k) => objects.get(k) };
     }
-    if (atRv < this.#compactedRv) throw new ExpiredError(atRv, this.#compactedRv);
+    if (atRv < this.#compactedRv) throw new ExpiredError(atRv, this.#compactedRv, true);
     const later = b.eventsAfter(atRv);
     if (later.length === 0) {
       const objects = b.objects;
@@ -285,12 +288,23 @@ export class Store {
     const b = this.#bucket(storageKey);
     let replay: StoreEvent[] = [];
     if (fromRv !== undefined && fromRv < this.#rv) {
-      const oldest = Math.max(b.truncatedRv, this.#compactedRv);
-      if (fromRv < oldest) throw new ExpiredError(fromRv, oldest);
+      if (fromRv < this.#compactedRv) throw new ExpiredError(fromRv, this.#compactedRv, true);
+      if (fromRv < b.truncatedRv) throw new ExpiredError(fromRv, b.truncatedRv);
       replay = b.eventsAfter(fromRv);
     }
     b.listeners.add(listener);
     return { replay, cancel: () => b.listeners.delete(listener) };
+  }
+
+  /**
+   * Check that a watch could start at `fromRv` without subscribing.
+   * @throws ExpiredError (with `compacted` set when compaction is the reason).
+   */
+  checkWatchable(storageKey: string, fromRv: number): void {
+    if (fromRv >= this.#rv) return;
+    if (fromRv < this.#compactedRv) throw new ExpiredError(fromRv, this.#compactedRv, true);
+    const b = this.#buckets.get(storageKey);
+    if (b && fromRv < b.truncatedRv) throw new ExpiredError(fromRv, b.truncatedRv);
   }
 
   /** Number of active listeners on a bucket (for tests and diagnostics). */

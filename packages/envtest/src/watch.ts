@@ -107,6 +107,16 @@ export async function serveWatch(
   const { sel, fromRv, rvParam, sendInitialEvents, timeoutMs, bookmarks } = prepared;
   if (fromRv !== undefined && fromRv > registry.store.rv)
     await registry.waitForRv(fromRv).catch(() => undefined);
+  // A compacted RV is refused before the stream starts (HTTP 410, as the watch cache answers); an RV that
+  // only fell out of the history window gets 200 + an ERROR event below.
+  if (fromRv !== undefined && !sendInitialEvents) {
+    try {
+      registry.store.checkWatchable(rt.storageKey, fromRv);
+    } catch (e) {
+      if (e instanceof ExpiredError && e.compacted)
+        throw expired(`too old resource version: ${rvParam} (${e.oldest})`);
+    }
+  }
 
   res.writeHead(200, {
     ...baseHeaders(),

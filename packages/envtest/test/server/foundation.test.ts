@@ -66,13 +66,16 @@ describe('foundation: CRUD, list and watch over real HTTPS', () => {
     expect(w.headers['transfer-encoding']).toBe('chunked');
     await t.req('POST', '/api/v1/namespaces/default/pods', pod('after'));
     await t.req('DELETE', '/api/v1/namespaces/default/pods/after');
-    await w.until((ev) => ev.length >= 2);
+    await w.until((ev) => ev.length >= 3);
+    // a pod delete is graceful with period 0: marked (MODIFIED with deletionTimestamp), then DELETED
     expect(w.events.map((e) => [e.type, e.object.metadata.name])).toEqual([
       ['ADDED', 'after'],
+      ['MODIFIED', 'after'],
       ['DELETED', 'after'],
     ]);
+    expect(w.events[1].object.metadata.deletionTimestamp).toBeTruthy();
     expect(w.events[0].object.kind).toBe('Pod');
-    expect(w.raw().split('\n').filter(Boolean)).toHaveLength(2);
+    expect(w.raw().split('\n').filter(Boolean)).toHaveLength(3);
     w.close();
   });
 });
