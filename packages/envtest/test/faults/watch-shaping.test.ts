@@ -236,6 +236,39 @@ describe('watch shaping (unit, through the seam)', () => {
   });
 });
 
+describe('watch shaping invariant', () => {
+  it('split/merge/pass scripts never lose, duplicate or reorder a byte', () => {
+    const step = fc.oneof(
+      fc.record({ op: fc.constant('pass' as const), count: fc.integer({ min: 1, max: 3 }) }),
+      fc.record({ op: fc.constant('split' as const), parts: fc.integer({ min: 2, max: 6 }) }),
+      fc.record({ op: fc.constant('merge' as const), count: fc.integer({ min: 2, max: 4 }) }),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(step, { minLength: 1, maxLength: 6 }),
+        fc.array(fc.string({ unit: 'grapheme', maxLength: 30 }), { minLength: 0, maxLength: 5 }),
+        (steps, extra) => {
+          const faults = new FaultInjector(undefined);
+          faults.shapeWatch({ steps });
+          const w = new RecordingWriter();
+          const s = faults.onWatchStart(watchCtx(), w);
+          const consumed = steps.reduce((n, st) => n + (st.op === 'split' ? 1 : st.count), 0);
+          const lines: string[] = [];
+          for (let i = 0; i < consumed + extra.length; i++) {
+            const e = ev('ADDED', `p${i}`, i + 1, 'x');
+            (e.event.object.metadata as Record<string, unknown>).annotations = { t: extra[i] ?? 'ß' };
+            const line = `${JSON.stringify(e.event)}\n`;
+            lines.push(line);
+            s.deliver(e.event, line);
+          }
+          expect(Buffer.concat(w.writes).equals(Buffer.from(lines.join(''), 'utf8'))).toBe(true);
+          expect(w.ended).toBe(false);
+        },
+      ),
+    );
+  });
+});
+
 describe('rule validation', () => {
   it.each([
     [{ type: 'fail' }, 'fail.status'],
