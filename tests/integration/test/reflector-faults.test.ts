@@ -1,0 +1,242 @@
+import { DeletedFinalStateUnknown, listWatchFor, objectOfDelete, SharedIndexInformer } from '@kubeloop/cache';
+import { type ApiClient, Namespace, newClient, Pod } from '@kubeloop/client';
+import type { RestConfig } from '@kubeloop/config';
+import { type ApiServer, startApiServer } from '@kubeloop/envtest';
+import type { V1Pod } from '@kubernetes/client-node';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { podManifest, uniqueName, waitFor } from './support.js';
+
+// These cases break the wire on purpose, so they need envtest's fault injection: each file starts its own
+// in-process server (they are skipped against a real cluster).
+const realCluster = process.env.USE_EXISTING_CLUSTER === 'true';
+
+describe.skipIf(realCluster)('reflector and informer under faults (envtest fault injection)', () => {
+  let server: ApiServer;
+  let config: RestConfig;
+  let api: ApiClient;
+  const cleanups: Array<() => Promise<void>> = [];
+
+  beforeAll(async () => {
+    server = await startApiServer();
+    config = {
+      host: server.url,
+      tlsClientConfig: { caData: server.caPem },
+      bearerToken: server.token,
+      qps: -1,
+      burst: 0,
+      timeoutMs: 0,
+      userAgent: 'kubeloop-faults-test',
+    };
+    api = newClient(config);
+  });
+  afterAll(async () => {
+    await api?.close();
+    await server?.stop();
+  });
+  afterEach(async () => {
+    server.faults.reset();
+    while (cleanups.length) await cleanups.pop()!();
+  });
+
+  async function namespaceWithPods(prefix: string, names: string[], labels: Record<string, string> = {}) {
+    const ns = uniqueName(prefix);
+    await api.create(Namespace, { metadata: { name: ns } });
+    for (let i = 0; i < names.length; i += 25) {
+      await Promise.all(names.slice(i, i + 25).map((n) => api.create(Pod, podManifest(ns, n, labels))));
+    }
+    return ns;
+  }
+
+  /** A running informer on pods of `ns`, recording every notification. */
+  async function informer(ns: string) {
+    const client = newClient(config);
+    const warnings: string[] = [];
+    const record = (f: Record<string, unknown>, m: string) => warnings.push(`${m} ${JSON.stringify(f)}`);
+    const logger = { debug: () => {}, info: record, warn: record, error: record };
+    const inf = new SharedIndexInformer<V1Pod>(listWatchFor(client, Pod, { namespace: ns }), {
+      name: `pods/${ns}`,
+      logger,
+    });
+    const log: string[] = [];
+    const deletes: Array<V1Pod | DeletedFinalStateUnknown<V1Pod>> = [];
+    inf.addEventHandler({
+      onAdd: (p) => log.push(`add ${p.metadata?.name}`),
+      onUpdate: (_a, b) => log.push(`update ${b.metadata?.name}`),
+      onDelete: (p) => {
+        deletes.push(p);
+        log.push(`delete ${objectOfDelete(p).metadata?.name}`);
+      },
+    });
+    const ac = new AbortController();
+    const running = inf.run(ac.signal);
+    cleanups.push(async () => {
+      ac.abort();
+      await running;
+      await client.close();
+    });
+    await waitFor(() => inf.hasSynced(), 'informer sync');
+    return { inf, log, deletes, warnings };
+  }
+
+  /** The informer's lists and watches at the server (the test's own checking lists carry no `limit`). */
+  const requestsFor = (ns: string, verb: 'list' | 'watch') =>
+    server.faults
+      .requests({ verb, resource: 'pods', namespace: ns })
+      .filter((r) => verb === 'watch' || new URLSearchParams(r.query).has('limit'));
+
+  async function serverRVs(ns: string): Promise<string[]> {
+    return (await api.list(Pod, { namespace: ns })).items
+      .map((p) => `${p.metadata?.name}@${p.metadata?.resourceVersion}`)
+      .sort();
+  }
+  const cacheRVs = (inf: SharedIndexInformer<V1Pod>) =>
+    inf
+      .getIndexer()
+      .list()
+      .map((p) => `${p.metadata?.name}@${p.metadata?.resourceVersion}`)
+      .sort();
+
+  it('C01: watches that end cleanly are resumed from the last resourceVersion, with no relist and no replays', async () => {
+    const ns = await namespaceWithPods('c01', ['a', 'b']);
+    // Every watch ends cleanly 1.2 s after it starts (longer than client-go's 1 s "very short watch"), 6 times.
+    const rule = server.faults.endWatches({
+      match: { verb: 'watch', namespace: ns },
+      afterMs: 1200,
+      times: 6,
+    });
+    const { inf, log, warnings } = await informer(ns);
+    let n = 0;
+    await waitFor(
+      async () => {
+        // Keep changing objects across the cycles so events flow over several watches.
+        await api.patch(
+          Pod,
+          { namespace: ns, name: 'a' },
+          { type: 'merge', data: { metadata: { labels: { n: String(++n) } } } },
+        );
+        return rule.hits >= 6 && !rule.active;
+      },
+      () => `6 watch ends (hits ${rule.hits})`,
+      30_000,
+    );
+    // The 6th shaped watch ends too; the 7th is a plain one.
+    await waitFor(() => requestsFor(ns, 'watch').length >= 7, 'the watch after the last shaped one');
+    await api.create(Pod, podManifest(ns, 'c'));
+    await waitFor(async () => cacheRVs(inf).join() === (await serverRVs(ns)).join(), 'cache equals server');
+
+    expect(requestsFor(ns, 'list')).toHaveLength(1);
+    const watches = requestsFor(ns, 'watch');
+    expect(watches.length).toBeGreaterThanOrEqual(7);
+    // Each re-watch starts where the previous stream left off, never from 0 or "".
+    for (const w of watches)
+      expect(new URLSearchParams(w.query).get('resourceVersion')).toMatch(/^[1-9]\d*$/);
+    expect(log.filter((l) => l.startsWith('add')).sort()).toEqual(['add a', 'add b', 'add c']);
+    expect(log.filter((l) => l === 'update a')).toHaveLength(n);
+    expect(log.filter((l) => l.startsWith('update b'))).toEqual([]);
+  });
+
+  it('C03: a 410 ERROR event on the watch causes one relist, then a watch from the new list resourceVersion, no tight loop', async () => {
+    const ns = await namespaceWithPods('c03', ['a']);
+    const { inf, warnings } = await informer(ns);
+    const before = requestsFor(ns, 'list').length;
+    const rule = server.faults.expire({ match: { verb: 'watch', namespace: ns }, times: 1 });
+    // A new rule does not touch the open watch: drop the connections so the next watch meets the rule.
+    await server.restart({ keepState: true });
+    await api.create(Pod, podManifest(ns, 'b'));
+    await waitFor(
+      () => rule.hits === 1,
+      () => `the expired watch; informer said: ${warnings.join(' | ')}`,
+    );
+    await waitFor(() => requestsFor(ns, 'list').length === before + 1, 'one relist');
+    await waitFor(async () => cacheRVs(inf).join() === (await serverRVs(ns)).join(), 'cache equals server');
+    const lists = requestsFor(ns, 'list');
+    const relist = lists.at(-1)!;
+    const watchesAfter = requestsFor(ns, 'watch').filter((w) => w.time >= relist.time);
+    expect(watchesAfter.length).toBeGreaterThanOrEqual(1);
+    expect(lists.length).toBe(before + 1);
+    expect(requestsFor(ns, 'watch').length).toBeLessThan(10);
+  });
+
+  it('C05: deletes during a watch gap reach handlers as typed tombstones, exactly once each', async () => {
+    const names = Array.from({ length: 1000 }, (_, i) => `p${i}`);
+    const ns = await namespaceWithPods('c05', names);
+    const { inf, deletes } = await informer(ns);
+    expect(inf.getIndexer().size()).toBe(1000);
+    // Cut the informer off: lists and watches fail, and the open watch is dropped.
+    const outage = server.faults.failRequests({
+      match: { verb: ['list', 'watch'], namespace: ns },
+      status: 503,
+    });
+    await server.restart({ keepState: true });
+    const gone = names.filter((_, i) => i % 5 < 2); // 400
+    for (let i = 0; i < gone.length; i += 25) {
+      await Promise.all(
+        gone
+          .slice(i, i + 25)
+          .map((n) => api.delete(Pod, { namespace: ns, name: n }, { gracePeriodSeconds: 0 })),
+      );
+    }
+    server.faults.compact();
+    outage.clear();
+    await waitFor(
+      () => inf.getIndexer().size() === 600,
+      () => `store size 600 (is ${inf.getIndexer().size()})`,
+      30_000,
+    );
+    await waitFor(async () => cacheRVs(inf).join() === (await serverRVs(ns)).join(), 'cache equals server');
+    expect(deletes).toHaveLength(400);
+    expect(deletes.every((d) => d instanceof DeletedFinalStateUnknown)).toBe(true);
+    const tomb = deletes[0] as DeletedFinalStateUnknown<V1Pod>;
+    expect(tomb.key).toBe(`${ns}/${tomb.obj.metadata?.name}`);
+    expect(new Set(deletes.map((d) => objectOfDelete(d).metadata?.name))).toEqual(new Set(gone));
+  });
+
+  it('C07: after a failed watch the informer recovers by itself with no replayed callbacks; one real change gives one update', async () => {
+    const ns = await namespaceWithPods('c07', ['a', 'b', 'c']);
+    const { inf, log } = await informer(ns);
+    const fail = server.faults.failRequests({
+      match: { verb: 'watch', namespace: ns },
+      status: 500,
+      times: 1,
+    });
+    await server.restart({ keepState: true });
+    await api.patch(
+      Pod,
+      { namespace: ns, name: 'b' },
+      { type: 'merge', data: { metadata: { labels: { changed: 'yes' } } } },
+    );
+    await waitFor(() => fail.hits === 1, 'the failed watch');
+    await waitFor(async () => cacheRVs(inf).join() === (await serverRVs(ns)).join(), 'recovery');
+    expect(log).toEqual(['add a', 'add b', 'add c', 'update b']);
+  });
+
+  it('C10: frames split inside a UTF-8 character, merged, and unterminated arrive exactly once, in order', async () => {
+    const ns = await namespaceWithPods('c10', []);
+    const { inf, log } = await informer(ns);
+    const rule = server.faults.shapeWatch({
+      match: { verb: 'watch', namespace: ns },
+      times: 1,
+      steps: [
+        { op: 'split', parts: 3, delayMs: 50, insideUtf8: true },
+        { op: 'merge', count: 3 },
+        { op: 'noNewline' },
+      ],
+    });
+    // Drop the open watch so the next one is shaped.
+    await server.restart({ keepState: true });
+    await waitFor(() => rule.hits === 1, 'the shaped watch to start', 10_000);
+    await api.create(Pod, {
+      ...podManifest(ns, 'e1'),
+      metadata: { namespace: ns, name: 'e1', annotations: { team: 'zürich-€-🚀' } },
+    });
+    for (const n of ['e2', 'e3', 'e4']) await api.create(Pod, podManifest(ns, n));
+    const e5 = await api.create(Pod, podManifest(ns, 'e5'));
+    await waitFor(
+      () => inf.getIndexer().size() === 5,
+      () => `5 pods (${log.join(' ')})`,
+    );
+    expect(log).toEqual(['add e1', 'add e2', 'add e3', 'add e4', 'add e5']);
+    expect(inf.getIndexer().get(`${ns}/e1`)?.metadata?.annotations?.team).toBe('zürich-€-🚀');
+    await waitFor(() => inf.lastSyncResourceVersion === e5.metadata?.resourceVersion, 'RV of E5');
+  });
+});
