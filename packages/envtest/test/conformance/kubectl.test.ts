@@ -3,7 +3,9 @@
  * envtest server over HTTPS with a token, with a fresh `--cache-dir`, and each test checks both kubectl's output
  * and the server's state, read back over HTTPS.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { startCluster, type TestCluster } from '../support/cluster.js';
 import { Kubectl, kubectlMissingReason } from '../support/kubectl.js';
 import { waitFor } from '../support/wait.js';
@@ -491,6 +493,168 @@ describe.skipIf(missing !== undefined)(
       expect((await kubectl.ok(['get', 'gd', '-n', NS, '-o', 'name'])).trim()).toBe('gadget.example.com/g1');
       const json = JSON.parse(await kubectl.ok(['get', 'gadget', 'g1', '-n', NS, '-o', 'json']));
       expect(json.metadata.uid).toBe(live.body.metadata.uid);
+    });
+
+    it('apply -f on a custom resource twice (kubectl sends a JSON merge patch), and strict validation of CRs', async () => {
+      const gadget = (color: string) =>
+        `apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g2\n  namespace: ${NS}\nspec:\n  color: ${color}\n`;
+      expect(await kubectl.ok(['apply', '-f', kubectl.file('g2a.yaml', gadget('blue'))])).toContain(
+        'gadget.example.com/g2 created',
+      );
+      expect(await kubectl.ok(['apply', '-f', kubectl.file('g2b.yaml', gadget('green'))])).toContain(
+        'gadget.example.com/g2 configured',
+      );
+      const live = await cluster.get(`/apis/example.com/v1/namespaces/${NS}/gadgets/g2`);
+      expect(live.body.spec).toEqual({ color: 'green' });
+      expect(live.body.metadata.generation).toBe(2);
+
+      const bogus = `apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g3\n  namespace: ${NS}\nspec:\n  color: red\n  bogus: 1\n`;
+      const refused = await kubectl.run(['create', '-f', kubectl.file('g3.yaml', bogus)]);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain('bogus');
+      expect((await cluster.get(`/apis/example.com/v1/namespaces/${NS}/gadgets/g3`)).status).toBe(404);
+    });
+
+    it('version reports the server version; a wrong token gets the Unauthorized error', async () => {
+      const v = JSON.parse(await kubectl.ok(['version', '-o', 'json']));
+      const server = await cluster.get('/version');
+      expect(v.serverVersion.gitVersion).toBe(server.body.gitVersion);
+      expect(v.serverVersion.gitVersion).toMatch(/^v1\.32\./);
+
+      const kc = readFileSync(cluster.kubeconfigPath, 'utf8');
+      const doc = parseYaml(kc) as { users: Array<{ user: { token?: string } }> };
+      for (const u of doc.users) if (u.user.token) u.user.token = 'wrong-token';
+      const bad = new Kubectl(kubectl.file('bad-kubeconfig.yaml', stringifyYaml(doc)));
+      try {
+        const r = await bad.run(['get', 'pods', '-n', NS]);
+        expect(r.code).not.toBe(0);
+        expect(r.stderr).toContain('You must be logged in to the server');
+      } finally {
+        await bad.dispose();
+      }
+    });
+
+    it('get -o wide prints the priority-1 columns; get pod NAME -w follows one object', async () => {
+      const wide = (await kubectl.ok(['get', 'pods', '-n', NS, '-o', 'wide'])).trim().split('\n');
+      expect(wide[0]).toMatch(
+        /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\s+NOMINATED NODE\s+READINESS GATES$/,
+      );
+      expect(wide[1]).toMatch(/^p1\s+0\/2\s+Pending\s+0\s+\S+\s+<none>\s+<none>\s+<none>\s+<none>$/);
+
+      const w = kubectl.stream([
+        'get',
+        'pod',
+        'p1',
+        '-n',
+        NS,
+        '-w',
+        '-o',
+        'custom-columns=NAME:.metadata.name,L:.metadata.labels.watched',
+      ]);
+      try {
+        await w.waitForLine((l) => /^p1\s+<none>$/.test(l), 20_000, 'the initial p1 row');
+        const r = await cluster.send(
+          'PATCH',
+          `${PODS}/p1`,
+          { metadata: { labels: { watched: 'yes' } } },
+          'application/merge-patch+json',
+        );
+        expect(r.status).toBe(200);
+        await w.waitForLine((l) => /^p1\s+yes$/.test(l), 20_000, 'the row after the label change');
+        // Changes to other pods do not show up in a single-object watch.
+        expect(w.lines.every((l) => l.startsWith('p1') || l.startsWith('NAME'))).toBe(true);
+      } finally {
+        await w.stop();
+      }
+    });
+
+    it('deployments: create, scale through /scale, patch --subresource=status, get table', async () => {
+      const DEPLOY = `/apis/apps/v1/namespaces/${NS}/deployments`;
+      // From a manifest: `kubectl create deployment` sends a protobuf body, which envtest does not decode (README).
+      const manifest = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: ${NS}
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: pause
+        image: registry.k8s.io/pause:3.10
+`;
+      expect(await kubectl.ok(['create', '-f', kubectl.file('deploy.yaml', manifest)])).toContain(
+        'deployment.apps/web created',
+      );
+      const created = await cluster.get(`${DEPLOY}/web`);
+      expect(created.body.metadata.generation).toBe(1);
+      expect(created.body.spec.replicas).toBe(1);
+
+      expect(await kubectl.ok(['scale', 'deployment', 'web', '-n', NS, '--replicas=3'])).toContain(
+        'deployment.apps/web scaled',
+      );
+      const scaled = await cluster.get(`${DEPLOY}/web`);
+      expect(scaled.body.spec.replicas).toBe(3);
+      expect(scaled.body.metadata.generation).toBe(2);
+      expect((await cluster.get(`${DEPLOY}/web/scale`)).body).toMatchObject({
+        kind: 'Scale',
+        spec: { replicas: 3 },
+      });
+
+      await kubectl.ok([
+        'patch',
+        'deployment',
+        'web',
+        '-n',
+        NS,
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        '{"status":{"replicas":3,"readyReplicas":2,"availableReplicas":2,"updatedReplicas":3},"spec":{"replicas":9}}',
+      ]);
+      const afterStatus = await cluster.get(`${DEPLOY}/web`);
+      expect(afterStatus.body.status.readyReplicas).toBe(2);
+      expect(afterStatus.body.spec.replicas).toBe(3);
+      expect(afterStatus.body.metadata.generation).toBe(2);
+
+      const table = (await kubectl.ok(['get', 'deploy', '-n', NS])).trim().split('\n');
+      expect(table[0]).toMatch(/^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE$/);
+      expect(table[1]).toMatch(/^web\s+2\/3\s+3\s+2\s+\S+$/);
+    });
+
+    // Known gaps, kept as expected failures so that they flip (and must be removed) once envtest closes them.
+    it.fails('known gap: generator commands (create namespace|configmap|secret) send protobuf bodies, refused with 415', async () => {
+      expect(await kubectl.ok(['create', 'namespace', 'from-generator'])).toContain(
+        'namespace/from-generator created',
+      );
+      expect(await kubectl.ok(['create', 'configmap', 'gen', '-n', NS, '--from-literal=a=b'])).toContain(
+        'configmap/gen created',
+      );
+      expect((await cluster.get(`${CMS}/gen`)).body.data).toEqual({ a: 'b' });
+    });
+
+    it.fails('known gap: explain needs schemas in the OpenAPI v3 documents', async () => {
+      expect(await kubectl.ok(['explain', 'pods.spec.restartPolicy'])).toContain('FIELD: restartPolicy');
+    });
+
+    it('create --dry-run=server validates without storing; delete --all empties a namespace', async () => {
+      const f = kubectl.file('dry.yaml', pod('dry', { app: 'dry' }));
+      expect(await kubectl.ok(['create', '--dry-run=server', '-f', f])).toContain(
+        'pod/dry created (server dry run)',
+      );
+      expect((await cluster.get(`${PODS}/dry`)).status).toBe(404);
+
+      const before = await names('/api/v1/namespaces/kc2/pods');
+      expect(before.length).toBeGreaterThan(0);
+      const out = await kubectl.ok(['delete', 'pods', '--all', '-n', 'kc2']);
+      for (const n of before) expect(out).toContain(`pod "${n}" deleted`);
+      expect(await names('/api/v1/namespaces/kc2/pods')).toEqual([]);
+      expect(await names(PODS)).toContain('p1');
     });
   },
 );
