@@ -104,7 +104,7 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
       afterMs: 1200,
       times: 6,
     });
-    const { inf, log, warnings } = await informer(ns);
+    const { inf, log } = await informer(ns);
     let n = 0;
     await waitFor(
       async () => {
