@@ -40,7 +40,8 @@ const MAX_BODY_BYTES = 1 << 20;
  * - `POST /faults` — add a rule (body: a `FaultSpec`) → 201 `{id, spec, hits, active}`; 400 if invalid
  * - `GET /faults/{id}`, `DELETE /faults/{id}` — one rule (404 if unknown)
  * - `DELETE /faults` — remove every rule → `{cleared: n}`
- * - `POST /compact` (body `{}`) — compact the store now (older RVs then get 410 Expired)
+ * - `POST /compact` (body `{}`) — compact the store now (older RVs then get 410 Expired) →
+ *   `{compacted: true, resourceVersion}`
  * - `POST /watch-history` (body `{"limit": n}`) — shrink the watch history window to `n` events
  * - `POST /restart` (body `{"keepState": true|false}`, default true) — drop every connection, maybe lose state
  * - `GET /connections` — `{open, blackholed}`
@@ -144,8 +145,7 @@ async function handle(faults: FaultInjector, req: IncomingMessage, res: ServerRe
       }
       case 'POST /compact': {
         await readJson(req);
-        const result = faults.compact();
-        reply(res, 200, { compacted: true, ...(isRecord(result) ? result : {}) });
+        reply(res, 200, { compacted: true, ...faults.compact() });
         return;
       }
       case 'POST /watch-history': {

@@ -47,6 +47,8 @@ export interface FaultHost {
     compact(...args: never[]): unknown;
     /** Keep at most `n` events in the watch history window. */
     setWatchHistoryLimit(n: number): unknown;
+    /** The current resourceVersion (one sequence for the whole store). */
+    readonly rv?: number;
   };
   /** Drop every connection; `keepState: false` also empties the store. */
   restart?(options: { keepState: boolean }): unknown;
@@ -1177,14 +1179,16 @@ export class FaultInjector {
 
   /**
    * Compact the store now, as etcd does: older resourceVersions then give 410 Expired to exact lists and
-   * continue tokens, and to watches from before the compaction (C03, C05).
+   * continue tokens, and to watches from before the compaction (C03, C05). Returns the resourceVersion
+   * compacted at (when the server reports it).
    * @throws FaultError `ENOTSUPPORTED` if the server has no store compaction.
    */
-  compact(): unknown {
+  compact(): { resourceVersion?: string } {
     const store = this.host().store;
     if (typeof store?.compact !== 'function')
       throw new FaultError('ENOTSUPPORTED', 'the server has no compact()');
-    return store.compact();
+    store.compact();
+    return typeof store.rv === 'number' ? { resourceVersion: String(store.rv) } : {};
   }
 
   /**
@@ -1400,7 +1404,9 @@ export class FaultInjector {
         if (ctx.verb === 'watch') {
           const rv = ctx.query.get('resourceVersion') ?? '0';
           const n = Number(rv);
-          const message = `too old resource version: ${rv} (${Number.isFinite(n) ? n + 1 : 0})`;
+          const current = this.host().store?.rv;
+          const oldest = typeof current === 'number' ? current : Number.isFinite(n) ? n + 1 : 0;
+          const message = `too old resource version: ${rv} (${oldest})`;
           res.writeHead(200, { ...baseHeaders(), 'Transfer-Encoding': 'chunked' });
           res.write(
             `${JSON.stringify({ type: 'ERROR', object: statusFor(410, { message, reason: 'Expired' }) })}\n`,

@@ -244,6 +244,7 @@ describe('410 Expired', () => {
 describe('ending and black-holing watches', () => {
   it('ends watches cleanly after N ms, for the next K watches (C01, C11)', async () => {
     const ns = await newNamespace();
+    const watchesBefore = server.activeWatches();
     const rule = server.faults.endWatches({
       match: { verb: 'watch', namespace: ns },
       afterMs: 10,
@@ -256,6 +257,8 @@ describe('ending and black-holing watches', () => {
     }
     expect(rule.hits).toBe(25);
     expect(rule.active).toBe(false);
+    // The server saw every one of them end: no watch is left registered.
+    await waitFor(() => server.activeWatches() <= watchesBefore, 'the ended watches to be released');
   });
 
   it('ends a watch cleanly right after N events', async () => {
@@ -503,7 +506,11 @@ describe('admin endpoint against the real server', () => {
     const token = page.body.metadata.continue;
     expect(token).toBeTruthy();
     await createPod(ns, 'd');
-    expect((await adminCall('POST', '/compact', {})).status).toBe(200);
+    const compacted = await adminCall('POST', '/compact', {});
+    expect(compacted.status).toBe(200);
+    expect(Number(compacted.body.resourceVersion)).toBeGreaterThan(
+      Number(page.body.metadata.resourceVersion),
+    );
     const cont = await api(
       'GET',
       `/api/v1/namespaces/${ns}/pods?limit=1&continue=${encodeURIComponent(token)}`,
