@@ -140,25 +140,15 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
   }
 
   add(item: T, options?: AddOptions): void {
-    if (this.shutdownFlag) {
-      this.ignoredAdd(item, options);
-      return;
-    }
+    if (this.shutdownFlag) return;
     this.addOne(item, options);
     this.dispatch();
   }
 
   addWithOpts(options: AddOptions, ...items: T[]): void {
-    for (const item of items) {
-      if (this.shutdownFlag) this.ignoredAdd(item, options);
-      else this.addOne(item, options);
-    }
+    if (this.shutdownFlag) return;
+    for (const item of items) this.addOne(item, options);
     this.dispatch();
-  }
-
-  /** After shutdown nothing is queued, but a rate-limited add still counts in the limiter (as upstream). */
-  private ignoredAdd(item: T, options: AddOptions | undefined): void {
-    if (options?.rateLimited) this.rateLimiter.when(this.keyOf(item));
   }
 
   addAfter(item: T, delayMs: number): void {
