@@ -142,4 +142,32 @@ describe('priority queue', () => {
     expect(Object.values(q.debugSizes()).every((v) => v === 0)).toBe(true);
     q.shutDown();
   });
+
+  it('keyFn identifies object items; shutDownWithDrain waits for in-flight items', async () => {
+    type Req = { ns: string; name: string };
+    const q = newPriorityQueue<Req>({ clock: new FakeClock(), keyFn: (r) => `${r.ns}/${r.name}` });
+    q.add({ ns: 'a', name: 'x' });
+    q.add({ ns: 'a', name: 'x' }, { priority: 3 });
+    q.add({ ns: 'b', name: 'y' });
+    expect(q.len()).toBe(2);
+    const r = await q.getWithPriority();
+    expect(r).toEqual({ item: { ns: 'a', name: 'x' }, priority: 3, shutdown: false });
+    let drained = false;
+    const p = q.shutDownWithDrain().then(() => {
+      drained = true;
+    });
+    await Promise.resolve();
+    expect(drained).toBe(false);
+    q.done({ ns: 'a', name: 'x' });
+    await p;
+    expect(drained).toBe(true);
+    expect(q.debugSizes().keys).toBe(0);
+  });
+
+  it('tryGet and addWithOpts', () => {
+    const q = newPriorityQueue<string>({ clock: new FakeClock() });
+    q.addWithOpts({ priority: 1 }, 'a', 'b');
+    q.add('c', { priority: 2 });
+    expect([q.tryGet(), q.tryGet(), q.tryGet(), q.tryGet()]).toEqual(['c', 'a', 'b', undefined]);
+  });
 });
