@@ -1,6 +1,7 @@
 // The admin endpoint's own behaviour: routes, validation, loopback-only. (Its server-side operations
 // — compact, restart, connections — are exercised against the real API server in fault-wire.test.ts.)
 import { request } from 'node:http';
+import { networkInterfaces } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AdminServerError, startAdminServer } from '../../src/admin.js';
 import { FaultInjector } from '../../src/faults.js';
@@ -16,12 +17,17 @@ function call(
   path: string,
   body?: unknown,
   headers: Record<string, string> = {},
+  localAddress?: string,
 ) {
   return new Promise<Reply>((resolve, reject) => {
     const url = new URL(path, base);
     const req = request(
       url,
-      { method, headers: { 'content-type': 'application/json', ...headers } },
+      {
+        method,
+        headers: { 'content-type': 'application/json', ...headers },
+        ...(localAddress ? { localAddress } : {}),
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -66,6 +72,19 @@ describe('admin endpoint', () => {
     await expect(startAdminServer({ faults }, { host: '0.0.0.0' as never })).rejects.toBeInstanceOf(
       AdminServerError,
     );
+  });
+
+  // A connection to 127.0.0.1 whose source is this machine's non-loopback address is a non-loopback peer.
+  const external = Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a !== undefined && a.family === 'IPv4' && !a.internal)?.address;
+  it.skipIf(external === undefined)('refuses a peer whose address is not loopback', async () => {
+    const { admin } = await start();
+    const r = await call(admin.url, 'GET', '/faults', undefined, {}, external);
+    expect(r.status).toBe(403);
+    expect(r.body).toMatchObject({ error: { code: 'EFORBIDDEN' } });
+    // The same request from a loopback source is served.
+    expect((await call(admin.url, 'GET', '/faults')).status).toBe(200);
   });
 
   it('refuses requests whose Host is not a loopback name (DNS rebinding)', async () => {
