@@ -5,8 +5,11 @@
  */
 import {
   ApiException,
+  AppsV1Api,
   CoreV1Api,
   KubeConfig,
+  type KubernetesObject,
+  KubernetesObjectApi,
   makeInformer,
   PatchStrategy,
   setHeaderOptions,
@@ -298,6 +301,265 @@ describe('@kubernetes/client-node conformance', { timeout: 60_000 }, () => {
     } finally {
       await informer.stop();
       cluster.setWatchHistoryLimit(1000);
+    }
+  });
+  it('Watch: a label change that leaves the selector is DELETED, one that joins is ADDED', async () => {
+    const list = await core.listNamespacedConfigMap({ namespace: NS, labelSelector: 'sel=yes' });
+    await core.createNamespacedConfigMap({
+      namespace: NS,
+      body: { metadata: { name: 'lj', labels: { sel: 'no' } } },
+    });
+    const events: string[] = [];
+    const ctl = await new Watch(kc).watch(
+      `/api/v1/namespaces/${NS}/configmaps`,
+      { resourceVersion: list.metadata?.resourceVersion, labelSelector: 'sel=yes' },
+      (type, obj: V1ConfigMap) =>
+        events.push(
+          `${type} ${obj.metadata?.name} ${obj.metadata?.labels?.sel} ${obj.metadata?.resourceVersion}`,
+        ),
+      () => {},
+    );
+    try {
+      const relabel = (sel: string) =>
+        core.patchNamespacedConfigMap(
+          { name: 'lj', namespace: NS, body: { metadata: { labels: { sel } } } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
+      const joined = await relabel('yes');
+      const left = await relabel('no');
+      await waitFor(() => events.length >= 2, 10_000, 'join and leave events');
+      // As the apiserver's watch cache: the DELETED for leaving carries the last matching state at the new RV.
+      expect(events).toEqual([
+        `ADDED lj yes ${joined.metadata?.resourceVersion}`,
+        `DELETED lj yes ${left.metadata?.resourceVersion}`,
+      ]);
+    } finally {
+      ctl.abort();
+    }
+  });
+
+  it('Watch: allowWatchBookmarks with timeoutSeconds gets a BOOKMARK and a clean end from the server', async () => {
+    const list = await core.listNamespacedConfigMap({ namespace: NS });
+    const types: string[] = [];
+    const bookmarks: KubernetesObject[] = [];
+    let done: { err: unknown } | undefined;
+    const ctl = await new Watch(kc).watch(
+      `/api/v1/namespaces/${NS}/configmaps`,
+      { resourceVersion: list.metadata?.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 1 },
+      (type, obj: KubernetesObject) => {
+        types.push(type);
+        if (type === 'BOOKMARK') bookmarks.push(obj);
+      },
+      (err) => {
+        done = { err };
+      },
+    );
+    try {
+      const ended = await waitFor(() => done, 15_000, 'the server to end the watch');
+      expect(ended.err).toBeNull();
+      expect(types).toEqual(['BOOKMARK']);
+      expect(bookmarks[0]?.kind).toBe('ConfigMap');
+      expect(Number(bookmarks[0]?.metadata?.resourceVersion)).toBeGreaterThanOrEqual(
+        Number(list.metadata?.resourceVersion),
+      );
+    } finally {
+      ctl.abort();
+    }
+  });
+
+  it('AppsV1Api: deployment create, scale subresource, status replace keeps spec and generation', async () => {
+    const apps = kc.makeApiClient(AppsV1Api);
+    const created = await apps.createNamespacedDeployment({
+      namespace: NS,
+      body: {
+        metadata: { name: 'web' },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: 'web' } },
+          template: {
+            metadata: { labels: { app: 'web' } },
+            spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }] },
+          },
+        },
+      },
+    });
+    expect(created.metadata?.generation).toBe(1);
+    const scale = await apps.readNamespacedDeploymentScale({ name: 'web', namespace: NS });
+    expect(scale.spec?.replicas).toBe(1);
+    expect(scale.status?.selector).toBe('app=web');
+    await apps.patchNamespacedDeploymentScale(
+      { name: 'web', namespace: NS, body: { spec: { replicas: 4 } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const scaled = await apps.readNamespacedDeployment({ name: 'web', namespace: NS });
+    expect(scaled.spec?.replicas).toBe(4);
+    expect(scaled.metadata?.generation).toBe(2);
+
+    const withStatus = structuredClone(scaled);
+    withStatus.status = { replicas: 4, readyReplicas: 4, observedGeneration: 2 };
+    if (withStatus.spec) withStatus.spec.replicas = 99;
+    const replaced = await apps.replaceNamespacedDeploymentStatus({
+      name: 'web',
+      namespace: NS,
+      body: withStatus,
+    });
+    expect(replaced.status?.readyReplicas).toBe(4);
+    expect(replaced.spec?.replicas).toBe(4);
+    expect(replaced.metadata?.generation).toBe(2);
+    const server = await cluster.get(`/apis/apps/v1/namespaces/${NS}/deployments/web`);
+    expect(server.body.status.readyReplicas).toBe(4);
+    expect(server.body.spec.replicas).toBe(4);
+  });
+
+  it('KubernetesObjectApi: discovers a new CRD and does CRUD plus server-side apply on its objects', async () => {
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'things.example.com' },
+      spec: {
+        group: 'example.com',
+        scope: 'Namespaced',
+        names: { plural: 'things', singular: 'thing', kind: 'Thing', listKind: 'ThingList' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: {
+              openAPIV3Schema: {
+                type: 'object',
+                properties: {
+                  spec: {
+                    type: 'object',
+                    properties: { size: { type: 'integer' }, color: { type: 'string' } },
+                  },
+                },
+              },
+            },
+          },
+        ],
+      },
+    };
+    const objects = KubernetesObjectApi.makeApiClient(kc);
+    await objects.create(crd);
+    await waitFor(
+      async () => {
+        const r = await cluster.get(
+          '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/things.example.com',
+        );
+        return r.body.status?.conditions?.some(
+          (c: { type: string; status: string }) => c.type === 'Established' && c.status === 'True',
+        );
+      },
+      10_000,
+      'things.example.com Established',
+    );
+    type Thing = KubernetesObject & { spec?: { size?: number; color?: string } };
+    const thing: Thing = {
+      apiVersion: 'example.com/v1',
+      kind: 'Thing',
+      metadata: { name: 't1', namespace: NS },
+      spec: { size: 1 },
+    };
+    const created = await objects.create(thing);
+    expect(created.metadata?.uid).toBeTruthy();
+    const read = await objects.read<Thing>({
+      apiVersion: 'example.com/v1',
+      kind: 'Thing',
+      metadata: { name: 't1', namespace: NS },
+    });
+    expect(read.spec).toEqual({ size: 1 });
+    const list = await objects.list<Thing>('example.com/v1', 'Thing', NS);
+    expect(list.items.map((t) => t.metadata?.name)).toEqual(['t1']);
+
+    const applied = await objects.patch<Thing>(
+      {
+        apiVersion: 'example.com/v1',
+        kind: 'Thing',
+        metadata: { name: 't1', namespace: NS },
+        spec: { color: 'red' },
+      },
+      undefined,
+      undefined,
+      'painter',
+      false,
+      PatchStrategy.ServerSideApply,
+    );
+    expect(applied.spec).toEqual({ size: 1, color: 'red' });
+    const mf = (applied.metadata?.managedFields ?? []).find((m) => m.manager === 'painter');
+    expect(mf?.operation).toBe('Apply');
+
+    const conflict = await apiError(
+      objects.patch<Thing>(
+        {
+          apiVersion: 'example.com/v1',
+          kind: 'Thing',
+          metadata: { name: 't1', namespace: NS },
+          spec: { color: 'blue' },
+        },
+        undefined,
+        undefined,
+        'other-painter',
+        false,
+        PatchStrategy.ServerSideApply,
+      ),
+    );
+    expect(conflict.code).toBe(409);
+    expect(JSON.parse(conflict.body).details.causes[0].reason).toBe('FieldManagerConflict');
+
+    await objects.delete({
+      apiVersion: 'example.com/v1',
+      kind: 'Thing',
+      metadata: { name: 't1', namespace: NS },
+    });
+    expect((await cluster.get(`/apis/example.com/v1/namespaces/${NS}/things/t1`)).status).toBe(404);
+  });
+});
+
+describe('@kubernetes/client-node informer over watches the server ends every 300 ms', {
+  timeout: 60_000,
+}, () => {
+  it('re-watches from its last resourceVersion: one list, no missed or repeated events', async () => {
+    const cluster = await startCluster({ server: { defaultWatchTimeoutMs: 300 } });
+    try {
+      const kc = new KubeConfig();
+      kc.loadFromFile(cluster.kubeconfigPath);
+      const core = kc.makeApiClient(CoreV1Api);
+      await core.createNamespace({ body: { metadata: { name: 'short' } } });
+      let lists = 0;
+      const informer = makeInformer<V1ConfigMap>(kc, '/api/v1/namespaces/short/configmaps', () => {
+        lists++;
+        return core.listNamespacedConfigMap({ namespace: 'short' });
+      });
+      const adds: string[] = [];
+      let connects = 0;
+      informer.on('add', (o) => adds.push(o.metadata?.name ?? ''));
+      informer.on('connect', () => {
+        connects++;
+      });
+      await informer.start();
+      try {
+        for (let i = 0; i < 20; i++) {
+          await core.createNamespacedConfigMap({ namespace: 'short', body: { metadata: { name: `c${i}` } } });
+          // Spread the writes over several watch lifetimes: wait until the informer has reconnected again.
+          if (i % 5 === 4) {
+            const seen = connects;
+            await waitFor(
+              () => connects > seen,
+              10_000,
+              'the informer to re-watch after the server ended its watch',
+            );
+          }
+        }
+        await waitFor(() => adds.length >= 20, 10_000, 'all 20 adds');
+        expect(adds).toEqual(Array.from({ length: 20 }, (_, i) => `c${i}`));
+        expect(lists).toBe(1);
+        expect(connects).toBeGreaterThanOrEqual(4);
+      } finally {
+        await informer.stop();
+      }
+    } finally {
+      await cluster.stop();
     }
   });
 });

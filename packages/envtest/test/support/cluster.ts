@@ -3,7 +3,7 @@
  * directly (undici, trusting the server's CA, with the bearer token from its RestConfig).
  */
 import { Agent, type Dispatcher, request } from 'undici';
-import { Environment } from '../../src/index.js';
+import { Environment, type EnvironmentOptions } from '../../src/index.js';
 import type { WireTarget } from './battery.js';
 
 /** JSON read back from the server in assertions (deliberately loose: tests index into it freely). */
@@ -30,8 +30,8 @@ export interface TestCluster extends WireTarget {
 }
 
 /** Starts a fresh in-process envtest server (HTTPS, token auth) for a test file. */
-export async function startCluster(): Promise<TestCluster> {
-  const env = new Environment();
+export async function startCluster(options: EnvironmentOptions = {}): Promise<TestCluster> {
+  const env = new Environment(options);
   const config = await env.start();
   const embedded = () => {
     const server = env.server;
