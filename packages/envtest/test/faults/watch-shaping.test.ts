@@ -1,5 +1,7 @@
 // Unit tests of the per-watch delivery pipeline: the fault injector is driven through its seam
 // (onWatchStart/deliver) with a recording writer, so every write and the end are visible exactly.
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -318,5 +320,25 @@ describe('splitPoints', () => {
 
   it('refuses an ASCII-only frame when asked to cut inside a character', () => {
     expect(() => splitPoints(Buffer.from('{"a":1}\n'), 3, true)).toThrow(FaultError);
+  });
+});
+
+describe('request log', () => {
+  it('keeps at least the last `requestLogLimit` requests, newest last, and filters them', () => {
+    const faults = new FaultInjector(undefined, { requestLogLimit: 10 });
+    for (let id = 1; id <= 100; id++) {
+      const req = new IncomingMessage(new Socket());
+      const res = new ServerResponse(req);
+      const verb = id % 2 === 0 ? 'list' : 'get';
+      faults.onRequest(watchCtx({ id, verb, query: new URLSearchParams() }), req, res);
+    }
+    const all = faults.requests();
+    expect(all.length).toBeGreaterThanOrEqual(10);
+    expect(all.length).toBeLessThanOrEqual(12);
+    expect(all.at(-1)?.id).toBe(100);
+    expect(all.map((r) => r.id)).toEqual([...all.map((r) => r.id)].sort((a, b) => a - b));
+    expect(faults.requests({ verb: 'list' }).every((r) => r.id % 2 === 0)).toBe(true);
+    faults.clearRequests();
+    expect(faults.requests()).toEqual([]);
   });
 });
