@@ -141,7 +141,7 @@ describe('priority queue', () => {
     expect(n).toBe(N);
     expect(Object.values(q.debugSizes()).every((v) => v === 0)).toBe(true);
     q.shutDown();
-  });
+  }, 60_000);
 
   it('keyFn identifies object items; shutDownWithDrain waits for in-flight items', async () => {
     type Req = { ns: string; name: string };

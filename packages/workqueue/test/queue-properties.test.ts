@@ -206,14 +206,14 @@ describe('queue properties (fast-check, simulated workers on a fake clock)', () 
       fc.asyncProperty(opsArb, (ops) => runScenario('classic', ops, true)),
       { numRuns: 500 },
     );
-  });
+  }, 60_000);
 
   it('priority queue: no key held twice, nothing lost, dedup, delays, shutdown', async () => {
     await fc.assert(
       fc.asyncProperty(opsArb, (ops) => runScenario('priority', ops, false)),
       { numRuns: 500 },
     );
-  });
+  }, 60_000);
 
   it('priority queue: ready items come out by priority, FIFO within a priority', async () => {
     await fc.assert(
@@ -246,7 +246,7 @@ describe('queue properties (fast-check, simulated workers on a fake clock)', () 
       ),
       { numRuns: 200 },
     );
-  });
+  }, 60_000);
 
   it('classic queue keeps handing out queued items after shutDown, then reports shutdown', async () => {
     await fc.assert(
@@ -266,5 +266,5 @@ describe('queue properties (fast-check, simulated workers on a fake clock)', () 
       }),
       { numRuns: 100 },
     );
-  });
+  }, 60_000);
 });

@@ -79,7 +79,7 @@ describe('rate-limiting queue', () => {
       metrics: 0,
     });
     q.shutDown();
-  });
+  }, 60_000);
 });
 
 function noopProvider() {
