@@ -595,7 +595,7 @@ export class Registry {
     if (rv === undefined || rv === '' || rv === null) {
       if (!rt.allowUnconditionalUpdate)
         throw invalid(
-          rt.kind,
+          rt.resource,
           rt.group,
           name,
           [
