@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // Usage: node --expose-gc run.mjs [suite ...] [--json] [--time <ms>] [--warmup <ms>] [--repeat <n>]
+//        [--clock cpu|wall]
 // A suite is a folder of bench/ holding *.bench.mjs files (see README.md). No suite named ⇒ all suites.
 // Every task runs in its own fresh Node process; with --repeat n the tasks of a file run n times,
 // round-robin (so slow phases of a busy machine hit every implementation alike), and the median run by
@@ -19,13 +20,20 @@ const { values, positionals } = parseArgs({
     time: { type: 'string', default: '1000' },
     warmup: { type: 'string', default: '300' },
     repeat: { type: 'string', default: '3' },
+    clock: { type: 'string', default: 'cpu' },
   },
 });
 const timeMs = Number(values.time);
 const warmupMs = Number(values.warmup);
 const repeat = Number(values.repeat);
-if (!(timeMs > 0) || !(warmupMs >= 0) || !Number.isInteger(repeat) || repeat < 1) {
-  console.error('--time must be > 0, --warmup >= 0 (ms), --repeat an integer >= 1');
+if (
+  !(timeMs > 0) ||
+  !(warmupMs >= 0) ||
+  !Number.isInteger(repeat) ||
+  repeat < 1 ||
+  !['cpu', 'wall'].includes(values.clock)
+) {
+  console.error('--time must be > 0, --warmup >= 0 (ms), --repeat an integer >= 1, --clock cpu or wall');
   process.exit(2);
 }
 
@@ -70,6 +78,7 @@ for (const suite of wanted) {
             String(i),
             String(timeMs),
             String(warmupMs),
+            values.clock,
           ],
           { cwd: here, maxBuffer: 1 << 20 },
         );

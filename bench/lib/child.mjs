@@ -3,10 +3,14 @@
 import { pathToFileURL } from 'node:url';
 import { runTask } from './runner.mjs';
 
-const [file, suite, index, timeMs, warmupMs] = process.argv.slice(2);
+const [file, suite, index, timeMs, warmupMs, clock] = process.argv.slice(2);
 const mod = await import(pathToFileURL(file).href);
 const tasks = await mod.tasks();
 const task = tasks[Number(index)];
 if (!task) throw new Error(`no task #${index} in ${file}`);
-const result = await runTask(suite, task, { timeMs: Number(timeMs), warmupMs: Number(warmupMs) });
+const result = await runTask(suite, task, {
+  timeMs: Number(timeMs),
+  warmupMs: Number(warmupMs),
+  clock: clock === 'wall' ? 'wall' : 'cpu',
+});
 process.stdout.write(`${JSON.stringify(result)}\n`);
