@@ -89,6 +89,31 @@ export class CachedFileToken {
   }
 }
 
+/**
+ * Exec authenticators shared by every provider built (with default options) for the same plugin and
+ * cluster, as client-go caches them by config: many clients of one config run the plugin once.
+ */
+const execSources = new Map<string, ExecCredentialSource>();
+
+function sharedExecSource(config: RestConfig): ExecCredentialSource {
+  const exec = config.execProvider as NonNullable<RestConfig['execProvider']>;
+  const t = config.tlsClientConfig;
+  const key = JSON.stringify([
+    exec,
+    config.host,
+    t.caData ?? '',
+    t.serverName ?? '',
+    t.insecure ?? false,
+    config.proxyUrl ?? '',
+  ]);
+  let source = execSources.get(key);
+  if (!source) {
+    source = new ExecCredentialSource(exec, config);
+    execSources.set(key, source);
+  }
+  return source;
+}
+
 class ConfigCredentialProvider implements CredentialProvider {
   private readonly staticHeaders: Record<string, string>;
   private readonly multiHeaders: Record<string, string[]>;
@@ -119,11 +144,15 @@ class ConfigCredentialProvider implements CredentialProvider {
       this.oidc = { auth: new OpenIDConnectAuth(), user };
     }
     if (isHttps && config.execProvider) {
-      this.exec = new ExecCredentialSource(config.execProvider, config, {
-        now,
-        ...(options.env ? { env: options.env } : {}),
-        ...(options.stdinIsTerminal !== undefined ? { stdinIsTerminal: options.stdinIsTerminal } : {}),
-      });
+      const defaults =
+        options.now === undefined && options.env === undefined && options.stdinIsTerminal === undefined;
+      this.exec = defaults
+        ? sharedExecSource(config)
+        : new ExecCredentialSource(config.execProvider, config, {
+            now,
+            ...(options.env ? { env: options.env } : {}),
+            ...(options.stdinIsTerminal !== undefined ? { stdinIsTerminal: options.stdinIsTerminal } : {}),
+          });
     }
   }
 

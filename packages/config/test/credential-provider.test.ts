@@ -104,6 +104,19 @@ describe('exec credential plugin', () => {
     });
   });
 
+  it('shares one plugin run between providers built for the same config (client-go caches authenticators)', async () => {
+    const p = writePlugin('{ token: "shared-" + n }');
+    const cfg = { ...base, execProvider: execConfig(p.file) };
+    const a = credentialProviderFor(cfg);
+    const b = credentialProviderFor({ ...cfg });
+    const [ca, cb] = await Promise.all([a.get(), b.get()]);
+    expect([ca.headers.Authorization, cb.headers.Authorization]).toEqual([
+      'Bearer shared-1',
+      'Bearer shared-1',
+    ]);
+    expect(p.runs()).toHaveLength(1);
+  });
+
   it('leaves spec.cluster out without provideClusterInfo', async () => {
     const p = writePlugin('{ token: "t" }');
     const provider = credentialProviderFor({

@@ -58,10 +58,8 @@ describe('C16 exec credentials', () => {
       expiresInMs: 2000,
       envNames: ['C16_FROM_KUBECONFIG'],
     });
-    const t0 = Date.now();
-    // Server side: exp-1 expires a little after the plugin says, so the client switches first.
-    server.auth.addToken('exp-1', { user: 'exp-1', expiresAt: new Date(t0 + 2600) });
     server.auth.addToken('exp-2', { user: 'exp-2' });
+    server.auth.addToken('exp-1', { user: 'exp-1' });
     const t = transportFor(plugin.command);
     try {
       const first = await Promise.all(Array.from({ length: 20 }, () => get(t, '/api/v1/namespaces')));
@@ -69,12 +67,18 @@ describe('C16 exec credentials', () => {
       expect(plugin.runs()).toHaveLength(1);
       expect(logFor('exp-1')).toHaveLength(20);
 
-      await waitUntil(() => Date.now() >= t0 + 3000, 10_000, 't = 3 s');
+      // The server expires exp-1 exactly when the plugin said it would; at t = 3 s (after issue) the client
+      // must have moved on by itself, without meeting a 401.
+      const issued = plugin.runs()[0]!;
+      const expiresAt = Date.parse(issued.expiresAt ?? '');
+      expect(expiresAt - issued.at).toBe(2000);
+      server.auth.addToken('exp-1', { user: 'exp-1', expiresAt: new Date(expiresAt) });
+      await waitUntil(() => Date.now() >= issued.at + 3000, 10_000, 't = 3 s');
       const second = await Promise.all(Array.from({ length: 20 }, () => get(t, '/api/v1/namespaces')));
       expect(second).toEqual(Array(20).fill(200));
       const runs = plugin.runs();
       expect(runs).toHaveLength(2);
-      expect(runs[1]!.at - t0).toBeGreaterThanOrEqual(2000);
+      expect(runs[1]!.at).toBeGreaterThanOrEqual(expiresAt);
       expect(logFor('exp-2')).toHaveLength(20);
       expect(server.requestLog.filter((e) => e.status === 401)).toHaveLength(0);
 

@@ -38,7 +38,10 @@ export interface PluginRun {
   readonly args: string[];
   readonly env: Record<string, string | undefined>;
   readonly info: Record<string, unknown>;
+  /** When the plugin printed its credential (ms since the epoch). */
   readonly at: number;
+  /** The expirationTimestamp it printed, if any. */
+  readonly expiresAt?: string;
 }
 
 /**
@@ -61,10 +64,11 @@ const n = (fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\\n').filter
 const env = {};
 for (const k of ${JSON.stringify(options.envNames ?? [])}) env[k] = process.env[k];
 const info = JSON.parse(process.env.KUBERNETES_EXEC_INFO);
-fs.appendFileSync(log, JSON.stringify({ n, args: process.argv.slice(2), env, info, at: Date.now() }) + '\\n');
 setTimeout(() => {
+  const at = Date.now();
   const status = { token: ${JSON.stringify(options.prefix)} + '-' + n };
-  ${options.expiresInMs === undefined ? '' : `status.expirationTimestamp = new Date(Date.now() + ${options.expiresInMs}).toISOString();`}
+  ${options.expiresInMs === undefined ? '' : `status.expirationTimestamp = new Date(at + ${options.expiresInMs}).toISOString();`}
+  fs.appendFileSync(log, JSON.stringify({ n, args: process.argv.slice(2), env, info, at, expiresAt: status.expirationTimestamp }) + '\\n');
   process.stdout.write(JSON.stringify({ apiVersion: info.apiVersion, kind: 'ExecCredential', status }));
 }, ${options.delayMs ?? 100});
 `,
