@@ -6,7 +6,7 @@ import {
   type RateLimitingQueue,
 } from '@kubeloop/workqueue';
 import { discardLogger, errorMessage, type Logger } from './logger.js';
-import { type Reconciler, type Request, type Result, requestKey, TerminalError } from './reconcile.js';
+import { type Reconciler, type Request, requestKey, TerminalError } from './reconcile.js';
 import type { Source } from './source.js';
 
 /** Options of a {@link Controller} (controller-runtime `controller.Options`). */
@@ -114,7 +114,7 @@ export class Controller implements Runnable {
   async #reconcileHandler(req: Request, signal: AbortSignal): Promise<void> {
     const reconcileID = randomUUID();
     const log = this.#log.child({ namespace: req.namespace, name: req.name, reconcileID });
-    let result: Result | undefined | void;
+    let result: Awaited<ReturnType<Reconciler['reconcile']>>;
     try {
       result = await this.#reconciler.reconcile({ signal, log, reconcileID }, req);
     } catch (err) {

@@ -34,6 +34,7 @@ export interface ReconcileContext {
  * {@link TerminalError}, which is logged and not retried.
  */
 export interface Reconciler {
+  // biome-ignore lint/suspicious/noConfusingVoidType: a reconciler with nothing to ask for may return nothing
   reconcile(ctx: ReconcileContext, req: Request): Promise<Result | undefined | void>;
 }
 

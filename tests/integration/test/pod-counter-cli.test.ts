@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Pod } from '@kubeloop/client';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { liveClient, podManifest, uniqueName, withNamespace } from './support.js';
+import { liveClient, podManifest, uniqueName, waitFor, withNamespace } from './support.js';
 
 const cli = fileURLToPath(new URL('../../../apps/pod-counter/dist/cli.js', import.meta.url));
 
@@ -48,6 +48,30 @@ describe('pod-counter CLI (npm run pod-counter -- --kubeconfig <file>)', () => {
     expect(counts.length).toBeGreaterThanOrEqual(2);
     expect(counts.at(-1)).toBe(2);
     expect(res.stdout).not.toMatch(/bearer|token/i);
+  });
+
+  it('stops cleanly on SIGINT (Ctrl-C) and exits 0', async () => {
+    const api = liveClient();
+    cleanups.push(() => api.close());
+    const ns = uniqueName('cli-int');
+    cleanups.push(await withNamespace(api, ns));
+    await api.create(Pod, podManifest(ns, 'a'));
+    const child = spawn(
+      process.execPath,
+      [cli, '--kubeconfig', inject('kubeconfigPath'), '--namespace', ns],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stdout = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    await waitFor(() => stdout.includes('"pod count"'), 'the first pod count line');
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    expect(stdout).toContain('"Manager stopped"');
   });
 
   it('rejects bad arguments with exit code 2', async () => {
