@@ -1054,6 +1054,37 @@ function isInitialEventsEnd(event: { type: string; object: unknown }): boolean {
   return ann?.[INITIAL_EVENTS_END] === 'true';
 }
 
+/** A request log entry; a class so that every entry has one shape (the log is on every request's path). */
+class LogRecord implements RequestRecord {
+  readonly id: number;
+  readonly time = Date.now();
+  readonly method: string;
+  readonly path: string;
+  readonly query: string;
+  readonly verb: string;
+  readonly group: string | undefined;
+  readonly version: string | undefined;
+  readonly resource: string | undefined;
+  readonly subresource: string | undefined;
+  readonly namespace: string | undefined;
+  readonly name: string | undefined;
+  status: number | undefined = undefined;
+  faultId: string | undefined = undefined;
+  constructor(ctx: RequestContext) {
+    this.id = ctx.id;
+    this.method = ctx.method;
+    this.path = ctx.path;
+    this.query = ctx.query.size === 0 ? '' : ctx.query.toString();
+    this.verb = ctx.verb;
+    this.group = ctx.group;
+    this.version = ctx.version;
+    this.resource = ctx.resource;
+    this.subresource = ctx.subresource;
+    this.namespace = ctx.namespace;
+    this.name = ctx.name;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // The injector
 // ---------------------------------------------------------------------------------------------------------
@@ -1079,7 +1110,7 @@ export interface FaultInjectorOptions {
 export class FaultInjector {
   private readonly rules: Rule[] = [];
   private nextId = 1;
-  private readonly log: RequestRecord[] = [];
+  private readonly log: LogRecord[] = [];
   private readonly logLimit: number;
   private readonly blackholed = new Set<ServerResponse>();
   /** Bearer token per request, so watch rules can match on it (never logged). */
@@ -1269,36 +1300,23 @@ export class FaultInjector {
    * Returns `true` when a rule answered the request.
    */
   onRequest(ctx: RequestContext, req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean> {
-    const record: RequestRecord = {
-      id: ctx.id,
-      time: Date.now(),
-      method: ctx.method,
-      path: ctx.path,
-      query: ctx.query.toString(),
-      verb: ctx.verb,
-      ...(ctx.group !== undefined && { group: ctx.group }),
-      ...(ctx.version !== undefined && { version: ctx.version }),
-      ...(ctx.resource !== undefined && { resource: ctx.resource }),
-      ...(ctx.subresource !== undefined && { subresource: ctx.subresource }),
-      ...(ctx.namespace !== undefined && { namespace: ctx.namespace }),
-      ...(ctx.name !== undefined && { name: ctx.name }),
-    };
+    const record = new LogRecord(ctx);
     this.log.push(record);
     // Trim in batches so a long run costs amortised O(1) per request, not a shift of the whole log.
     if (this.log.length > this.logLimit + (this.logLimit >> 2))
       this.log.splice(0, this.log.length - this.logLimit);
     const origWriteHead = res.writeHead;
-    // Note the status when the response starts, whoever writes it.
+    // Note the status when the response starts, whoever writes it (implicit headers also go through
+    // writeHead: ServerResponse#_implicitHeader calls this.writeHead(statusCode)).
     res.writeHead = function (this: ServerResponse, code: number, ...rest: unknown[]) {
       record.status = code;
       return (origWriteHead as (...a: unknown[]) => ServerResponse).call(this, code, ...rest);
     } as typeof res.writeHead;
-    res.once('finish', () => {
-      record.status ??= res.statusCode;
-    });
 
     const token = bearerToken(req);
-    this.tokens.set(ctx, token);
+    // Only remembered when a rule can ask (a WeakMap entry per request is not free for the GC).
+    if (token !== undefined && this.rules.some((r) => r.spec.match?.token !== undefined))
+      this.tokens.set(ctx, token);
     const holds: Promise<void>[] = [];
     for (const rule of this.rules) {
       if (rule.spec.type !== 'delayRequests' || !rule.active) continue;

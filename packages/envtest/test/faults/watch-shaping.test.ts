@@ -341,4 +341,23 @@ describe('request log', () => {
     faults.clearRequests();
     expect(faults.requests()).toEqual([]);
   });
+
+  it('records the status whether the handler calls writeHead or lets end() send implicit headers', () => {
+    const faults = new FaultInjector(undefined);
+    const req1 = new IncomingMessage(new Socket());
+    const res1 = new ServerResponse(req1);
+    faults.onRequest(watchCtx({ id: 1, verb: 'get' }), req1, res1);
+    res1.statusCode = 204;
+    res1.end();
+    const req2 = new IncomingMessage(new Socket());
+    const res2 = new ServerResponse(req2);
+    faults.onRequest(watchCtx({ id: 2, verb: 'get' }), req2, res2);
+    res2.writeHead(418, { 'content-type': 'text/plain' });
+    res2.end('x');
+    expect(faults.requests().map((r) => [r.id, r.status])).toEqual([
+      [1, 204],
+      [2, 418],
+    ]);
+    expect(faults.requests({ status: 418 }).map((r) => r.id)).toEqual([2]);
+  });
 });
