@@ -192,8 +192,8 @@ export type ShapeStep =
   | { op: 'pass'; count?: number }
   /**
    * Write the next frame in `parts` (default 3) writes (= HTTP chunks), waiting `delayMs` (default 0)
-   * between them. With `insideUtf8` the first cut falls between the bytes of the frame's first multi-byte
-   * UTF-8 character (the frame must contain one).
+   * between them. With `insideUtf8` one cut falls between the bytes of the frame's first multi-byte
+   * UTF-8 character (a frame without one is cut evenly).
    */
   | { op: 'split'; parts?: number; delayMs?: number; insideUtf8?: boolean }
   /** Write the next `count` frames together in one write. */
@@ -783,6 +783,15 @@ class WatchSession implements WatchFaults {
 
   deliver(event: { type: string; object: unknown }, line: string): void {
     if (this.finished || this.closed) return;
+    try {
+      this.accept(event, line);
+    } catch {
+      // Never throw into the server's fan-out: a fault that cannot be applied degrades to a plain write.
+      if (!this.closed) this.writer.write(line);
+    }
+  }
+
+  private accept(event: { type: string; object: unknown }, line: string): void {
     if (this.plan.suppressEnd !== undefined && isInitialEventsEnd(event)) {
       return;
     }
@@ -842,7 +851,9 @@ class WatchSession implements WatchFaults {
         break;
       case 'split': {
         const bytes = Buffer.from(line, 'utf8');
-        const cuts = splitPoints(bytes, step.parts ?? 3, step.insideUtf8 ?? false);
+        // A frame without a multi-byte character is cut evenly instead (documented on the step).
+        const utf8 = (step.insideUtf8 ?? false) && bytes.some((b) => b >= 0xc0);
+        const cuts = splitPoints(bytes, step.parts ?? 3, utf8);
         let from = 0;
         cuts.push(bytes.length);
         cuts.forEach((to, i) => {

@@ -110,6 +110,17 @@ describe('watch shaping (unit, through the seam)', () => {
     expect(String(w.writes[4])).toBe(e5.line.slice(0, -1));
   });
 
+  it('cuts an ASCII-only frame evenly when asked to cut inside a character (never throws into the server)', () => {
+    const faults = new FaultInjector(undefined);
+    faults.shapeWatch({ steps: [{ op: 'split', parts: 3, insideUtf8: true }] });
+    const w = new RecordingWriter();
+    const s = faults.onWatchStart(watchCtx(), w);
+    const a = ev('ADDED', 'ascii', 1);
+    expect(() => s.deliver(a.event, a.line)).not.toThrow();
+    expect(w.writes).toHaveLength(3);
+    expect(Buffer.concat(w.writes).toString()).toBe(a.line);
+  });
+
   it('truncates a frame and ends the response', () => {
     const faults = new FaultInjector(undefined);
     faults.shapeWatch({ steps: [{ op: 'pass' }, { op: 'truncate', bytes: 10 }] });
