@@ -16,7 +16,7 @@ export interface Clock {
   /** Current time in ms on a monotonic, arbitrary epoch. */
   now(): number;
   /**
-   * Calls `fn` once, `delayMs` ms from now (≤ 0 ⇒ as soon as possible, never synchronously).
+   * Calls `fn` once, `delayMs` ms from now (≤ 0 or NaN ⇒ as soon as possible, never synchronously).
    * Timers of the real clock never keep the Node.js process alive (they are `unref`ed).
    */
   setTimer(fn: () => void, delayMs: number): ClockTimer;
@@ -60,7 +60,7 @@ class RealTimer implements ClockTimer {
 export const realClock: Clock = Object.freeze({
   now: (): number => performance.now(),
   setTimer: (fn: () => void, delayMs: number): ClockTimer =>
-    new RealTimer(fn, performance.now() + Math.max(0, delayMs)),
+    new RealTimer(fn, performance.now() + (delayMs > 0 ? delayMs : 0)),
 });
 
 interface FakeTimerEntry {
@@ -99,7 +99,7 @@ export class FakeClock implements Clock {
 
   setTimer(fn: () => void, delayMs: number): ClockTimer {
     const entry: FakeTimerEntry = {
-      at: this.current + Math.max(0, delayMs),
+      at: this.current + (delayMs > 0 ? delayMs : 0),
       seq: this.seq++,
       fn,
       cancelled: false,

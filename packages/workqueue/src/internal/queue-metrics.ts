@@ -104,7 +104,7 @@ export class QueueMetrics<K> {
     this.longest.set(oldest);
   }
 
-  /** Stops the periodic refresh (on shutdown); clears the bookkeeping maps once nothing is in flight. */
+  /** Stops the periodic refresh (on shutdown); `done` of in-flight items is still recorded. */
   stop(): void {
     this.stopped = true;
     this.timer?.cancel();
