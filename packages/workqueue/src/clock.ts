@@ -22,6 +22,11 @@ export interface Clock {
   setTimer(fn: () => void, delayMs: number): ClockTimer;
 }
 
+/** A delay in ms, with negative and NaN meaning "now" (`Math.max` would keep NaN). */
+function delayOrZero(ms: number): number {
+  return Number.isNaN(ms) || ms < 0 ? 0 : ms;
+}
+
 /** Node's timers accept at most 2^31-1 ms; longer delays are re-armed in steps. */
 const MAX_NODE_DELAY_MS = 2_147_483_647;
 
@@ -60,7 +65,7 @@ class RealTimer implements ClockTimer {
 export const realClock: Clock = Object.freeze({
   now: (): number => performance.now(),
   setTimer: (fn: () => void, delayMs: number): ClockTimer =>
-    new RealTimer(fn, performance.now() + (delayMs > 0 ? delayMs : 0)),
+    new RealTimer(fn, performance.now() + delayOrZero(delayMs)),
 });
 
 interface FakeTimerEntry {
@@ -99,7 +104,7 @@ export class FakeClock implements Clock {
 
   setTimer(fn: () => void, delayMs: number): ClockTimer {
     const entry: FakeTimerEntry = {
-      at: this.current + (delayMs > 0 ? delayMs : 0),
+      at: this.current + delayOrZero(delayMs),
       seq: this.seq++,
       fn,
       cancelled: false,
