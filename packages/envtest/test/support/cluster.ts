@@ -15,6 +15,8 @@ export interface TestCluster extends WireTarget {
   readonly kubeconfigPath: string;
   /** PEM of the CA that signed the server certificate. */
   readonly caPem: string;
+  /** Number of watch streams the server has open right now. */
+  activeWatches(): number;
   /** Shrinks the watch history window to `n` events (as the API server's watch cache). */
   setWatchHistoryLimit(n: number): void;
   /** GET `path` as JSON; returns the status and the parsed body. */
@@ -73,6 +75,7 @@ export async function startCluster(options: EnvironmentOptions = {}): Promise<Te
     compact: async () => {
       embedded().store.compact();
     },
+    activeWatches: () => embedded().activeWatches(),
     setWatchHistoryLimit: (n) => embedded().store.setWatchHistoryLimit(n),
     get: async (path) => decode(await request(new URL(path, baseUrl), { headers: headers(), dispatcher })),
     send: async (method, path, body, contentType = 'application/json') =>

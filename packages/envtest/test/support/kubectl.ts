@@ -64,11 +64,14 @@ export class Kubectl {
   }
 
   /** Runs kubectl to completion (deadline `timeoutMs`, then SIGKILL) and returns its exit code and output. */
-  run(args: readonly string[], options: { stdin?: string; timeoutMs?: number } = {}): Promise<KubectlResult> {
+  run(
+    args: readonly string[],
+    options: { stdin?: string; timeoutMs?: number; env?: Record<string, string> } = {},
+  ): Promise<KubectlResult> {
     return new Promise((resolve, reject) => {
       const child = spawn('kubectl', [...this.#baseArgs, ...args], {
         stdio: ['pipe', 'pipe', 'pipe'],
-        env: { ...process.env, HOME: this.#dir, KUBECONFIG: this.#kubeconfig },
+        env: { ...process.env, HOME: this.#dir, KUBECONFIG: this.#kubeconfig, ...options.env },
       });
       this.#children.add(child);
       let stdout = '';
@@ -91,7 +94,10 @@ export class Kubectl {
   }
 
   /** Runs kubectl and throws (with its stderr) unless it exits 0; returns stdout. */
-  async ok(args: readonly string[], options: { stdin?: string; timeoutMs?: number } = {}): Promise<string> {
+  async ok(
+    args: readonly string[],
+    options: { stdin?: string; timeoutMs?: number; env?: Record<string, string> } = {},
+  ): Promise<string> {
     const r = await this.run(args, options);
     if (r.code !== 0) {
       throw new Error(`kubectl ${args.join(' ')} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
