@@ -117,6 +117,23 @@ export function retryAfterSeconds(value: string | string[] | undefined): number 
   return Number.parseInt(v, 10);
 }
 
+/** `path` with client-go's `timeout=<duration>` query parameter (Go duration syntax), unless it has one. */
+function withTimeoutQuery(path: string, timeoutMs: number): string {
+  if (/[?&]timeout=/.test(path)) return path;
+  const value = timeoutMs % 1000 === 0 ? `${timeoutMs / 1000}s` : `${timeoutMs}ms`;
+  return `${path}${path.includes('?') ? '&' : '?'}timeout=${value}`;
+}
+
+function timeoutOrAbort(e: unknown, req: TransportRequest, url: string, timeoutMs: number, when: string) {
+  const reason = (req.signal?.reason ?? e) as { name?: string } | undefined;
+  if (reason?.name === 'TimeoutError') {
+    return new TransportError('Timeout', `${req.method} ${url}: timed out after ${timeoutMs} ms ${when}`, {
+      cause: e,
+    });
+  }
+  return new TransportError('Aborted', `${req.method} ${url}: aborted ${when}`, { cause: e });
+}
+
 function proxyEnv(env: Readonly<Record<string, string | undefined>>) {
   const httpsProxy = env.https_proxy ?? env.HTTPS_PROXY;
   const httpProxy = env.http_proxy ?? env.HTTP_PROXY;
@@ -279,6 +296,18 @@ export class Transport {
     if (this.closed) throw new TransportError('ConnectionFailed', 'transport is closed');
     const url = this.urlForDiagnostics(req.path);
     if (!req.stream && this.limiter) await this.throttle(req, url, 'client-side throttling');
+    // client-go starts the request timeout after the first throttle and lets it bound every attempt and
+    // every retry wait; it also tells the server with `?timeout=`.
+    const timeoutMs = req.stream ? 0 : this.config.timeoutMs;
+    const deadline = timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined;
+    const signal =
+      deadline && req.signal ? AbortSignal.any([req.signal, deadline]) : (deadline ?? req.signal);
+    const original = req;
+    req = {
+      ...req,
+      path: timeoutMs > 0 ? withTimeoutQuery(req.path, timeoutMs) : req.path,
+      ...(signal ? { signal } : {}),
+    };
 
     let retries = 0;
     let unauthorizedRetried = false;
@@ -317,7 +346,7 @@ export class Transport {
           });
           continue;
         }
-        throw this.wrapError(e, req);
+        throw this.wrapError(e, original, deadline);
       }
       this.publishRequest({
         method: req.method,
@@ -368,12 +397,7 @@ export class Transport {
   }
 
   private async send(req: TransportRequest, creds: RequestCredentials): Promise<Dispatcher.ResponseData> {
-    const timeoutMs = req.stream ? 0 : this.config.timeoutMs;
-    const signals: AbortSignal[] = [];
-    if (req.signal) signals.push(req.signal);
-    if (timeoutMs > 0) signals.push(AbortSignal.timeout(timeoutMs));
-    const signal =
-      signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
+    const signal = req.signal;
     const opts: Dispatcher.RequestOptions = {
       origin: this.base.origin,
       path: `${this.basePath}${req.path.startsWith('/') ? '' : '/'}${req.path}`,
@@ -386,12 +410,13 @@ export class Transport {
     return this.dispatcherFor(creds).request(opts);
   }
 
-  private wrapError(e: unknown, req: TransportRequest): TransportError {
+  private wrapError(e: unknown, req: TransportRequest, deadline?: AbortSignal): TransportError {
     const what = `${req.method} ${this.urlForDiagnostics(req.path)}`;
     if (e instanceof TransportError) return e;
     if (req.signal?.aborted) return new TransportError('Aborted', `${what}: aborted`, { cause: e });
     const name = (e as { name?: string } | null)?.name;
     if (
+      deadline?.aborted ||
       name === 'TimeoutError' ||
       errorCode(e) === 'UND_ERR_HEADERS_TIMEOUT' ||
       errorCode(e) === 'UND_ERR_BODY_TIMEOUT'
@@ -415,7 +440,7 @@ export class Transport {
     try {
       await limiter.wait(req.signal);
     } catch (e) {
-      throw new TransportError('Aborted', `${req.method} ${url}: aborted while throttled`, { cause: e });
+      throw timeoutOrAbort(e, req, url, this.config.timeoutMs, 'while throttled');
     }
     const waitedMs = performance.now() - started;
     if (waitedMs > 1 && channels.throttle.hasSubscribers) {
@@ -439,9 +464,7 @@ export class Transport {
     try {
       await this.clock.sleep(d.waitMs, req.signal);
     } catch (e) {
-      throw new TransportError('Aborted', `${req.method} ${url}: aborted while waiting to retry`, {
-        cause: e,
-      });
+      throw timeoutOrAbort(e, req, url, this.config.timeoutMs, 'while waiting to retry');
     }
     if (this.limiter) await this.throttle(req, url, 'retry');
   }

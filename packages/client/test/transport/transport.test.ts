@@ -228,9 +228,62 @@ describe('Transport', () => {
     };
     const t = new Transport(config({ timeoutMs: 50 }));
     try {
-      const e = await t.request({ method: 'GET', path: '/slow' }).catch((x: unknown) => x);
+      const e = await t.request({ method: 'GET', path: '/slow?limit=1' }).catch((x: unknown) => x);
       expect(e).toBeInstanceOf(TransportError);
       expect((e as TransportError).code).toBe('Timeout');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('tells the server the timeout as client-go does (?timeout=<Go duration>), never on streams', async () => {
+    server.handler = (_req, res) => res.end('{}');
+    const t = new Transport(config({ timeoutMs: 5000 }));
+    try {
+      await (await t.request({ method: 'GET', path: '/api/v1/pods?limit=1' })).body.dump();
+      expect(server.seen.at(-1)?.url).toBe('/api/v1/pods?limit=1&timeout=5s');
+      await (await t.request({ method: 'GET', path: '/api/v1/pods?watch=true', stream: true })).body.dump();
+      expect(server.seen.at(-1)?.url).toBe('/api/v1/pods?watch=true');
+    } finally {
+      await t.close();
+    }
+    const t2 = new Transport(config({ timeoutMs: 1500 }));
+    try {
+      await (await t2.request({ method: 'DELETE', path: '/x' })).body.dump();
+      expect(server.seen.at(-1)?.url).toBe('/x?timeout=1500ms');
+    } finally {
+      await t2.close();
+    }
+  });
+
+  it('bounds retries and their Retry-After waits by the one request timeout (client-go)', async () => {
+    let n = 0;
+    server.handler = (_req, res) => {
+      n++;
+      res.writeHead(503, { 'retry-after': '1' });
+      res.end('{}');
+    };
+    const t = new Transport(config({ timeoutMs: 600 }));
+    try {
+      const e = await t.request({ method: 'GET', path: '/busy' }).catch((x: unknown) => x);
+      expect((e as TransportError).code).toBe('Timeout');
+      // At most one attempt: the 1 s Retry-After wait outlives the 600 ms budget.
+      expect(n).toBeLessThanOrEqual(1);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a caller abort is Aborted, not Timeout', async () => {
+    server.handler = (_req, res) => {
+      setTimeout(() => res.end('late'), 500);
+    };
+    const t = new Transport(config({ timeoutMs: 5000 }));
+    try {
+      const ac = new AbortController();
+      const p = t.request({ method: 'GET', path: '/slow', signal: ac.signal }).catch((x: unknown) => x);
+      setTimeout(() => ac.abort(), 20);
+      expect(((await p) as TransportError).code).toBe('Aborted');
     } finally {
       await t.close();
     }
