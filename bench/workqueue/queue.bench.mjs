@@ -111,6 +111,52 @@ function syncQueueTask(scenario, dup) {
   };
 }
 
+/**
+ * Four workers already waiting in `get()` while a producer adds the keys: every item goes through the
+ * waiter hand-off path, as in a controller whose workers are idle when events arrive.
+ */
+function workersTask(impl, make, workers) {
+  let q;
+  return {
+    scenario: `${workers} waiting workers: add+get+done`,
+    impl,
+    opsPerCall: BATCH * ROUNDS,
+    async: true,
+    beforeAll: () => {
+      q = make();
+    },
+    fn: async () => {
+      for (let round = 0; round < ROUNDS; round++) {
+        let got = 0;
+        let finish;
+        const all = new Promise((resolve) => {
+          finish = resolve;
+        });
+        const loop = async () => {
+          for (;;) {
+            const r = await q.get();
+            q.done(r.item);
+            if (++got === BATCH) {
+              finish();
+              return;
+            }
+            if (got > BATCH) return;
+          }
+        };
+        const running = [];
+        for (let w = 0; w < workers; w++) running.push(loop());
+        for (let i = 0; i < BATCH; i++) q.add(keys[i]);
+        await all;
+        // wake the idle workers with throw-away keys so every loop ends before the next round
+        for (let w = 1; w < workers; w++) q.add(`stop-${w}`);
+        await Promise.all(running);
+        check(impl, Math.min(got, BATCH));
+      }
+    },
+    afterAll: () => q.shutDown(),
+  };
+}
+
 export function tasks() {
   const out = [];
   for (const [scenario, dup] of [
@@ -123,6 +169,8 @@ export function tasks() {
     out.push(queueTask(scenario, 'kubeloop-rate-limiting-queue', () => newRateLimitingQueue(), dup, true));
     out.push(queueTask(scenario, 'kubeloop-priority-queue', () => newPriorityQueue(), dup, true));
   }
+  out.push(workersTask('kubeloop-queue', () => newQueue(), 4));
+  out.push(workersTask('kubeloop-priority-queue', () => newPriorityQueue(), 4));
   return out;
 }
 

@@ -43,6 +43,15 @@ describe('FakeClock', () => {
     expect(clock.pendingTimers()).toBe(0);
   });
 
+  it('treats a negative or NaN delay as now', () => {
+    const clock = new FakeClock(10);
+    const fired: number[] = [];
+    clock.setTimer(() => fired.push(1), Number.NaN);
+    clock.setTimer(() => fired.push(2), -5);
+    clock.step(0);
+    expect(fired).toEqual([1, 2]);
+  });
+
   it('setTime jumps and refuses to go backwards; step refuses negative', () => {
     const clock = new FakeClock();
     let n = 0;
