@@ -189,6 +189,8 @@ export class Reflector<T extends KubeObject = KubeObject> {
         }
       } catch (err) {
         if (signal.aborted) return;
+        // A stream that delivered events was healthy: the next failure starts the backoff from the beginning.
+        if (events > 0) this.#backoff.reset();
         if (isExpired(err)) {
           this.#log.info(
             { reflector: this.#name, resourceVersion: this.#lastSyncRV },

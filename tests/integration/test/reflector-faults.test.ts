@@ -239,4 +239,70 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
     expect(inf.getIndexer().get(`${ns}/e1`)?.metadata?.annotations?.team).toBe('zürich-€-🚀');
     await waitFor(() => inf.lastSyncResourceVersion === e5.metadata?.resourceVersion, 'RV of E5');
   });
+
+  it('C09: a half-written event or an HTML line breaks the stream; the informer resumes from the last good resourceVersion with no partial object', async () => {
+    const ns = await namespaceWithPods('c09', []);
+    const { inf, log } = await informer(ns);
+    const half = server.faults.shapeWatch({
+      match: { verb: 'watch', namespace: ns },
+      times: 1,
+      steps: [
+        { op: 'pass', count: 1 },
+        { op: 'truncate', after: 'end' },
+      ],
+    });
+    await server.restart({ keepState: true });
+    await waitFor(() => half.hits === 1, 'the truncating watch');
+    await api.create(Pod, podManifest(ns, 'g1'));
+    await api.create(Pod, podManifest(ns, 'g2'));
+    await waitFor(
+      async () => cacheRVs(inf).join() === (await serverRVs(ns)).join(),
+      () => `recovery (${log.join(' ')})`,
+    );
+    const html = server.faults.shapeWatch({
+      match: { verb: 'watch', namespace: ns },
+      times: 1,
+      steps: [{ op: 'raw', data: '<html><body>502 Bad Gateway</body></html>\n', after: 'continue' }],
+    });
+    await server.restart({ keepState: true });
+    await waitFor(() => html.hits === 1, 'the HTML watch');
+    await api.create(Pod, podManifest(ns, 'g3'));
+    await waitFor(
+      async () => cacheRVs(inf).join() === (await serverRVs(ns)).join(),
+      () => `recovery (${log.join(' ')})`,
+    );
+    expect(log).toEqual(['add g1', 'add g2', 'add g3']);
+    for (const p of inf.getIndexer().list()) expect(p.spec?.containers?.[0]?.name).toBe('app');
+  });
+
+  it('C02: a watch that fails at once 50 times backs off exponentially (bounded requests in 10 s) and recovers', async () => {
+    const ns = await namespaceWithPods('c02', ['a']);
+    const { inf } = await informer(ns);
+    const storm = server.faults.failRequests({
+      match: { verb: 'watch', namespace: ns },
+      status: 500,
+      times: 50,
+    });
+    const t0 = Date.now();
+    await server.restart({ keepState: true });
+    await api.create(Pod, podManifest(ns, 'b'));
+    await waitFor(() => Date.now() - t0 >= 10_000, '10 s of outage', 15_000);
+    const inWindow = server.faults
+      .requests({ resource: 'pods', namespace: ns })
+      .filter(
+        (r) =>
+          r.time >= t0 &&
+          r.time < t0 + 10_000 &&
+          (r.verb === 'watch' || new URLSearchParams(r.query).has('limit')),
+      );
+    // 0.8 s ×2 with jitter up to ×2: at most about 5 failures (each a watch, then a relist) in 10 s.
+    expect(inWindow.length).toBeGreaterThanOrEqual(2);
+    expect(inWindow.length).toBeLessThanOrEqual(14);
+    storm.clear();
+    await waitFor(
+      async () => cacheRVs(inf).join() === (await serverRVs(ns)).join(),
+      'recovery after the storm',
+      40_000,
+    );
+  }, 70_000);
 });
