@@ -14,6 +14,7 @@ import {
 } from './errors.js';
 import type { RequestContext, WatchFaults, WatchWriter } from './faults.js';
 import {
+  baseHeaders,
   contentTypeOf,
   decodeBody,
   negotiate,
@@ -300,25 +301,49 @@ function toScale(rt: ResourceType, o: Readonly<KObject>): Record<string, unknown
   };
 }
 
-function encodeListJson(
+function itemJson(env: HandlerEnv, rt: ResourceType, e: Entry): string {
+  if (rt.fromStorage) {
+    const v = env.registry.view(rt, e);
+    if (rt.listItemsHaveTypeMeta) return JSON.stringify(v);
+    const { kind: _k, apiVersion: _a, ...rest } = v;
+    return JSON.stringify(rest);
+  }
+  return rt.listItemsHaveTypeMeta ? e.json : e.itemJson;
+}
+
+/**
+ * Write a JSON list as a chunked stream, items in batches, honouring backpressure: the items' JSON is
+ * each object's cached encoding (built once per object version), so a large list costs one pass.
+ */
+async function streamListJson(
   env: HandlerEnv,
   rt: ResourceType,
   entries: readonly Entry[],
   listMeta: Record<string, unknown>,
-): string {
-  const parts: string[] = new Array(entries.length);
+  res: ServerResponse,
+): Promise<void> {
+  res.writeHead(200, { ...baseHeaders(), 'Content-Type': 'application/json' });
+  const head = `{"kind":${JSON.stringify(rt.listKind)},"apiVersion":${JSON.stringify(apiVersionOf(rt))},"metadata":${JSON.stringify(listMeta)},"items":[`;
+  let buf = head;
   for (let i = 0; i < entries.length; i++) {
-    const e = entries[i]!;
-    if (rt.fromStorage) {
-      const v = env.registry.view(rt, e);
-      if (rt.listItemsHaveTypeMeta) parts[i] = JSON.stringify(v);
-      else {
-        const { kind: _k, apiVersion: _a, ...rest } = v;
-        parts[i] = JSON.stringify(rest);
-      }
-    } else parts[i] = rt.listItemsHaveTypeMeta ? e.json : e.itemJson;
+    buf += (i > 0 ? ',' : '') + itemJson(env, rt, entries[i]!);
+    if (buf.length >= 256 * 1024) {
+      if (res.destroyed) return;
+      const ok = res.write(buf);
+      buf = '';
+      if (!ok)
+        await new Promise<void>((r) => {
+          const done = () => {
+            res.off('drain', done);
+            res.off('close', done);
+            r();
+          };
+          res.on('drain', done);
+          res.on('close', done);
+        });
+    }
   }
-  return `{"kind":${JSON.stringify(rt.listKind)},"apiVersion":${JSON.stringify(apiVersionOf(rt))},"metadata":${JSON.stringify(listMeta)},"items":[${parts.join(',')}]}`;
+  res.end(`${buf}]}`);
 }
 
 function parseDeleteOptions(body: unknown, q: URLSearchParams): DeleteOptions {
@@ -455,7 +480,19 @@ export async function handleResource(
           },
           fmt,
         );
-      } else sendBody(res, 200, encodeListJson(env, rt, result.entries, listMeta), fmt);
+      } else if (fmt.kind === 'json') await streamListJson(env, rt, result.entries, listMeta, res);
+      else
+        sendBody(
+          res,
+          200,
+          {
+            kind: rt.listKind,
+            apiVersion: apiVersionOf(rt),
+            metadata: listMeta,
+            items: result.entries.map((e) => JSON.parse(itemJson(env, rt, e))),
+          },
+          fmt,
+        );
       return;
     }
     case 'watch': {

@@ -13,6 +13,17 @@ import { apiVersionOf, type KObject, type ResourceType } from './resource-type.j
 import { type Entry, ExpiredError, type StoreEvent } from './store.js';
 import { columnDefinitions, tableRow } from './table.js';
 
+function lowerBound(keys: readonly string[], key: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** How watch event objects are rendered. */
 export type WatchEncoding = 'json' | 'table' | 'partial';
 
@@ -272,18 +283,30 @@ export async function serveWatch(
     const initial = fromRv === undefined || sendInitialEvents;
     const sub = registry.store.subscribe(rt.storageKey, initial ? undefined : fromRv, onEvent);
     cancel = sub.cancel;
-    if (initial) {
-      const snap = registry.store.snapshot(rt.storageKey);
-      lastRv = snap.rv;
-      const keys = snap.keys;
-      for (const k of keys) {
-        if (ended) break;
-        const e = snap.get(k);
-        if (e && matches(e)) sendEntry('ADDED', e);
+    // batch the initial burst into few TLS records (each event still goes through the fault hooks)
+    res.cork();
+    try {
+      if (initial) {
+        const snap = registry.store.snapshot(rt.storageKey);
+        lastRv = snap.rv;
+        const keys = snap.keys;
+        let i = 0;
+        let end = keys.length;
+        if (nsPrefix !== undefined) {
+          i = lowerBound(keys, `${nsPrefix}/`);
+          end = lowerBound(keys, `${nsPrefix}0`);
+        }
+        for (; i < end; i++) {
+          if (ended) break;
+          const e = snap.get(keys[i]!);
+          if (e && matches(e)) sendEntry('ADDED', e);
+        }
+        if (sendInitialEvents) sendBookmark({ 'k8s.io/initial-events-end': 'true' });
+      } else {
+        for (const ev of sub.replay) onEvent(ev);
       }
-      if (sendInitialEvents) sendBookmark({ 'k8s.io/initial-events-end': 'true' });
-    } else {
-      for (const ev of sub.replay) onEvent(ev);
+    } finally {
+      res.uncork();
     }
   } catch (e) {
     if (e instanceof ExpiredError) {

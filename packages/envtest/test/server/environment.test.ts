@@ -35,3 +35,83 @@ describe('Environment (embedded mode)', () => {
     expect(env.server).toBeUndefined();
   });
 });
+
+describe('Environment: CRDs from files, existing cluster, control plane assets', () => {
+  it('installs CRDs from a directory (multi-document YAML) and waits until they are Established', async () => {
+    const { mkdtemp, writeFile } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = await mkdtemp(join(tmpdir(), 'crds-'));
+    const crd = (plural: string, kind: string) => `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: ${plural}.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: ${plural}, kind: ${kind}}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`;
+    await writeFile(join(dir, 'a.yaml'), `${crd('gizmos', 'Gizmo')}---\n${crd('gadgets', 'Gadget')}`);
+    await writeFile(join(dir, 'ignored.txt'), 'not a manifest');
+    const env = new Environment({ crdDirectoryPaths: [dir], env: {} });
+    const config = await env.start();
+    try {
+      const dispatcher = new Agent({ connect: { ca: config.tlsClientConfig.caData } });
+      for (const plural of ['gizmos', 'gadgets']) {
+        const res = await request(`${config.host}/apis/example.com/v1/namespaces/default/${plural}`, {
+          headers: { authorization: `Bearer ${config.bearerToken}` },
+          dispatcher,
+        });
+        await res.body.text();
+        expect(res.statusCode).toBe(200);
+      }
+      await dispatcher.close();
+    } finally {
+      await env.stop();
+    }
+  });
+
+  it('fails start() when a CRD path is missing and errorIfCrdPathMissing is set', async () => {
+    const env = new Environment({
+      crdDirectoryPaths: ['/nonexistent/crds'],
+      errorIfCrdPathMissing: true,
+      env: {},
+    });
+    await expect(env.start()).rejects.toMatchObject({ code: 'ENVTEST_CRD_INSTALL' });
+  });
+
+  it('USE_EXISTING_CLUSTER=true uses the kubeconfig from KUBECONFIG instead of starting a server', async () => {
+    const outer = new Environment({ env: {} });
+    await outer.start();
+    try {
+      const env = new Environment({
+        env: { USE_EXISTING_CLUSTER: 'true', KUBECONFIG: outer.kubeconfigPath },
+      });
+      const config = await env.start();
+      expect(env.mode).toBe('existing-cluster');
+      expect(env.server).toBeUndefined();
+      expect(config.host).toBe(outer.config.host);
+      expect(config.bearerToken).toBe(outer.config.bearerToken);
+      expect(config.tlsClientConfig.caData).toBe(outer.config.tlsClientConfig.caData);
+      await env.stop();
+      // stopping an existing-cluster environment leaves the cluster running
+      const dispatcher = new Agent({ connect: { ca: config.tlsClientConfig.caData } });
+      const res = await request(`${config.host}/version`, { dispatcher });
+      await res.body.text();
+      expect(res.statusCode).toBe(200);
+      await dispatcher.close();
+    } finally {
+      await outer.stop();
+    }
+  });
+
+  it('KUBEBUILDER_ASSETS mode refuses missing binaries with ENVTEST_START_FAILED', async () => {
+    const env = new Environment({ env: { KUBEBUILDER_ASSETS: '/nonexistent/assets' } });
+    await expect(env.start()).rejects.toMatchObject({ code: 'ENVTEST_START_FAILED' });
+  });
+});
