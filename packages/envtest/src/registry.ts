@@ -56,6 +56,17 @@ function isObj(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
+/**
+ * ObjectMeta's maps and lists are `omitempty` upstream: an empty `labels`, `annotations`, `ownerReferences` or
+ * `finalizers` left by a patch is not stored or returned (kubectl diff patches `annotations: {}` in).
+ */
+function emptyOmitted(key: string, v: unknown): boolean {
+  if (key !== 'labels' && key !== 'annotations' && key !== 'ownerReferences' && key !== 'finalizers')
+    return false;
+  if (Array.isArray(v)) return v.length === 0;
+  return isObj(v) && Object.keys(v).length === 0;
+}
+
 function meta(o: KObject): Record<string, unknown> {
   if (!isObj(o.metadata)) o.metadata = {};
   return o.metadata as Record<string, unknown>;
@@ -469,8 +480,8 @@ export class Registry {
       'managedFields',
     ];
     const nm: Record<string, unknown> = {};
-    for (const k of order) if (m[k] !== undefined) nm[k] = m[k];
-    for (const [k, v] of Object.entries(m)) if (!(k in nm) && v !== undefined) nm[k] = v;
+    for (const k of order) if (m[k] !== undefined && !emptyOmitted(k, m[k])) nm[k] = m[k];
+    for (const [k, v] of Object.entries(m)) if (!(k in nm) && !order.includes(k) && v !== undefined) nm[k] = v;
     const { kind: _k, apiVersion: _a, metadata: _m, ...rest } = o;
     return { kind: rt.kind, apiVersion: apiVersionOf(rt), metadata: nm, ...rest };
   }
