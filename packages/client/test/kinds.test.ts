@@ -1,0 +1,46 @@
+import type { V1ConfigMap, V1Deployment, V1Pod, V1Status } from '@kubernetes/client-node';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import {
+  type ApiClient,
+  ConfigMap,
+  Deployment,
+  gvkOf,
+  gvkString,
+  type Kind,
+  kind,
+  type ObjectList,
+  objectKeyFromObject,
+  Pod,
+  parseApiVersion,
+  type WatchEvent,
+} from '../src/index.js';
+
+describe('kind descriptors', () => {
+  it('carry the object type through the client (checked by tsc)', () => {
+    type GetPod = Awaited<ReturnType<typeof getPod>>;
+    const getPod = (c: ApiClient) => c.get(Pod, { namespace: 'n', name: 'p' });
+    expectTypeOf<GetPod>().toEqualTypeOf<V1Pod>();
+    const listDeps = (c: ApiClient) => c.list(Deployment);
+    expectTypeOf<Awaited<ReturnType<typeof listDeps>>>().toEqualTypeOf<ObjectList<V1Deployment>>();
+    const create = (c: ApiClient) =>
+      c.create(ConfigMap, { metadata: { name: 'x', namespace: 'n' }, data: { a: '1' } });
+    expectTypeOf<Awaited<ReturnType<typeof create>>>().toEqualTypeOf<V1ConfigMap>();
+    expectTypeOf<WatchEvent<V1Pod>>().toMatchTypeOf<
+      { type: 'ERROR'; object: V1Status } | { type: string; object: V1Pod }
+    >();
+    expectTypeOf(kind<V1Pod>('v1', 'Pod')).toEqualTypeOf<Kind<V1Pod>>();
+  });
+
+  it('name group, version and kind', () => {
+    expect(parseApiVersion('apps/v1')).toEqual({ group: 'apps', version: 'v1' });
+    expect(parseApiVersion('v1')).toEqual({ group: '', version: 'v1' });
+    expect(gvkOf(Deployment)).toEqual({ group: 'apps', version: 'v1', kind: 'Deployment' });
+    expect(gvkString(gvkOf(Pod))).toBe('Pod.v1');
+    expect(Object.isFrozen(Pod)).toBe(true);
+    expect(objectKeyFromObject({ metadata: { name: 'a', namespace: 'n' } })).toEqual({
+      namespace: 'n',
+      name: 'a',
+    });
+    expect(objectKeyFromObject({ metadata: { name: 'ns1' } })).toEqual({ name: 'ns1' });
+  });
+});
