@@ -1110,10 +1110,13 @@ export interface FaultInjectorOptions {
  * Fault injection for the envtest API server, reachable as `server.faults`.
  *
  * Rules are added with {@link FaultInjector.add} (or the typed helpers `failRequests`, `expire`, `endWatches`,
- * …), each returning a {@link FaultHandle} with `hits` and `clear()`. Request rules are checked in the order
- * they were added and the first active match answers the request; every matching watch rule applies to a
- * watch (one of each kind: end, shape, suppress; all matching delays). `times` counts requests or watches
- * acted on. {@link FaultInjector.reset} removes every rule.
+ * `blackhole`, `shapeWatch`, `delayEvents`, `suppressInitialEventsEnd`, `requireSelector`, `delayRequests`),
+ * each returning a {@link FaultHandle} with `hits` and `clear()`. Matching `delayRequests` rules hold a
+ * request first; then request rules are checked in the order they were added and the first that acts answers
+ * the request. A watch gets one `endWatch`, one `shapeWatch`, one `suppressInitialEventsEnd` and every
+ * matching `delayEvents`. `times` counts requests, watches or (for `delayEvents`) events acted on.
+ * {@link FaultInjector.reset} removes every rule. Rules run after authentication and before routing, so a
+ * request a rule answers never touches the store.
  *
  * Server-side operations (`compact`, `setWatchHistoryLimit`, `restart`, `openConnections`) call the server
  * core. Every request the server hands over is logged; {@link FaultInjector.requests} queries the log.
