@@ -481,7 +481,8 @@ export class Registry {
     ];
     const nm: Record<string, unknown> = {};
     for (const k of order) if (m[k] !== undefined && !emptyOmitted(k, m[k])) nm[k] = m[k];
-    for (const [k, v] of Object.entries(m)) if (!(k in nm) && !order.includes(k) && v !== undefined) nm[k] = v;
+    for (const [k, v] of Object.entries(m))
+      if (!(k in nm) && !order.includes(k) && v !== undefined) nm[k] = v;
     const { kind: _k, apiVersion: _a, metadata: _m, ...rest } = o;
     return { kind: rt.kind, apiVersion: apiVersionOf(rt), metadata: nm, ...rest };
   }
@@ -494,7 +495,13 @@ export class Registry {
    * Create (POST). `body` is consumed (mutated). Returns the stored object in `rt`'s shape.
    * @throws ApiStatusError 400 (namespace mismatch), 404 (namespace missing), 409 AlreadyExists, 422 Invalid.
    */
-  create(rt: ResourceType, namespace: string | undefined, body: KObject, opts: WriteOptions): KObject {
+  create(
+    rt: ResourceType,
+    namespace: string | undefined,
+    body: KObject,
+    opts: WriteOptions,
+    managed?: (obj: KObject, time: string) => ManagedFieldsEntry[],
+  ): KObject {
     const m = meta(body);
     if (rt.namespaced) {
       if (m.namespace && namespace && m.namespace !== namespace)
@@ -552,15 +559,9 @@ export class Registry {
         !!(existing.obj.metadata as Record<string, unknown>).deletionTimestamp,
       );
     m.uid = randomUUID();
-    m.managedFields = updateManagedFields(
-      rt,
-      undefined,
-      body,
-      opts.fieldManager,
-      apiVersionOf(rt),
-      now,
-      opts.subresource,
-    );
+    m.managedFields = managed
+      ? managed(body, now)
+      : updateManagedFields(rt, undefined, body, opts.fieldManager, apiVersionOf(rt), now, opts.subresource);
     if ((m.managedFields as unknown[]).length === 0) delete m.managedFields;
     rt.admit?.(body);
     const obj = this.#normalize(rt, body);
@@ -784,20 +785,11 @@ export class Registry {
       const plan = planApply(rt, undefined, cfg, opts.fieldManager, opts.force, opts.subresource);
       const body = structuredClone(cfg);
       meta(body).name = name;
-      const created = this.create(rt, namespace, body, { ...opts, fieldManager: '\u0000apply' });
-      // replace the Update entry by the Apply entry
-      const fixed = structuredClone(created);
-      const fm = meta(fixed);
-      fm.managedFields = plan.finish(fixed, apiVersionOf(rt), String(fm.creationTimestamp));
-      if (opts.dryRun) return { object: fixed, created: true };
-      const entry = this.store.get(rt.storageKey, key);
-      if (entry) {
-        const stored = structuredClone(entry.obj) as KObject;
-        meta(stored).managedFields = fm.managedFields;
-        const e2 = this.store.put(rt.storageKey, key, stored);
-        return { object: this.view(rt, e2) as KObject, created: true };
-      }
-      return { object: fixed, created: true };
+      // one write: the create records the Apply entry directly (watchers see a single ADDED)
+      const object = this.create(rt, namespace, body, opts, (obj, time) =>
+        plan.finish(obj, apiVersionOf(rt), time),
+      );
+      return { object, created: true };
     }
     const live = structuredClone(this.view(rt, cur)) as KObject;
     const plan = planApply(rt, live, cfg, opts.fieldManager, opts.force, opts.subresource);
