@@ -771,7 +771,7 @@ spec:
       expect(r.stderr).toBe('');
     });
 
-    it.fails('known gap: empty metadata maps left by a patch are kept (kube-apiserver drops them: omitempty)', async () => {
+    it('diff of an unchanged object is empty: empty metadata maps left by a patch are dropped (omitempty)', async () => {
       await cluster.send('POST', CMS, {
         apiVersion: 'v1',
         kind: 'ConfigMap',
