@@ -136,8 +136,24 @@ describe('patch types and server-side apply', () => {
     });
     const noMgr = await t.req('PATCH', `${NS}/configmaps/ssa`, cfg('x'), APPLY);
     expect(noMgr.status).toBe(422);
+    const rv = (await t.req('GET', `${NS}/configmaps`)).body.metadata.resourceVersion;
+    const w = await t.watch(`${NS}/configmaps?watch=true&resourceVersion=${rv}`);
     const a = await t.req('PATCH', `${NS}/configmaps/ssa?fieldManager=a`, cfg('from-a'), APPLY);
     expect(a.status).toBe(201);
+    // the create-by-apply is one write: one ADDED carrying the Apply entry
+    await w.until((ev) => ev.length >= 1);
+    await t.req('POST', `${NS}/configmaps`, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'marker' },
+    });
+    await w.until((ev) => ev.some((e) => e.object.metadata.name === 'marker'));
+    expect(w.events.map((e) => [e.type, e.object.metadata.name])).toEqual([
+      ['ADDED', 'ssa'],
+      ['ADDED', 'marker'],
+    ]);
+    expect(w.events[0].object.metadata.managedFields[0].operation).toBe('Apply');
+    w.close();
     expect(a.body.metadata.managedFields).toEqual([
       expect.objectContaining({
         manager: 'a',
