@@ -4,14 +4,7 @@ import {
   type RequestCredentials,
   type RestConfig,
 } from '@kubeloop/config';
-import {
-  Agent,
-  type Dispatcher,
-  EnvHttpProxyAgent,
-  interceptors,
-  ProxyAgent,
-  Socks5ProxyAgent,
-} from 'undici';
+import { Agent, type Dispatcher, EnvHttpProxyAgent, ProxyAgent, Socks5ProxyAgent } from 'undici';
 import {
   channels,
   type RequestDiagnostic,
@@ -19,6 +12,7 @@ import {
   type ThrottleDiagnostic,
   type WarningDiagnostic,
 } from './diagnostics.js';
+import { gunzipInterceptor } from './gunzip-interceptor.js';
 import {
   type Clock,
   type RateLimiter,
@@ -247,7 +241,7 @@ export class Transport {
     this.owned.push(root);
     return {
       root,
-      dispatcher: this.config.disableCompression ? root : root.compose(interceptors.decompress()),
+      dispatcher: this.config.disableCompression ? root : root.compose(gunzipInterceptor()),
     };
   }
 

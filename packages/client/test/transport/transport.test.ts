@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { constants, createGzip, gzipSync } from 'node:zlib';
 import type { RestConfig } from '@kubeloop/config';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -79,6 +79,47 @@ describe('Transport', () => {
       expect(seen?.headers.authorization).toBe('Bearer tok-1');
       expect(seen?.headers['user-agent']).toBe('transport-test/v1 (linux/x64) kubeloop/0.1.0');
       expect(seen?.headers['accept-encoding']).toBe('gzip');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('decodes a gzip stream incrementally: the first watch event arrives before the stream ends', async () => {
+    let finish: (() => void) | undefined;
+    server.handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      const gz = createGzip();
+      gz.pipe(res);
+      gz.write('{"type":"ADDED"}\n');
+      gz.flush(constants.Z_SYNC_FLUSH);
+      finish = () => gz.end('{"type":"DELETED"}\n');
+    };
+    const t = new Transport(config());
+    try {
+      const res = await t.request({ method: 'GET', path: '/api/v1/pods?watch=true', stream: true });
+      expect(res.headers['content-encoding']).toBeUndefined();
+      const it = res.body[Symbol.asyncIterator]();
+      const first = await it.next();
+      expect(Buffer.from(first.value as Buffer).toString()).toBe('{"type":"ADDED"}\n');
+      finish?.();
+      let rest = '';
+      for (let r = await it.next(); !r.done; r = await it.next())
+        rest += Buffer.from(r.value as Buffer).toString();
+      expect(rest).toBe('{"type":"DELETED"}\n');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('fails a corrupt gzip body instead of returning garbage', async () => {
+    server.handler = (_req, res) => {
+      res.writeHead(200, { 'content-encoding': 'gzip' });
+      res.end(Buffer.from('this is not gzip at all'));
+    };
+    const t = new Transport(config());
+    try {
+      const res = await t.request({ method: 'GET', path: '/bad-gzip' });
+      await expect(res.body.text()).rejects.toThrow();
     } finally {
       await t.close();
     }
