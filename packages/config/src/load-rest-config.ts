@@ -617,7 +617,8 @@ export function loadRestConfig(options: LoadRestConfigOptions = {}): RestConfig 
   const explicit = options.kubeconfig ?? flagValue(argv, 'kubeconfig');
   if (explicit) return restConfigFromKubeconfig(loadKubeconfigFiles([explicit], false), opts);
 
-  const kubeconfigEnv = env.KUBECONFIG;
+  // An empty KUBECONFIG counts as unset (Go's os.Getenv cannot tell them apart).
+  const kubeconfigEnv = env.KUBECONFIG || undefined;
   if (kubeconfigEnv === undefined && isInClusterPossible(env)) {
     try {
       return inClusterConfig(options);
@@ -625,7 +626,7 @@ export function loadRestConfig(options: LoadRestConfigOptions = {}): RestConfig 
       if (!(e instanceof KubeconfigError && e.code === 'NotInCluster')) throw e;
     }
   }
-  if (kubeconfigEnv !== undefined && kubeconfigEnv !== '') {
+  if (kubeconfigEnv !== undefined) {
     const files = splitKubeconfigEnv(kubeconfigEnv);
     const merged = loadKubeconfigFiles(files, true);
     const empty = merged.clusters.size === 0 && merged.users.size === 0 && merged.contexts.size === 0;

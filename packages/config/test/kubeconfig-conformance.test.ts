@@ -653,6 +653,24 @@ contexts: [{name: c, context: {cluster: k}}]
     want: { config: () => ({ host: 'https://kubeconfig:1', tlsClientConfig: {} }) },
   },
   {
+    name: 'an empty KUBECONFIG counts as unset: in-cluster is tried first',
+    files: { 'sa/token': 'sa-token', 'home/.kube/config': simple('https://home:1') },
+    options: (d) => ({
+      env: { KUBECONFIG: '', KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: '443' },
+      serviceAccountDir: `${d}/sa`,
+      homeDir: `${d}/home`,
+    }),
+    want: {
+      config: (d) => ({
+        host: 'https://10.0.0.1:443',
+        tlsClientConfig: {},
+        bearerToken: 'sa-token',
+        bearerTokenFile: `${d}/sa/token`,
+      }),
+    },
+    warnings: (d) => [`in-cluster: cannot read ${d}/sa/ca.crt; using the system roots`],
+  },
+  {
     name: 'in-cluster env without a token falls back to ~/.kube/config',
     files: { 'home/.kube/config': simple('https://home:1') },
     options: (d) => ({
