@@ -28,7 +28,10 @@ export interface TransportRequest {
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: string | Uint8Array;
   readonly signal?: AbortSignal;
-  /** A watch or other long stream: not throttled, no timeout, not retried (client-go). */
+  /**
+   * A watch or other long stream: not throttled, no timeout, no 429/5xx or reset retries (client-go). The one
+   * retry it can get is after a 401 that refreshed the credentials.
+   */
   readonly stream?: boolean;
 }
 
