@@ -24,6 +24,7 @@ import {
   sendText,
 } from './http.js';
 import { jsonPatch, mergePatch, strategicMergePatch } from './patch.js';
+import { decodeProtobufObject, ProtobufDecodeError } from './protobuf.js';
 import type { DeleteOptions, Registry } from './registry.js';
 import type { RequestInfo } from './request-info.js';
 import { apiVersionOf, getPath, type KObject, type ResourceType, setPath } from './resource-type.js';
@@ -87,17 +88,21 @@ function decodeObject(
   warnings: string[],
 ): KObject {
   const ct = contentTypeOf(req);
-  if (
-    ct === 'application/vnd.kubernetes.protobuf' ||
-    (ct !== '' && ct !== 'application/json' && ct !== 'application/yaml' && ct !== '*/*')
-  )
-    throw unsupportedMediaType([
-      'application/json',
-      'application/yaml',
-      'application/vnd.kubernetes.protobuf',
-      'application/cbor',
-    ]);
-  const v = decodeBody(body, ct, `${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}`);
+  const accepted = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'];
+  let v: unknown;
+  if (ct === 'application/vnd.kubernetes.protobuf') {
+    // kubectl's generator commands (create namespace|configmap|secret) send protobuf
+    try {
+      v = decodeProtobufObject(body);
+    } catch (e) {
+      if (e instanceof ProtobufDecodeError) throw unsupportedMediaType(accepted);
+      throw e;
+    }
+  } else {
+    if (ct !== '' && ct !== 'application/json' && ct !== 'application/yaml' && ct !== '*/*')
+      throw unsupportedMediaType(accepted);
+    v = decodeBody(body, ct, `${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}`);
+  }
   if (!isObj(v))
     throw badRequest(
       `${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: Object 'Kind' is missing in '${body.toString('utf8').slice(0, 200)}'`,

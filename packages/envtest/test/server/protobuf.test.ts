@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from './helpers.js';
+
+/** Length-delimited protobuf field (wire type 2); lengths here stay below 128. */
+const ld = (no: number, payload: Buffer | string): Buffer => {
+  const b = Buffer.isBuffer(payload) ? payload : Buffer.from(payload);
+  return Buffer.concat([Buffer.from([(no << 3) | 2, b.length]), b]);
+};
+const envelope = (apiVersion: string, kind: string, raw: Buffer) =>
+  Buffer.concat([
+    Buffer.from('k8s\0'),
+    ld(1, Buffer.concat([ld(1, apiVersion), ld(2, kind)])),
+    ld(2, raw),
+    ld(3, ''),
+    ld(4, ''),
+  ]);
+
+describe('protobuf request bodies (kubectl generator commands)', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('creates a ConfigMap from a k8s protobuf envelope and answers JSON', async () => {
+    // ConfigMap{metadata{name: "pb", labels{a: b}}, data{k: v}} as kubectl encodes it (empty strings included)
+    const meta = Buffer.concat([
+      ld(1, 'pb'),
+      ld(2, ''),
+      ld(3, ''),
+      ld(11, Buffer.concat([ld(1, 'a'), ld(2, 'b')])),
+    ]);
+    const body = envelope(
+      'v1',
+      'ConfigMap',
+      Buffer.concat([ld(1, meta), ld(2, Buffer.concat([ld(1, 'k'), ld(2, 'v')]))]),
+    );
+    const res = await t.req(
+      'POST',
+      '/api/v1/namespaces/default/configmaps?fieldManager=kubectl-create',
+      body.toString('latin1'),
+      {
+        'content-type': 'application/vnd.kubernetes.protobuf',
+        accept: 'application/vnd.kubernetes.protobuf,application/json',
+      },
+    );
+    expect(res.status).toBe(201);
+    expect(res.headers['content-type']).toBe('application/json');
+    expect(res.body.metadata).toMatchObject({ name: 'pb', namespace: 'default', labels: { a: 'b' } });
+    expect(res.body.data).toEqual({ k: 'v' });
+  });
+
+  it('refuses kinds it cannot decode with 415', async () => {
+    const body = envelope('apps/v1', 'Deployment', ld(1, ld(1, 'd')));
+    const res = await t.req('POST', '/apis/apps/v1/namespaces/default/deployments', body.toString('latin1'), {
+      'content-type': 'application/vnd.kubernetes.protobuf',
+    });
+    expect(res.status).toBe(415);
+    expect(res.body.reason).toBe('UnsupportedMediaType');
+  });
+});
