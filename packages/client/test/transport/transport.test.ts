@@ -356,6 +356,37 @@ describe('Transport', () => {
     }
   });
 
+  it('retries a watch once after a 401 that refreshed the token file, and never after a 503', async () => {
+    const file = path.join(tmp, 'watch-token');
+    fs.writeFileSync(file, 'stale\n');
+    server.handler = (req, res) => {
+      if (req.url?.includes('busy')) {
+        res.writeHead(503, { 'retry-after': '1' });
+        res.end('{}');
+        return;
+      }
+      res.writeHead(req.headers.authorization === 'Bearer fresh' ? 200 : 401);
+      res.end(req.headers.authorization === 'Bearer fresh' ? '{"type":"ADDED"}\n' : '{}');
+    };
+    const t = new Transport(config({ bearerTokenFile: file }));
+    try {
+      // The kubelet rotates the projected token before the next minute's re-read.
+      const first = await t.request({ method: 'GET', path: '/api/v1/pods?watch=true', stream: true });
+      await first.body.dump();
+      expect(first.status).toBe(401);
+      fs.writeFileSync(file, 'fresh\n');
+      const before = server.seen.length;
+      const res = await t.request({ method: 'GET', path: '/api/v1/pods?watch=true', stream: true });
+      expect(await res.body.text()).toBe('{"type":"ADDED"}\n');
+      expect(server.seen.length - before).toBe(2);
+      const busy = await t.request({ method: 'GET', path: '/api/v1/pods?watch=true&busy=1', stream: true });
+      await busy.body.dump();
+      expect(busy.status).toBe(503);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('fails TLS with a wrong CA, with a typed error that carries no secret', async () => {
     const other = await createTestCa('other');
     const t = new Transport(config({ tlsClientConfig: { caData: other.certPem }, bearerToken: 'sekrit' }));
