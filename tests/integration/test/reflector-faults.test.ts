@@ -305,4 +305,36 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
       40_000,
     );
   }, 70_000);
+
+  it('C19: list and watch carry the same, correctly encoded field and label selectors on the namespaced path', async () => {
+    const ns = await namespaceWithPods('c19', []);
+    await api.create(Pod, podManifest(ns, 's1', { env: 'a', tier: 'db' }));
+    await api.create(Pod, podManifest(ns, 's2', { env: 'a', tier: 'db' }));
+    await api.create(Pod, podManifest(ns, 's1x', { env: 'a', tier: 'db', legacy: 'true' }));
+    const labelSelector = 'env in (a,b),tier!=web,!legacy';
+    const fieldSelector = 'metadata.name=s1';
+    server.faults.requireSelector({ match: { namespace: ns }, labelSelector, fieldSelector });
+    const client = newClient(config);
+    const inf = new SharedIndexInformer<V1Pod>(
+      listWatchFor(client, Pod, { namespace: ns, labelSelector, fieldSelector }),
+    );
+    const ac = new AbortController();
+    const running = inf.run(ac.signal);
+    cleanups.push(async () => {
+      ac.abort();
+      await running;
+      await client.close();
+    });
+    await waitFor(() => inf.hasSynced(), 'sync through the selector gate');
+    await waitFor(() => requestsFor(ns, 'watch').length >= 1, 'the watch');
+    expect(inf.getIndexer().listKeys()).toEqual([`${ns}/s1`]);
+    const sent = [...requestsFor(ns, 'list'), ...requestsFor(ns, 'watch')];
+    for (const r of sent) {
+      expect(r.path).toBe(`/api/v1/namespaces/${ns}/pods`);
+      const q = new URLSearchParams(r.query);
+      expect(q.get('labelSelector')).toBe(labelSelector);
+      expect(q.get('fieldSelector')).toBe(fieldSelector);
+      expect(r.status).toBe(200);
+    }
+  });
 });
