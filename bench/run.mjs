@@ -57,6 +57,17 @@ const emit = (obj) => {
 const rows = [];
 const median = (runs) =>
   [...runs].sort((a, b) => a.opsPerSec - b.opsPerSec)[Math.floor((runs.length - 1) / 2)];
+/** The median of every numeric field over the runs (lower middle for an even count). */
+const medianOfEach = (runs) => {
+  /** @type {Record<string, number>} */
+  const out = {};
+  for (const [k, v] of Object.entries(runs[0] ?? {})) {
+    if (typeof v !== 'number') continue;
+    const xs = runs.map((x) => x[k]).sort((a, b) => a - b);
+    out[k] = xs[Math.floor((xs.length - 1) / 2)];
+  }
+  return out;
+};
 
 for (const suite of wanted) {
   const files = (await readdir(join(here, suite))).filter((f) => f.endsWith('.bench.mjs')).sort();
@@ -64,31 +75,43 @@ for (const suite of wanted) {
     const file = join(here, suite, f);
     const mod = await import(pathToFileURL(file).href);
     const count = (await mod.tasks()).length;
+    // Optional per-file fixture shared by every task process (e.g. one API server): `setup()` runs here, in
+    // the parent, and its `env` reaches each child's process.env; `teardown()` runs after the file.
+    /** @type {{ env?: Record<string, string>, teardown?: () => unknown } | undefined} */
+    const fixture = await mod.setup?.();
+    const childEnv = { ...process.env, ...(fixture?.env ?? {}) };
     /** @type {object[][]} */
     const runs = Array.from({ length: count }, () => []);
-    for (let rep = 0; rep < repeat; rep++) {
-      for (let i = 0; i < count; i++) {
-        const { stdout } = await run(
-          process.execPath,
-          [
-            '--expose-gc',
-            join(here, 'lib', 'child.mjs'),
-            file,
-            suite,
-            String(i),
-            String(timeMs),
-            String(warmupMs),
-            values.clock,
-          ],
-          { cwd: here, maxBuffer: 1 << 20 },
-        );
-        runs[i]?.push(JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}'));
+    try {
+      for (let rep = 0; rep < repeat; rep++) {
+        for (let i = 0; i < count; i++) {
+          const { stdout } = await run(
+            process.execPath,
+            [
+              '--expose-gc',
+              join(here, 'lib', 'child.mjs'),
+              file,
+              suite,
+              String(i),
+              String(timeMs),
+              String(warmupMs),
+              values.clock,
+            ],
+            { cwd: here, maxBuffer: 1 << 20, env: childEnv },
+          );
+          runs[i]?.push(JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}'));
+        }
       }
+    } finally {
+      await fixture?.teardown?.();
     }
     const results = runs.map((r) => ({
       ...median(r),
       runs: r.length,
       opsPerSecRuns: r.map((x) => x.opsPerSec),
+      // a macro task's metrics each have their own median over the runs (the median run by opsPerSec need
+      // not be the median by CPU time or heap)
+      ...(r[0]?.macro ? { medians: medianOfEach(r) } : {}),
     }));
     for (const r of results) {
       rows.push(r);

@@ -13,4 +13,5 @@ const result = await runTask(suite, task, {
   warmupMs: Number(warmupMs),
   clock: clock === 'wall' ? 'wall' : 'cpu',
 });
-process.stdout.write(`${JSON.stringify(result)}\n`);
+// Exit once the line is out: a macro task's sockets or timers must not keep a finished run alive.
+process.stdout.write(`${JSON.stringify(result)}\n`, () => process.exit(0));

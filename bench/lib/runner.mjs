@@ -11,6 +11,14 @@ import { Bench } from 'tinybench';
  * @property {boolean} [async]  whether fn returns a promise (default: detected by tinybench)
  * @property {() => unknown | Promise<unknown>} [beforeAll]  once before warm-up and run (not timed)
  * @property {() => unknown | Promise<unknown>} [afterAll]   once after (not timed)
+ * @property {() => Promise<MacroMetrics>} [measure]  a macro benchmark: instead of tinybench timing `fn`, the
+ *   runner calls `measure` once per process (after `beforeAll`, before `afterAll`) and reports what it returns
+ */
+
+/**
+ * What a macro task's `measure` returns: at least `opsPerSec` (used to pick the median run) and whatever
+ * else it measured (times in ms, bytes), all copied onto the result line.
+ * @typedef {{ opsPerSec: number } & Record<string, number | string | boolean | null>} MacroMetrics
  */
 
 /**
@@ -50,6 +58,7 @@ export const CLOCKS = {
  * @returns {Promise<BenchResult>}
  */
 export async function runTask(suite, task, opts) {
+  if (task.measure) return runMacro(suite, task);
   const clock = opts.clock ?? 'cpu';
   const bench = new Bench({ time: opts.timeMs, warmupTime: opts.warmupMs, warmup: true, now: CLOCKS[clock] });
   /** @type {Record<string, unknown>} */
@@ -84,5 +93,41 @@ export async function runTask(suite, task, opts) {
     samples: r.latency.samplesCount,
     heapUsedDeltaBytes: after - before,
     heapUsedAfterGcBytes: retained,
+  };
+}
+
+/**
+ * Runs one macro task: `beforeAll`, a forced GC, one `measure` call, `afterAll`. The task times itself (a macro
+ * benchmark such as time-to-synced happens once per process: the first run is the one users get) and says
+ * which clock in its metrics.
+ * @param {string} suite
+ * @param {BenchTask} task
+ */
+async function runMacro(suite, task) {
+  const measure = /** @type {() => Promise<MacroMetrics>} */ (task.measure);
+  await task.beforeAll?.();
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  let metrics;
+  try {
+    metrics = await measure();
+  } finally {
+    await task.afterAll?.();
+  }
+  const after = process.memoryUsage().heapUsed;
+  gc();
+  const retained = process.memoryUsage().heapUsed;
+  if (!metrics || !(metrics.opsPerSec > 0))
+    throw new Error(`benchmark ${suite}: ${task.scenario} / ${task.impl}: measure() returned no opsPerSec`);
+  return {
+    suite,
+    scenario: task.scenario,
+    impl: task.impl,
+    clock: 'wall',
+    macro: true,
+    samples: 1,
+    heapUsedDeltaBytes: after - before,
+    heapUsedAfterGcBytes: retained,
+    ...metrics,
   };
 }
