@@ -1,5 +1,5 @@
 import type { KubeObject, ObjectList, WatchEvent } from '@kubeloop/client';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
   DeletedFinalStateUnknown,
   type ListCallOptions,
@@ -182,5 +182,17 @@ describe('SharedIndexInformer', () => {
     ac.abort();
     await run;
     expect(late.sort()).toEqual(['a:true', 'b:true', 'c:true']);
+  });
+});
+
+describe('handler types (C06)', () => {
+  it('onDelete receives either the object or a typed tombstone, so both must be handled', () => {
+    type OnDelete = NonNullable<import('../src/index.js').ResourceEventHandler<KubeObject>['onDelete']>;
+    expectTypeOf<Parameters<OnDelete>[0]>().toEqualTypeOf<
+      KubeObject | DeletedFinalStateUnknown<KubeObject>
+    >();
+    const t = new DeletedFinalStateUnknown('ns/a', pod('a', '1'));
+    expect(t.kind).toBe('DeletedFinalStateUnknown');
+    expect(Object.isFrozen(t)).toBe(true);
   });
 });
