@@ -138,12 +138,21 @@ export function inClusterConfig(options: LoadRestConfigOptions = {}): RestConfig
     warn(`in-cluster: cannot read ${path.join(dir, 'ca.crt')}; using the system roots`);
   }
   const hostPort = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  let namespace = env.POD_NAMESPACE || undefined;
+  if (!namespace) {
+    try {
+      namespace = fs.readFileSync(path.join(dir, 'namespace'), 'utf8').trim() || undefined;
+    } catch {
+      // client-go falls back to "default"
+    }
+  }
   return withRedaction({
     host: `https://${hostPort}`,
     tlsClientConfig: caData ? { caData } : {},
     bearerToken: token,
     bearerTokenFile: tokenFile,
     ...tunables(options),
+    namespace: namespace ?? 'default',
   });
 }
 
@@ -538,6 +547,7 @@ export function restConfigFromKubeconfig(
       field: `${ctxAt}.cluster`,
     });
   }
+  const namespace = str(ctx.value.namespace, ctx.file, `${ctxAt}.namespace`);
   const cAt = `clusters[${clusterName}]`;
   const host = normaliseServer(
     str(cluster.value.server, cluster.file, `${cAt}.server`),
@@ -588,6 +598,7 @@ export function restConfigFromKubeconfig(
     ...(proxyUrl ? { proxyUrl } : {}),
     ...(disableCompression ? { disableCompression } : {}),
     ...tunables(options),
+    ...(namespace ? { namespace } : {}),
   });
 }
 

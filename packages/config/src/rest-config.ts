@@ -80,6 +80,12 @@ export interface RestConfig {
   readonly timeoutMs: number;
   /** `User-Agent` header value. */
   readonly userAgent: string;
+  /**
+   * The default namespace of where the config came from: the kubeconfig context's `namespace`, or in a pod
+   * `POD_NAMESPACE`, else the service account's namespace file (client-go's rules). Absent: none was named
+   * (callers usually use `default`). Added by @kubeloop/config.
+   */
+  readonly namespace?: string;
 }
 
 /** The credentials to put on one request. */

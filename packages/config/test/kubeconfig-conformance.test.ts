@@ -624,8 +624,55 @@ contexts: [{name: c, context: {cluster: k}}]
         tlsClientConfig: { caData: CA_PEM },
         bearerToken: 'sa-token',
         bearerTokenFile: `${d}/sa/token`,
+        namespace: 'default',
       }),
     },
+  },
+  {
+    name: 'in-cluster namespace: POD_NAMESPACE wins over the service account file',
+    files: { 'sa/token': 'sa-token', 'sa/namespace': 'from-file\n' },
+    options: (d) => ({
+      env: { KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: '443', POD_NAMESPACE: 'from-env' },
+      serviceAccountDir: `${d}/sa`,
+    }),
+    want: {
+      config: (d) => ({
+        host: 'https://10.0.0.1:443',
+        tlsClientConfig: {},
+        bearerToken: 'sa-token',
+        bearerTokenFile: `${d}/sa/token`,
+        namespace: 'from-env',
+      }),
+    },
+    warnings: (d) => [`in-cluster: cannot read ${d}/sa/ca.crt; using the system roots`],
+  },
+  {
+    name: 'in-cluster namespace from the service account file',
+    files: { 'sa/token': 'sa-token', 'sa/namespace': 'from-file\n', 'sa/ca.crt': CA_PEM },
+    options: (d) => ({
+      env: { KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: '443' },
+      serviceAccountDir: `${d}/sa`,
+    }),
+    want: {
+      config: (d) => ({
+        host: 'https://10.0.0.1:443',
+        tlsClientConfig: { caData: CA_PEM },
+        bearerToken: 'sa-token',
+        bearerTokenFile: `${d}/sa/token`,
+        namespace: 'from-file',
+      }),
+    },
+  },
+  {
+    name: 'the context namespace is carried',
+    files: {
+      config: kc(`current-context: c
+clusters: [{name: k, cluster: {server: "https://a:1"}}]
+contexts: [{name: c, context: {cluster: k, namespace: team-a}}]
+`),
+    },
+    options: (d) => ({ kubeconfig: `${d}/config` }),
+    want: { config: () => ({ host: 'https://a:1', tlsClientConfig: {}, namespace: 'team-a' }) },
   },
   {
     name: 'in-cluster with an IPv6 service host',
@@ -640,6 +687,7 @@ contexts: [{name: c, context: {cluster: k}}]
         tlsClientConfig: { caData: CA_PEM },
         bearerToken: 'sa-token',
         bearerTokenFile: `${d}/sa/token`,
+        namespace: 'default',
       }),
     },
   },
@@ -666,6 +714,7 @@ contexts: [{name: c, context: {cluster: k}}]
         tlsClientConfig: {},
         bearerToken: 'sa-token',
         bearerTokenFile: `${d}/sa/token`,
+        namespace: 'default',
       }),
     },
     warnings: (d) => [`in-cluster: cannot read ${d}/sa/ca.crt; using the system roots`],
