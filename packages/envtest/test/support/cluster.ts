@@ -15,6 +15,8 @@ export interface TestCluster extends WireTarget {
   readonly kubeconfigPath: string;
   /** PEM of the CA that signed the server certificate. */
   readonly caPem: string;
+  /** The requests the server has served so far (method, path, raw query), oldest first. */
+  requests(): ReadonlyArray<{ readonly method: string; readonly path: string; readonly query: string }>;
   /** Number of watch streams the server has open right now. */
   activeWatches(): number;
   /** Shrinks the watch history window to `n` events (as the API server's watch cache). */
@@ -76,6 +78,7 @@ export async function startCluster(options: EnvironmentOptions = {}): Promise<Te
       embedded().store.compact();
     },
     activeWatches: () => embedded().activeWatches(),
+    requests: () => embedded().requestLog,
     setWatchHistoryLimit: (n) => embedded().store.setWatchHistoryLimit(n),
     get: async (path) => decode(await request(new URL(path, baseUrl), { headers: headers(), dispatcher })),
     send: async (method, path, body, contentType = 'application/json') =>
