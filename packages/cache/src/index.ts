@@ -10,6 +10,7 @@ export {
   type Cache,
   CacheNotStartedError,
   CacheUnsupportedError,
+  fieldIndexName,
   InformerCache,
   type InformerCacheOptions,
   type Informers,

@@ -16,7 +16,7 @@ import {
 import { listWatchFor } from './list-watch.js';
 import { type CacheLogger, discardLogger } from './logger.js';
 import { SharedIndexInformer, type SharedIndexInformerOptions } from './shared-index-informer.js';
-import { NAMESPACE_INDEX } from './store.js';
+import { type IndexerReader, metaNamespaceKeyFunc, NAMESPACE_INDEX } from './store.js';
 
 /** Options of {@link InformerCache}. */
 export interface InformerCacheOptions {
@@ -55,6 +55,12 @@ export interface Informers {
   getInformer<T extends KubeObject>(kind: Kind<T>): SharedIndexInformer<T>;
   start(signal: AbortSignal): Promise<void>;
   waitForCacheSync(signal?: AbortSignal): Promise<boolean>;
+  /** Indexes a field so `list` can select on it. */
+  indexField<T extends KubeObject>(
+    kind: Kind<T>,
+    field: string,
+    extract: (obj: T) => readonly string[],
+  ): void;
 }
 
 /** Cache knows how to serve reads from informers (controller-runtime `cache.Cache` = Reader + Informers). */
@@ -144,6 +150,20 @@ export class InformerCache implements Cache {
   }
 
   /**
+   * Indexes a field of a kind so `list` can select on it (controller-runtime `FieldIndexer.IndexField`):
+   * `extract` returns the values an object has for `field`; `list(kind, { fieldSelector: { [field]: v } })`
+   * then answers from the index. Allowed before or after start.
+   * @throws StoreError when the field is already indexed.
+   */
+  indexField<T extends KubeObject>(
+    kind: Kind<T>,
+    field: string,
+    extract: (obj: T) => readonly string[],
+  ): void {
+    this.getInformer(kind).addIndexers({ [fieldIndexName(field)]: extract });
+  }
+
+  /**
    * The cached object named by `key`.
    * @throws StatusError NotFound (message as the API server's), CacheNotStartedError.
    */
@@ -161,8 +181,8 @@ export class InformerCache implements Cache {
   }
 
   /**
-   * Cached objects, by namespace, label selector and `metadata.name` / `metadata.namespace` field
-   * selectors. `limit` cuts the result; `continue` is not supported (controller-runtime's rule).
+   * Cached objects, by namespace, label selector and field selector (`metadata.name`,
+   * `metadata.namespace`, or any field indexed with `indexField`; `=`, `==` and `!=`). `limit` cuts the result; `continue` is not supported (controller-runtime's rule).
    * @throws CacheUnsupportedError, SelectorParseError, CacheNotStartedError.
    */
   async list<T extends KubeObject>(kind: Kind<T>, options: ListOptions = {}): Promise<ObjectList<T>> {
@@ -175,7 +195,7 @@ export class InformerCache implements Cache {
       const reqs = parseLabelSelector(ls);
       items = items.filter((o) => matchesLabelRequirements(reqs, o.metadata?.labels));
     }
-    const fieldFilter = fieldMatcher(options.fieldSelector);
+    const fieldFilter = fieldMatcher(options.fieldSelector, store);
     if (fieldFilter) items = items.filter(fieldFilter);
     if (options.limit && options.limit > 0 && items.length > options.limit)
       items = items.slice(0, options.limit);
@@ -188,7 +208,15 @@ export class InformerCache implements Cache {
   }
 }
 
-function fieldMatcher(sel: ListOptions['fieldSelector']): ((o: KubeObject) => boolean) | undefined {
+/** The index name under which `indexField` stores a field (controller-runtime `field:<name>`). */
+export function fieldIndexName(field: string): string {
+  return `field:${field}`;
+}
+
+function fieldMatcher(
+  sel: ListOptions['fieldSelector'],
+  store: IndexerReader<KubeObject>,
+): ((o: KubeObject) => boolean) | undefined {
   if (sel === undefined) return undefined;
   const pairs: Array<[string, string, boolean]> = [];
   if (typeof sel === 'string') {
@@ -196,21 +224,26 @@ function fieldMatcher(sel: ListOptions['fieldSelector']): ((o: KubeObject) => bo
     for (const part of sel.split(',')) {
       const m = /^\s*([^!=\s]+)\s*(==|=|!=)\s*(.*?)\s*$/.exec(part);
       if (!m) throw new CacheUnsupportedError(`field selector ${JSON.stringify(sel)} does not parse`);
-      pairs.push([m[1]!, m[3]!, m[2] === '!=']);
+      pairs.push([m[1]!, m[3]!.replace(/\\(.)/g, '$1'), m[2] === '!=']);
     }
   } else {
     for (const [k, v] of Object.entries(sel)) pairs.push([k, v, false]);
   }
-  for (const [k] of pairs) {
-    if (k !== 'metadata.name' && k !== 'metadata.namespace') {
+  const names = new Set(store.indexerNames());
+  const tests = pairs.map(([k, v, neg]): ((o: KubeObject) => boolean) => {
+    if (k === 'metadata.name' || k === 'metadata.namespace') {
+      return (o) => {
+        const actual = k === 'metadata.name' ? (o.metadata?.name ?? '') : (o.metadata?.namespace ?? '');
+        return neg ? actual !== v : actual === v;
+      };
+    }
+    if (!names.has(fieldIndexName(k))) {
       throw new CacheUnsupportedError(
-        `the cache can only select on metadata.name and metadata.namespace, not ${k}`,
+        `field selector on ${k} needs an index: call indexField(kind, ${JSON.stringify(k)}, extract) first`,
       );
     }
-  }
-  return (o) =>
-    pairs.every(([k, v, neg]) => {
-      const actual = k === 'metadata.name' ? (o.metadata?.name ?? '') : (o.metadata?.namespace ?? '');
-      return neg ? actual !== v : actual === v;
-    });
+    const keys = new Set(store.indexKeys(fieldIndexName(k), v));
+    return (o) => keys.has(metaNamespaceKeyFunc(o)) !== neg;
+  });
+  return (o) => tests.every((t) => t(o));
 }

@@ -76,6 +76,8 @@ export interface IndexerReader<T extends KubeObject = KubeObject> {
   indexKeys(indexName: string, value: string): string[];
   /** Every value index `indexName` holds. */
   listIndexFuncValues(indexName: string): string[];
+  /** Names of the indexes this store keeps. */
+  indexerNames(): string[];
   size(): number;
 }
 

@@ -1,5 +1,6 @@
 import {
   CacheNotStartedError,
+  CacheUnsupportedError,
   DeletedFinalStateUnknown,
   InformerCache,
   objectOfDelete,
@@ -69,6 +70,24 @@ describe('informer cache against the API server', () => {
     expect(events).toContain('add:c:false');
     expect(events).toContain('update:a');
     expect(events).toContain('delete:b:false');
+    // Field selectors beyond metadata.* need an index (controller-runtime's rule).
+    await expect(cache.list(Pod, { fieldSelector: { 'spec.nodeName': 'n1' } })).rejects.toBeInstanceOf(
+      CacheUnsupportedError,
+    );
+    cache.indexField(Pod, 'spec.nodeName', (p) => [p.spec?.nodeName ?? '']);
+    await api.create(Pod, {
+      ...podManifest(ns, 'on-n1'),
+      spec: { nodeName: 'n1', containers: [{ name: 'app', image: 'x' }] },
+    });
+    await waitFor(
+      async () => (await cache.list(Pod, { fieldSelector: { 'spec.nodeName': 'n1' } })).items.length === 1,
+      'the indexed pod',
+    );
+    expect(
+      (await cache.list(Pod, { fieldSelector: 'spec.nodeName!=n1' })).items
+        .map((p) => p.metadata?.name)
+        .sort(),
+    ).toEqual(['a', 'c']);
     const server = (await api.list(Pod, { namespace: ns })).items
       .map((p) => p.metadata?.resourceVersion)
       .sort();
