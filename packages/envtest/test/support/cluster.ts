@@ -33,9 +33,12 @@ export interface TestCluster extends WireTarget {
   stop(): Promise<void>;
 }
 
-/** Starts a fresh in-process envtest server (HTTPS, token auth) for a test file. */
+/**
+ * Starts a fresh in-process envtest server (HTTPS, token auth) for a test file. These suites test envtest's own
+ * server, so `USE_EXISTING_CLUSTER` / `KUBEBUILDER_ASSETS` in the environment are deliberately ignored.
+ */
 export async function startCluster(options: EnvironmentOptions = {}): Promise<TestCluster> {
-  const env = new Environment(options);
+  const env = new Environment({ env: {}, ...options });
   const config = await env.start();
   const embedded = () => {
     const server = env.server;
