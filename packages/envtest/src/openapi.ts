@@ -4,7 +4,7 @@
  * parameter — what kubectl checks before create/apply under `--validate=strict`.
  */
 import type { ServedGroups } from './discovery.js';
-import type { ResourceType } from './resource-type.js';
+import { apiVersionOf, type ResourceType } from './resource-type.js';
 
 function gvPath(group: string, version: string): string {
   return group ? `apis/${group}/${version}` : `api/${version}`;
@@ -84,7 +84,11 @@ export function openApiDocument(served: ServedGroups, gv: string): Record<string
         metadata: { type: 'object' },
       },
       'x-kubernetes-preserve-unknown-fields': true,
-      'x-kubernetes-group-version-kind': gvk,
+      // Deliberately no x-kubernetes-group-version-kind here: kubectl's client-side apply computes its
+      // strategic patch from the component schema carrying the GVK, and without full schemas that fails
+      // ("unable to find api field"). With no matching component it uses its compiled-in types (built-ins)
+      // or a JSON merge patch (custom resources), which gives the right patch.
+      description: `${rt.kind} (${apiVersionOf(rt)}); envtest serves no field schemas`,
     };
   }
   return {

@@ -1,7 +1,7 @@
 /**
  * A minimal decoder for Kubernetes protobuf request bodies (`application/vnd.kubernetes.protobuf`): the
  * `k8s\0` envelope around a `runtime.Unknown`, and the few kinds kubectl's generator commands send that way
- * (`kubectl create namespace|configmap|secret`). Field numbers follow k8s.io/api's generated.proto files.
+ * (`kubectl create namespace|configmap|secret|deployment|service`). Field numbers follow k8s.io/api's generated.proto files.
  * Any other kind is refused (the caller answers 415), as is anything malformed.
  */
 import type { KObject } from './resource-type.js';
@@ -89,6 +89,83 @@ function sub(fs: Field[], no: number): Field[] {
   return f?.bytes ? fields(f.bytes) : [];
 }
 
+function strField(fs: Field[], no: number): string | undefined {
+  const f = fs.find((x) => x.no === no);
+  return f?.bytes && f.bytes.length > 0 ? str(f) : undefined;
+}
+
+function intField(fs: Field[], no: number, keepZero = false): number | undefined {
+  const f = fs.find((x) => x.no === no);
+  if (f?.varint === undefined) return undefined;
+  const n = Number(BigInt.asIntN(64, f.varint));
+  return n === 0 && !keepZero ? undefined : n;
+}
+
+function repeatedStr(fs: Field[], no: number): string[] | undefined {
+  const out = fs.filter((f) => f.no === no).map(str);
+  return out.length ? out : undefined;
+}
+
+function setIf(o: Record<string, unknown>, key: string, v: unknown): void {
+  if (v !== undefined) o[key] = v;
+}
+
+/** IntOrString {type=1 (0 int, 1 string), intVal=2, strVal=3}. */
+function intOrString(buf: Buffer): number | string {
+  const fs = fields(buf);
+  return intField(fs, 1) === 1 ? (strField(fs, 3) ?? '') : (intField(fs, 2, true) ?? 0);
+}
+
+/** core/v1 Container: name=1 image=2 command=3 args=4 workingDir=5 ports=6 env=7 imagePullPolicy=14. */
+function container(buf: Buffer): Record<string, unknown> {
+  const fs = fields(buf);
+  const c: Record<string, unknown> = {};
+  setIf(c, 'name', strField(fs, 1));
+  setIf(c, 'image', strField(fs, 2));
+  setIf(c, 'command', repeatedStr(fs, 3));
+  setIf(c, 'args', repeatedStr(fs, 4));
+  setIf(c, 'workingDir', strField(fs, 5));
+  const ports = fs
+    .filter((f) => f.no === 6 && f.bytes)
+    .map((f) => {
+      const pf = fields(f.bytes!);
+      const p: Record<string, unknown> = {};
+      setIf(p, 'name', strField(pf, 1));
+      setIf(p, 'hostPort', intField(pf, 2));
+      setIf(p, 'containerPort', intField(pf, 3, true));
+      setIf(p, 'protocol', strField(pf, 4));
+      return p;
+    });
+  if (ports.length) c.ports = ports;
+  const env = fs
+    .filter((f) => f.no === 7 && f.bytes)
+    .map((f) => {
+      const ef = fields(f.bytes!);
+      const e: Record<string, unknown> = { name: strField(ef, 1) ?? '' };
+      setIf(e, 'value', strField(ef, 2));
+      return e;
+    });
+  if (env.length) c.env = env;
+  setIf(c, 'imagePullPolicy', strField(fs, 14));
+  return c;
+}
+
+/** PodTemplateSpec {metadata=1, spec=2}; PodSpec: containers=2 restartPolicy=3 dnsPolicy=6 nodeSelector=7 serviceAccountName=8 nodeName=10. */
+function podTemplate(buf: Buffer): Record<string, unknown> {
+  const fs = fields(buf);
+  const meta = fs.find((f) => f.no === 1)?.bytes;
+  const spec = sub(fs, 2);
+  const ps: Record<string, unknown> = {
+    containers: spec.filter((f) => f.no === 2 && f.bytes).map((f) => container(f.bytes!)),
+  };
+  setIf(ps, 'restartPolicy', strField(spec, 3));
+  setIf(ps, 'dnsPolicy', strField(spec, 6));
+  setIf(ps, 'nodeSelector', mapEntries(spec, 7, false));
+  setIf(ps, 'serviceAccountName', strField(spec, 8));
+  setIf(ps, 'nodeName', strField(spec, 10));
+  return { metadata: meta ? objectMeta(meta) : {}, spec: ps };
+}
+
 /** Decode a protobuf request body into a JSON object. @throws ProtobufDecodeError */
 export function decodeProtobufObject(body: Buffer): KObject {
   if (body.length < 4 || !body.subarray(0, 4).equals(MAGIC))
@@ -130,6 +207,47 @@ export function decodeProtobufObject(body: Buffer): KObject {
     const sd = mapEntries(fs, 4, false);
     if (sd) obj.stringData = sd;
     bool(5, 'immutable');
+    return obj;
+  }
+  if (apiVersion === 'apps/v1' && kind === 'Deployment') {
+    // DeploymentSpec: replicas=1 selector=2 template=3 strategy=4 minReadySeconds=5 revisionHistoryLimit=6 paused=7 progressDeadlineSeconds=9
+    const spec = sub(fs, 2);
+    const o: Record<string, unknown> = {};
+    setIf(o, 'replicas', intField(spec, 1, true));
+    const sel = spec.find((f) => f.no === 2)?.bytes;
+    if (sel) o.selector = { matchLabels: mapEntries(fields(sel), 1, false) ?? {} };
+    const tmpl = spec.find((f) => f.no === 3)?.bytes;
+    if (tmpl) o.template = podTemplate(tmpl);
+    const strategy = sub(spec, 4);
+    setIf(o, 'strategy', strField(strategy, 1) ? { type: strField(strategy, 1) } : undefined);
+    setIf(o, 'minReadySeconds', intField(spec, 5));
+    setIf(o, 'revisionHistoryLimit', intField(spec, 6, true));
+    setIf(o, 'progressDeadlineSeconds', intField(spec, 9, true));
+    obj.spec = o;
+    return obj;
+  }
+  if (apiVersion === 'v1' && kind === 'Service') {
+    // ServiceSpec: ports=1 selector=2 clusterIP=3 type=4; ServicePort: name=1 protocol=2 port=3 targetPort=4 nodePort=5
+    const spec = sub(fs, 2);
+    const o: Record<string, unknown> = {};
+    const ports = spec
+      .filter((f) => f.no === 1 && f.bytes)
+      .map((f) => {
+        const pf = fields(f.bytes!);
+        const p: Record<string, unknown> = {};
+        setIf(p, 'name', strField(pf, 1));
+        setIf(p, 'protocol', strField(pf, 2));
+        setIf(p, 'port', intField(pf, 3, true));
+        const tp = pf.find((x) => x.no === 4)?.bytes;
+        if (tp) p.targetPort = intOrString(tp);
+        setIf(p, 'nodePort', intField(pf, 5));
+        return p;
+      });
+    if (ports.length) o.ports = ports;
+    setIf(o, 'selector', mapEntries(spec, 2, false));
+    setIf(o, 'clusterIP', strField(spec, 3));
+    setIf(o, 'type', strField(spec, 4));
+    obj.spec = o;
     return obj;
   }
   throw new ProtobufDecodeError(`protobuf bodies of ${apiVersion}/${kind} are not supported`);

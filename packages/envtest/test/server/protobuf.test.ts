@@ -52,11 +52,39 @@ describe('protobuf request bodies (kubectl generator commands)', () => {
     expect(res.body.data).toEqual({ k: 'v' });
   });
 
-  it('refuses kinds it cannot decode with 415', async () => {
-    const body = envelope('apps/v1', 'Deployment', ld(1, ld(1, 'd')));
+  it('creates a Deployment (kubectl create deployment) with its template and ports', async () => {
+    const port = Buffer.from([0x18, 80]); // ContainerPort.containerPort = 80
+    const c = Buffer.concat([ld(1, 'web'), ld(2, 'nginx:1'), ld(6, port)]);
+    const tmpl = Buffer.concat([ld(1, ld(11, Buffer.concat([ld(1, 'app'), ld(2, 'web')]))), ld(2, ld(2, c))]);
+    const spec = Buffer.concat([
+      Buffer.from([0x08, 2]),
+      ld(2, ld(1, Buffer.concat([ld(1, 'app'), ld(2, 'web')]))),
+      ld(3, tmpl),
+    ]);
+    const body = envelope('apps/v1', 'Deployment', Buffer.concat([ld(1, ld(1, 'web')), ld(2, spec)]));
     const res = await t.req('POST', '/apis/apps/v1/namespaces/default/deployments', body.toString('latin1'), {
       'content-type': 'application/vnd.kubernetes.protobuf',
     });
+    expect(res.status).toBe(201);
+    expect(res.body.spec.replicas).toBe(2);
+    expect(res.body.spec.selector).toEqual({ matchLabels: { app: 'web' } });
+    expect(res.body.spec.template.spec.containers[0]).toMatchObject({
+      name: 'web',
+      image: 'nginx:1',
+      ports: [{ containerPort: 80, protocol: 'TCP' }],
+    });
+  });
+
+  it('refuses kinds it cannot decode with 415', async () => {
+    const body = envelope('coordination.k8s.io/v1', 'Lease', ld(1, ld(1, 'l')));
+    const res = await t.req(
+      'POST',
+      '/apis/coordination.k8s.io/v1/namespaces/default/leases',
+      body.toString('latin1'),
+      {
+        'content-type': 'application/vnd.kubernetes.protobuf',
+      },
+    );
     expect(res.status).toBe(415);
     expect(res.body.reason).toBe('UnsupportedMediaType');
   });
