@@ -82,6 +82,53 @@ describe('golden battery replay (kube-apiserver v1.32 goldens)', { timeout: 30_0
     expect(wrong).toEqual([]);
   });
 
+  it('watch and list steps without a golden file behave as kube-apiserver does', () => {
+    const observed = (name: string) => {
+      const r = results.get(name);
+      if (!r?.ok) throw new Error(`step ${name} did not run: ${r ? r.error : 'missing'}`);
+      return r.observed;
+    };
+    const types = (name: string) => (observed(name).watch?.events ?? []).map((e) => e.type);
+    // sendInitialEvents: the current pods as ADDED, then one BOOKMARK marking the end of the initial events.
+    const initial = observed('watch-send-initial-events').watch?.events ?? [];
+    const bookmark = initial.find((e) => e.type === 'BOOKMARK');
+    expect(initial.filter((e) => e.type === 'ADDED').length).toBeGreaterThan(0);
+    expect(
+      (bookmark?.object as { metadata?: { annotations?: Record<string, string> } })?.metadata?.annotations,
+    ).toEqual({ 'k8s.io/initial-events-end': 'true' });
+    expect(initial.indexOf(bookmark as (typeof initial)[number])).toBe(
+      initial.filter((e) => e.type === 'ADDED').length,
+    );
+    // A label change that joins a selector is ADDED, one that leaves it is DELETED.
+    expect(types('watch-label-selector-leave-join').filter((t) => t !== 'BOOKMARK')).toEqual(
+      expect.arrayContaining(['ADDED', 'DELETED']),
+    );
+    // Table watch: every event carries a one-row Table; only the first has column definitions.
+    const tables = (observed('watch-table').watch?.events ?? [])
+      .filter((e) => e.type !== 'BOOKMARK')
+      .map((e) => e.object as { kind: string; rows: unknown[]; columnDefinitions?: unknown[] });
+    expect(tables.length).toBeGreaterThan(1);
+    for (const t of tables) {
+      expect(t.kind).toBe('Table');
+      expect(t.rows).toHaveLength(1);
+    }
+    expect(tables[0]?.columnDefinitions?.length).toBeGreaterThan(0);
+    for (const t of tables.slice(1)) expect(t.columnDefinitions ?? []).toHaveLength(0);
+    // resourceVersion=0 is served from the cache: limit is ignored.
+    const rv0 = JSON.parse(observed('pod-list-rv0-limit-ignored').text) as { items: unknown[] };
+    expect(rv0.items.length).toBeGreaterThan(1);
+    // A watch from a compacted resourceVersion: 410 Expired, either as the HTTP status (envtest, for compacted
+    // RVs) or as 200 + a single ERROR event (for RVs that only left the history window); both end the watch.
+    const expired = observed('watch-very-old-rv-410');
+    const status =
+      expired.status === 200 ? expired.watch?.events[0]?.object : (JSON.parse(expired.text) as unknown);
+    expect(status).toMatchObject({ kind: 'Status', reason: 'Expired', code: 410 });
+    if (expired.status === 200) {
+      expect(expired.watch?.events.map((e) => e.type)).toEqual(['ERROR']);
+      expect(expired.watch?.endedBy).toBe('server');
+    } else expect(expired.status).toBe(410);
+  });
+
   for (const name of names) {
     const reason = DELIBERATE[name];
     const test = reason ? it.fails : it;
