@@ -4,7 +4,7 @@
  * injection, compaction, restart, connection counting, request log).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
@@ -107,6 +107,7 @@ export class ApiServer {
   readonly #sockets = new Set<Socket>();
   readonly #watches = new WatchSet();
   #requestId = 0;
+  #tempDir: string | undefined;
   readonly #defaultTimeoutMs: number | undefined;
 
   /** @internal use {@link startApiServer} */
@@ -270,9 +271,18 @@ export class ApiServer {
     await closed;
   }
 
-  /** Stop serving; ends every watch and connection. */
+  /** Stop serving; ends every watch and connection, and removes the kubeconfig's temp dir if it made one. */
   async stop(): Promise<void> {
     await this.#close();
+    if (this.#tempDir) {
+      await rm(this.#tempDir, { recursive: true, force: true });
+      this.#tempDir = undefined;
+    }
+  }
+
+  /** @internal a temp directory created for the kubeconfig, removed by stop() */
+  set tempDir(dir: string | undefined) {
+    this.#tempDir = dir;
   }
 
   /**
@@ -524,9 +534,10 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     throw new EnvtestError('ENVTEST_BAD_OPTIONS', `the API server only listens on loopback, not ${host}`);
   const ca = await CertificateAuthority.create();
   const serving = await ca.issueServing(options.tls?.sans ?? ['127.0.0.1', 'localhost']);
-  const kubeconfigPath =
-    options.kubeconfigPath ?? join(await mkdtemp(join(tmpdir(), 'kubeloop-envtest-')), 'kubeconfig');
+  const tempDir = options.kubeconfigPath ? undefined : await mkdtemp(join(tmpdir(), 'kubeloop-envtest-'));
+  const kubeconfigPath = options.kubeconfigPath ?? join(tempDir!, 'kubeconfig');
   const server = new ApiServer(options, ca, serving, kubeconfigPath);
+  server.tempDir = tempDir;
   try {
     await server.listen(options.port ?? 0);
   } catch (e) {
