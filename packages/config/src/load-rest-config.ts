@@ -226,6 +226,7 @@ function clusterTls(c: RawCluster, file: string, at: string): TLSClientConfig {
   const serverName = str(c['tls-server-name'], file, `${at}.tls-server-name`);
   return {
     ...(caData ? { caData } : {}),
+    ...(caData && !caInline && caFile ? { caFile } : {}),
     ...(serverName ? { serverName } : {}),
     ...(insecure ? { insecure } : {}),
   };
@@ -377,6 +378,8 @@ interface UserPart {
   impersonate?: ImpersonationConfig;
   certData?: string;
   keyData?: string;
+  certFile?: string;
+  keyFile?: string;
 }
 
 function userOf(u: RawUser, file: string, at: string, env: Env, clusterConfig: unknown): UserPart {
@@ -431,6 +434,10 @@ function userOf(u: RawUser, file: string, at: string, env: Env, clusterConfig: u
   if (certData && keyData) {
     out.certData = certData;
     out.keyData = keyData;
+    if (!certInline && !keyInline && certFile && keyFile) {
+      out.certFile = certFile;
+      out.keyFile = keyFile;
+    }
   }
 
   const ap = u['auth-provider'];
@@ -578,10 +585,11 @@ export function restConfigFromKubeconfig(
     }
     user = userOf(u.value, u.file, `users[${userName}]`, env, execClusterExtension(cluster.value));
   }
-  const { certData, keyData, impersonate, ...auth } = user;
+  const { certData, keyData, certFile, keyFile, impersonate, ...auth } = user;
   const hasCredentials = Object.keys(auth).length > 0 || certData !== undefined || impersonate !== undefined;
   let credentials: Omit<UserPart, 'certData' | 'keyData' | 'impersonate'> = auth;
-  let clientCert: { certData?: string; keyData?: string } = certData && keyData ? { certData, keyData } : {};
+  let clientCert: { certData?: string; keyData?: string; certFile?: string; keyFile?: string } =
+    certData && keyData ? { certData, keyData, ...(certFile && keyFile ? { certFile, keyFile } : {}) } : {};
   if (host.startsWith('http://') && hasCredentials) {
     warn(
       `${ctxAt}: server ${host} is not https; the credentials of user "${userName}" are not sent (client-go's rule)`,

@@ -15,6 +15,17 @@ export interface TLSClientConfig {
   readonly serverName?: string;
   /** Skip server certificate verification. Together with `caData` it is a config error (client-go's rule). */
   readonly insecure?: boolean;
+  /**
+   * The file `caData` was read from (only when it came from a file). The transport re-reads it every 5 minutes
+   * and switches to new connections when it changed (client-go's CA rotation). Added by @kubeloop/config.
+   */
+  readonly caFile?: string;
+  /**
+   * The files `certData`/`keyData` were read from (only when both came from files); re-read every 5 minutes like
+   * client-go's `ReloadTLSFiles`. Added by @kubeloop/config.
+   */
+  readonly certFile?: string;
+  readonly keyFile?: string;
 }
 
 /** An exec credential plugin, as in a kubeconfig's `users[].user.exec` (client.authentication.k8s.io v1/v1beta1). */

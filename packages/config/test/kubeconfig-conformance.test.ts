@@ -176,9 +176,16 @@ contexts: [{name: ctx-b, context: {cluster: b}}]
     },
     options: (d) => ({ env: { KUBECONFIG: `${d}/nested/dir/config` } }),
     want: {
-      config: () => ({
+      config: (d) => ({
         host: 'https://a:1',
-        tlsClientConfig: { caData: CA_PEM, certData: CERT_PEM, keyData: KEY_PEM },
+        tlsClientConfig: {
+          caData: CA_PEM,
+          caFile: `${d}/nested/dir/pki/ca.crt`,
+          certData: CERT_PEM,
+          keyData: KEY_PEM,
+          certFile: `${d}/nested/dir/pki/client.crt`,
+          keyFile: `${d}/nested/dir/pki/client.key`,
+        },
       }),
     },
   },

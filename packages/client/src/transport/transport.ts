@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import {
   type CredentialProvider,
   credentialProviderFor,
@@ -55,6 +56,8 @@ export interface TransportOptions {
   readonly credentials?: CredentialProvider;
   /** Clock for retry waits. Default the real one. */
   readonly clock?: Clock;
+  /** How often CA and client certificate files are re-read (ms). Default 300 000 (client-go's 5 minutes). */
+  readonly tlsReloadIntervalMs?: number;
   /** Proxy environment (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`, lower case too). Default `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /**
@@ -162,8 +165,13 @@ export class Transport {
   private readonly clock: Clock;
   private readonly env: Readonly<Record<string, string | undefined>>;
   private readonly onWarning: ((message: string) => void) | undefined;
-  private readonly dispatcher: Dispatcher;
+  private pool: { dispatcher: Dispatcher; root: Dispatcher };
   private readonly owned: Dispatcher[] = [];
+  /** The PEMs in use (they change when the CA or client certificate files are re-read). */
+  private pem: { caData?: string; certData?: string; keyData?: string };
+  private readonly tlsReloadIntervalMs: number;
+  private nextTlsCheck: number;
+  private tlsCheck: Promise<void> | undefined;
   private certDispatcher: { certData: string; dispatcher: Dispatcher; root: Dispatcher } | undefined;
   private closed = false;
 
@@ -199,7 +207,58 @@ export class Transport {
     this.clock = options.clock ?? realClock;
     this.env = options.env ?? process.env;
     this.onWarning = options.onWarning;
-    this.dispatcher = this.createDispatcher(undefined).dispatcher;
+    const t = config.tlsClientConfig;
+    this.pem = {
+      ...(t.caData ? { caData: t.caData } : {}),
+      ...(t.certData ? { certData: t.certData } : {}),
+      ...(t.keyData ? { keyData: t.keyData } : {}),
+    };
+    this.tlsReloadIntervalMs = options.tlsReloadIntervalMs ?? 5 * 60_000;
+    this.nextTlsCheck = this.clock.now() + this.tlsReloadIntervalMs;
+    this.pool = this.createDispatcher(undefined);
+  }
+
+  /**
+   * Every `tlsReloadIntervalMs`, re-read `caFile` and `certFile`/`keyFile` (when the config names them); on a
+   * change, new requests use a new pool with the new PEMs and the old pool is closed once idle (client-go's CA
+   * rotation and `ReloadTLSFiles`). A failed read keeps the current PEMs.
+   */
+  private maybeReloadTls(): Promise<void> {
+    const t = this.config.tlsClientConfig;
+    if (!t.caFile && !(t.certFile && t.keyFile)) return Promise.resolve();
+    if (this.tlsCheck) return this.tlsCheck;
+    if (this.clock.now() < this.nextTlsCheck) return Promise.resolve();
+    this.tlsCheck = (async () => {
+      const read = async (f: string | undefined) =>
+        f ? await readFile(f, 'utf8').catch(() => undefined) : undefined;
+      const [ca, cert, key] = await Promise.all([read(t.caFile), read(t.certFile), read(t.keyFile)]);
+      const next = { ...this.pem };
+      if (ca) next.caData = ca;
+      if (cert && key) {
+        next.certData = cert;
+        next.keyData = key;
+      }
+      if (
+        next.caData !== this.pem.caData ||
+        next.certData !== this.pem.certData ||
+        next.keyData !== this.pem.keyData
+      ) {
+        this.pem = next;
+        const old = this.pool;
+        this.pool = this.createDispatcher(undefined);
+        this.owned.splice(this.owned.indexOf(old.root), 1);
+        void old.root.close().catch(() => undefined);
+        if (channels.warning.hasSubscribers) {
+          channels.warning.publish({
+            message: 'TLS files changed; new connections use them',
+          } satisfies WarningDiagnostic);
+        }
+      }
+    })().finally(() => {
+      this.nextTlsCheck = this.clock.now() + this.tlsReloadIntervalMs;
+      this.tlsCheck = undefined;
+    });
+    return this.tlsCheck;
   }
 
   private createDispatcher(clientCert: { certData: string; keyData: string } | undefined): {
@@ -207,10 +266,10 @@ export class Transport {
     root: Dispatcher;
   } {
     const t = this.config.tlsClientConfig;
-    const certData = clientCert?.certData ?? t.certData;
-    const keyData = clientCert?.keyData ?? t.keyData;
+    const certData = clientCert?.certData ?? this.pem.certData;
+    const keyData = clientCert?.keyData ?? this.pem.keyData;
     const tls = {
-      ...(t.caData ? { ca: t.caData } : {}),
+      ...(this.pem.caData ? { ca: this.pem.caData } : {}),
       ...(certData && keyData ? { cert: certData, key: keyData } : {}),
       ...(t.serverName ? { servername: t.serverName } : {}),
       rejectUnauthorized: !t.insecure,
@@ -250,7 +309,7 @@ export class Transport {
 
   private dispatcherFor(creds: RequestCredentials): Dispatcher {
     const cert = creds.clientCertificate;
-    if (!cert) return this.dispatcher;
+    if (!cert) return this.pool.dispatcher;
     if (this.certDispatcher?.certData !== cert.certData) {
       // A rotated exec client certificate: new connections with it, the old pool is closed (client-go
       // closes tracked connections on rotation).
@@ -317,6 +376,7 @@ export class Transport {
           cause: e,
         });
       }
+      await this.maybeReloadTls();
       const started = performance.now();
       let res: Dispatcher.ResponseData;
       try {

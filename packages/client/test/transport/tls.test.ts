@@ -1,7 +1,10 @@
 // C17 at the transport level: a server on 127.0.0.1 whose certificate's only SAN is `api.internal`.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { RestConfig } from '@kubeloop/config';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Transport, TransportError } from '../../src/transport/index.js';
+import { type Clock, realClock, Transport, TransportError } from '../../src/transport/index.js';
 import { startTestServer, type TestServer } from './support/https-server.js';
 import { createTestCa, type TestCa } from './support/pki.js';
 
@@ -94,5 +97,59 @@ describe('C17 TLS knobs (plain requests and watches)', () => {
       ),
     );
     expect(r.get).toEqual({ clientCN: 'kubeloop-client' });
+  });
+
+  it('re-reads client certificate and CA files every 5 minutes and switches connections when they change', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kubeloop-tls-reload-'));
+    try {
+      const a = await caC.issue({ client: true, commonName: 'cert-a' });
+      const b = await caC.issue({ client: true, commonName: 'cert-b' });
+      const files = {
+        ca: path.join(dir, 'ca.crt'),
+        cert: path.join(dir, 'tls.crt'),
+        key: path.join(dir, 'tls.key'),
+      };
+      fs.writeFileSync(files.ca, caD.certPem); // the wrong CA first
+      fs.writeFileSync(files.cert, a.certPem);
+      fs.writeFileSync(files.key, a.keyPem);
+      const clock = { t: 0 };
+      const manual: Clock = { now: () => clock.t, sleep: realClock.sleep };
+      const t = new Transport(
+        config({
+          caData: caD.certPem,
+          caFile: files.ca,
+          serverName: 'api.internal',
+          certData: a.certPem,
+          keyData: a.keyPem,
+          certFile: files.cert,
+          keyFile: files.key,
+        }),
+        { clock: manual },
+      );
+      const cn = () =>
+        t
+          .request({ method: 'GET', path: '/api' })
+          .then((r) => r.body.json())
+          .catch((e: unknown) => (e instanceof TransportError ? e.code : e));
+      try {
+        expect(await cn()).toBe('TLSFailed');
+        // The CA is rotated to the right one and the certificate renewed: nothing changes before 5 minutes.
+        fs.writeFileSync(files.ca, caC.certPem);
+        fs.writeFileSync(files.cert, b.certPem);
+        fs.writeFileSync(files.key, b.keyPem);
+        clock.t += 299_000;
+        expect(await cn()).toBe('TLSFailed');
+        clock.t += 1_000;
+        expect(await cn()).toEqual({ clientCN: 'cert-b' });
+        // A failed read keeps what works.
+        fs.rmSync(files.cert);
+        clock.t += 300_000;
+        expect(await cn()).toEqual({ clientCN: 'cert-b' });
+      } finally {
+        await t.close();
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
