@@ -743,11 +743,7 @@ spec:
       const manifest = (color: string) =>
         `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ed\n  namespace: ${NS}\n  labels:\n    keep: me\ndata:\n  color: ${color}\n`;
       const diff = await kubectl.run(['diff', '-f', kubectl.file('diff.yaml', manifest('green'))]);
-      // stderr may carry the OpenAPI-schema warning listed as a known gap below; nothing else.
-      expect(
-        diff.stderr.replace(/^warning: error calculating patch from openapi v3 spec.*\n/gm, ''),
-        diff.stderr,
-      ).toBe('');
+      expect(diff.stderr).toBe('');
       expect(diff.code).toBe(1);
       expect(diff.stdout).toMatch(/^-\s+color: blue$/m);
       expect(diff.stdout).toMatch(/^\+\s+color: green$/m);
@@ -855,8 +851,7 @@ spec:
       expect(Buffer.from(secret.body.data.k, 'base64').toString()).toBe('s3cr3t');
     });
 
-    // Known gap, kept as an expected failure so that it flips (and must become a plain test) once closed.
-    it.fails('known gap: create deployment|service send protobuf bodies envtest does not decode yet (415)', async () => {
+    it('generator commands send protobuf bodies: create deployment|service', async () => {
       expect(
         await kubectl.ok([
           'create',
@@ -883,13 +878,12 @@ spec:
       expect(svc.body.spec.selector).toEqual({ app: 'gen' });
     });
 
-    it.fails('known gap: apply computes its patch from OpenAPI v3 schemas, which envtest does not serve', async () => {
+    it('client-side apply of an existing object prints no OpenAPI patch-metadata warning', async () => {
       const cm = (v: string) =>
         `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: schema\n  namespace: ${NS}\ndata:\n  k: ${v}\n`;
       await kubectl.ok(['apply', '-f', kubectl.file('schema1.yaml', cm('a'))]);
       const r = await kubectl.run(['apply', '-f', kubectl.file('schema2.yaml', cm('b'))]);
       expect(r.code).toBe(0);
-      // Today: "warning: error calculating patch from openapi v3 spec: unable to find api field" (then a fallback).
       expect(r.stderr).toBe('');
     });
 
