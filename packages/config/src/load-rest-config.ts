@@ -148,7 +148,7 @@ export function inClusterConfig(options: LoadRestConfigOptions = {}): RestConfig
   }
   return withRedaction({
     host: `https://${hostPort}`,
-    tlsClientConfig: caData ? { caData } : {},
+    tlsClientConfig: caData ? { caData, caFile: path.join(dir, 'ca.crt') } : {},
     bearerToken: token,
     bearerTokenFile: tokenFile,
     ...tunables(options),

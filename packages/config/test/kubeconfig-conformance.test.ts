@@ -628,7 +628,7 @@ contexts: [{name: c, context: {cluster: k}}]
     want: {
       config: (d) => ({
         host: 'https://10.0.0.1:443',
-        tlsClientConfig: { caData: CA_PEM },
+        tlsClientConfig: { caData: CA_PEM, caFile: `${d}/sa/ca.crt` },
         bearerToken: 'sa-token',
         bearerTokenFile: `${d}/sa/token`,
         namespace: 'default',
@@ -663,7 +663,7 @@ contexts: [{name: c, context: {cluster: k}}]
     want: {
       config: (d) => ({
         host: 'https://10.0.0.1:443',
-        tlsClientConfig: { caData: CA_PEM },
+        tlsClientConfig: { caData: CA_PEM, caFile: `${d}/sa/ca.crt` },
         bearerToken: 'sa-token',
         bearerTokenFile: `${d}/sa/token`,
         namespace: 'from-file',
@@ -691,7 +691,7 @@ contexts: [{name: c, context: {cluster: k, namespace: team-a}}]
     want: {
       config: (d) => ({
         host: 'https://[fd00::1]:6443',
-        tlsClientConfig: { caData: CA_PEM },
+        tlsClientConfig: { caData: CA_PEM, caFile: `${d}/sa/ca.crt` },
         bearerToken: 'sa-token',
         bearerTokenFile: `${d}/sa/token`,
         namespace: 'default',
