@@ -222,6 +222,7 @@ export function crdResourceTypes(crd: KObject): ResourceType[] {
   const crdName = String(getPath(crd, 'metadata.name'));
   const versions = (Array.isArray(spec.versions) ? spec.versions : []).map(obj);
   const hash = createHash('sha256').update(`${group}/${plural}`).digest().subarray(0, 8).toString('base64');
+  const storageName = String(versions.find((v) => v.storage === true)?.name ?? '');
   const sorted = [...versions].sort((a, b) => (a.storage === true ? -1 : b.storage === true ? 1 : 0));
   return sorted
     .filter((v) => v.served !== false)
@@ -274,6 +275,13 @@ export function crdResourceTypes(crd: KObject): ResourceType[] {
         storageKey: `${group}/${plural}`,
         storageVersionHash: hash,
         crdName,
+        // conversion strategy None: other served versions see the stored object with only apiVersion changed
+        ...(v.storage === true
+          ? {}
+          : {
+              fromStorage: (o: KObject): KObject => ({ ...o, apiVersion: `${group}/${String(v.name)}` }),
+              toStorage: (o: KObject): KObject => ({ ...o, apiVersion: `${group}/${storageName}` }),
+            }),
         tableColumns: printerColumns(v),
         unknownFields: hasSchema
           ? (o) => {

@@ -300,3 +300,44 @@ describe('CustomResourceDefinitions', () => {
     expect((await t.req('GET', '/apis/example.com/v1')).status).toBe(404);
   });
 });
+
+describe('CRD with two served versions (conversion strategy None)', () => {
+  it('serves the same objects under both versions, each with its own apiVersion', async () => {
+    const t = await startTestServer();
+    try {
+      const version = (name: string, storage: boolean) => ({
+        name,
+        served: true,
+        storage,
+        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+      });
+      await t.req('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name: 'gears.example.com' },
+        spec: {
+          group: 'example.com',
+          scope: 'Cluster',
+          names: { plural: 'gears', kind: 'Gear' },
+          versions: [version('v1', true), version('v2', false)],
+        },
+      });
+      await waitFor(async () => (await t.req('GET', '/apis/example.com/v2/gears')).status === 200);
+      const c = await t.req('POST', '/apis/example.com/v2/gears', {
+        apiVersion: 'example.com/v2',
+        kind: 'Gear',
+        metadata: { name: 'g1' },
+        spec: { teeth: 12 },
+      });
+      expect(c.status).toBe(201);
+      expect(c.body.apiVersion).toBe('example.com/v2');
+      const v1 = await t.req('GET', '/apis/example.com/v1/gears/g1');
+      expect(v1.body.apiVersion).toBe('example.com/v1');
+      expect(v1.body.spec).toEqual({ teeth: 12 });
+      const list2 = await t.req('GET', '/apis/example.com/v2/gears');
+      expect(list2.body.items.map((i: Json) => i.apiVersion)).toEqual(['example.com/v2']);
+    } finally {
+      await t.close();
+    }
+  });
+});
