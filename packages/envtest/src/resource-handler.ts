@@ -229,13 +229,56 @@ const KNOWN_DEPLOY_SPEC = new Set([
 ]);
 
 function deletePath(o: Record<string, unknown>, dotted: string): void {
+  // segments like `containers[0]` index into lists
   const parts = dotted.split('.');
   let cur: unknown = o;
   for (let i = 0; i < parts.length - 1; i++) {
+    const m = /^(.*)\[(\d+)\]$/.exec(parts[i]!);
     if (!isObj(cur)) return;
-    cur = cur[parts[i]!];
+    cur = m ? (cur[m[1]!] as unknown[] | undefined)?.[Number(m[2])] : cur[parts[i]!];
   }
   if (isObj(cur)) delete cur[parts[parts.length - 1]!];
+}
+
+const KNOWN_CONTAINER = new Set([
+  'name',
+  'image',
+  'command',
+  'args',
+  'workingDir',
+  'ports',
+  'envFrom',
+  'env',
+  'resources',
+  'resizePolicy',
+  'restartPolicy',
+  'volumeMounts',
+  'volumeDevices',
+  'livenessProbe',
+  'readinessProbe',
+  'startupProbe',
+  'lifecycle',
+  'terminationMessagePath',
+  'terminationMessagePolicy',
+  'imagePullPolicy',
+  'securityContext',
+  'stdin',
+  'stdinOnce',
+  'tty',
+  'targetContainerName',
+]);
+
+function unknownContainerFields(podSpec: Record<string, unknown>, prefix: string): string[] {
+  const out: string[] = [];
+  for (const list of ['containers', 'initContainers', 'ephemeralContainers']) {
+    const cs = podSpec[list];
+    if (!Array.isArray(cs)) continue;
+    cs.forEach((c, i) => {
+      if (isObj(c))
+        for (const k of Object.keys(c)) if (!KNOWN_CONTAINER.has(k)) out.push(`${prefix}.${list}[${i}].${k}`);
+    });
+  }
+  return out;
 }
 
 /** Unknown top-level (and a few nested) fields of built-in kinds, for fieldValidation. */
@@ -246,13 +289,16 @@ function builtinUnknownFields(rt: ResourceType, o: KObject): string[] {
     for (const k of Object.keys(o)) if (!['kind', 'apiVersion', 'metadata', ...top].includes(k)) out.push(k);
   if (isObj(o.metadata))
     for (const k of Object.keys(o.metadata)) if (!KNOWN_META.has(k)) out.push(`metadata.${k}`);
-  if (rt.kind === 'Pod' && isObj(o.spec))
+  if (rt.kind === 'Pod' && isObj(o.spec)) {
     for (const k of Object.keys(o.spec)) if (!KNOWN_POD_SPEC.has(k)) out.push(`spec.${k}`);
+    out.push(...unknownContainerFields(o.spec, 'spec'));
+  }
   if (rt.kind === 'Deployment' && isObj(o.spec)) {
     for (const k of Object.keys(o.spec)) if (!KNOWN_DEPLOY_SPEC.has(k)) out.push(`spec.${k}`);
     const ps = getPath(o, 'spec.template.spec');
     if (isObj(ps))
       for (const k of Object.keys(ps)) if (!KNOWN_POD_SPEC.has(k)) out.push(`spec.template.spec.${k}`);
+    if (isObj(ps)) out.push(...unknownContainerFields(ps, 'spec.template.spec'));
   }
   return out;
 }

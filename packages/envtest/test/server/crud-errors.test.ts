@@ -230,4 +230,17 @@ describe('object semantics and exact Status shapes', () => {
     expect((await t.req('DELETE', '/api/v1/namespaces/tmp')).status).toBe(200);
     expect((await t.req('GET', '/api/v1/namespaces/tmp/configmaps/c')).status).toBe(404);
   });
+
+  it('fieldValidation: Strict refuses unknown fields (nested in containers too), Warn drops them with a Warning', async () => {
+    const body = pod('fv', {}, { spec: { containers: [{ name: 'c', image: 'img:1', imagee: 'typo' }] } });
+    const strict = await t.req('POST', `${NS}/pods?fieldValidation=Strict`, body);
+    expect(strict.status).toBe(400);
+    expect(strict.body.message).toBe(
+      'Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.containers[0].imagee"',
+    );
+    const warn = await t.req('POST', `${NS}/pods?fieldValidation=Warn`, body);
+    expect(warn.status).toBe(201);
+    expect(warn.headers.warning).toBe('299 - "unknown field \\"spec.containers[0].imagee\\""');
+    expect(warn.body.spec.containers[0].imagee).toBeUndefined();
+  });
 });
