@@ -308,7 +308,13 @@ function listSyncTask(impl) {
         throw new Error(`${impl}: cached ${informer.count()} of ${objects} pods`);
       gc();
       const heapAfter = process.memoryUsage().heapUsed;
+      // and once the loop has been idle for a moment (a request's leftovers may still be referenced at sync)
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      gc();
+      const heapSettled = process.memoryUsage().heapUsed;
       const rss = process.memoryUsage().rss;
+      if (informer.count() !== objects)
+        throw new Error(`${impl}: cached ${informer.count()} of ${objects} pods`);
       await informer.stop();
       const addedMs = tAdded - t0;
       return {
@@ -321,6 +327,7 @@ function listSyncTask(impl) {
         cpuUsPerObject: round(((cpuSynced - cpu0) * 1000) / objects, 2),
         heapRetainedBytes: heapAfter - heapBefore,
         heapBytesPerObject: Math.round((heapAfter - heapBefore) / objects),
+        heapSettledBytesPerObject: Math.round((heapSettled - heapBefore) / objects),
         rssBytes: rss,
       };
     },
@@ -419,6 +426,7 @@ export function summary(results) {
         timeToSyncedMs: ratio(kl.timeToSyncedMs, cn.timeToSyncedMs),
         cpuToSyncedMs: ratio(kl.cpuToSyncedMs, cn.cpuToSyncedMs),
         heapBytesPerObject: ratio(kl.heapBytesPerObject, cn.heapBytesPerObject),
+        heapSettledBytesPerObject: ratio(kl.heapSettledBytesPerObject, cn.heapSettledBytesPerObject),
       },
     });
   const kw = by(WATCH, KUBELOOP);
