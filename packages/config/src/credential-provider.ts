@@ -226,7 +226,9 @@ class ConfigCredentialProvider implements CredentialProvider {
  * The {@link CredentialProvider} for a config, mirroring client-go's transport wrappers: a token file
  * (re-read every minute and right after a 401; a failed read keeps the last good token, and falls back
  * to a static `bearerToken`), a static bearer token, basic auth, or an exec plugin (single flight, cached
- * until `expirationTimestamp`, re-run once per credential after a 401), plus `Impersonate-*` headers.
+ * until `expirationTimestamp`, re-run once per credential after a 401; shared by every provider of the same
+ * plugin and cluster), an `oidc` auth-provider (client-node's `OpenIDConnectAuth`), plus `Impersonate-*` headers.
+ * Precedence when several are set: token file, static token, basic auth, oidc, exec.
  * For an `http://` host no credentials are produced (client-go applies user credentials only over TLS).
  * Static TLS client certificates stay in `config.tlsClientConfig`; only exec-issued ones come back here.
  */
