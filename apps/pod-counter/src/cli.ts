@@ -52,7 +52,15 @@ async function main(argv: string[]): Promise<number> {
   const level = (values['log-level'] ?? 'info') as 'info';
   const logger = newLogger({ level });
   const stop = setupSignalHandler();
-  const signal = durationMs !== undefined ? AbortSignal.any([stop, AbortSignal.timeout(durationMs)]) : stop;
+  // Not AbortSignal.any([stop, AbortSignal.timeout(ms)]): Node may collect that timeout signal, and then the
+  // duration never ends. A plain timer held here cannot be collected.
+  const run = new AbortController();
+  stop.addEventListener('abort', () => run.abort(stop.reason), { once: true });
+  const durationTimer =
+    durationMs !== undefined
+      ? setTimeout(() => run.abort(new Error('duration elapsed')), durationMs)
+      : undefined;
+  const signal = run.signal;
 
   let env: Environment | undefined;
   let stopChurn: (() => Promise<void>) | undefined;
@@ -84,6 +92,7 @@ async function main(argv: string[]): Promise<number> {
       ...(values.namespace ? { namespace: values.namespace } : {}),
     });
   } finally {
+    clearTimeout(durationTimer);
     await stopChurn?.();
     await churnClient?.close();
     await env?.stop();

@@ -5,6 +5,7 @@ import {
   type RateLimiter,
   type RateLimitingQueue,
 } from '@kubeloop/workqueue';
+import { signalWithTimeout } from './internal-signals.js';
 import { discardLogger, errorMessage, type Logger } from './logger.js';
 import { type Reconciler, type Request, requestKey, TerminalError } from './reconcile.js';
 import type { Source } from './source.js';
@@ -78,9 +79,11 @@ export class Controller implements Runnable {
     this.#started = true;
     this.#signal = signal;
     for (const s of this.#sources) s.start(signal, this.queue);
-    const timeout = AbortSignal.timeout(this.#syncTimeoutMs);
-    const either = AbortSignal.any([signal, timeout]);
-    const synced = (await Promise.all(this.#sources.map((s) => s.waitForSync(either)))).every(Boolean);
+    const syncWait = signalWithTimeout(signal, this.#syncTimeoutMs);
+    const synced = (await Promise.all(this.#sources.map((s) => s.waitForSync(syncWait.signal)))).every(
+      Boolean,
+    );
+    syncWait.clear();
     if (!synced) {
       this.queue.shutDown();
       if (signal.aborted) return;

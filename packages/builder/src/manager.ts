@@ -21,6 +21,7 @@ import {
 } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
 import { ControllerError, type Runnable } from './controller.js';
+import { signalWithTimeout } from './internal-signals.js';
 import { discardLogger, errorMessage, type Logger } from './logger.js';
 
 /** Options of {@link newManager} (controller-runtime `manager.Options`, the parts this slice has). */
@@ -184,8 +185,9 @@ class ControllerManager implements Manager {
     this.#log.info({}, 'Starting manager');
     const cacheRun = this.#cache.start(stopCache.signal);
     try {
-      const syncTimeout = AbortSignal.timeout(this.#options.cacheSyncTimeoutMs ?? 120_000);
-      const synced = await this.#cache.waitForCacheSync(AbortSignal.any([internal.signal, syncTimeout]));
+      const syncWait = signalWithTimeout(internal.signal, this.#options.cacheSyncTimeoutMs ?? 120_000);
+      const synced = await this.#cache.waitForCacheSync(syncWait.signal);
+      syncWait.clear();
       if (!synced && !internal.signal.aborted) {
         throw new ControllerError('timed out waiting for the cache to sync');
       }
