@@ -29,11 +29,20 @@ export class Entry {
     if (this.#json === undefined) this.#json = JSON.stringify(this.obj);
     return this.#json;
   }
-  /** The object's JSON without kind/apiVersion, as a real server puts built-in objects in lists. */
+  /**
+   * The object's JSON without kind/apiVersion, as a real server puts built-in objects in lists. Derived from
+   * `json` (kind and apiVersion are the first two keys of every stored object), so it shares its memory.
+   */
   get itemJson(): string {
     if (this.#itemJson === undefined) {
-      const { kind: _k, apiVersion: _a, ...rest } = this.obj;
-      this.#itemJson = JSON.stringify(rest);
+      const j = this.json;
+      const prefix = `{"kind":${JSON.stringify(this.obj.kind)},"apiVersion":${JSON.stringify(this.obj.apiVersion)},`;
+      if (this.obj.kind !== undefined && this.obj.apiVersion !== undefined && j.startsWith(prefix))
+        this.#itemJson = `{${j.slice(prefix.length)}`;
+      else {
+        const { kind: _k, apiVersion: _a, ...rest } = this.obj;
+        this.#itemJson = JSON.stringify(rest);
+      }
     }
     return this.#itemJson;
   }
