@@ -1,5 +1,6 @@
 import { newControllerManagedBy, newManager, type Request } from '@kubeloop/builder';
 import { ConfigMap, isAlreadyExists, isNotFound, Pod } from '@kubeloop/client';
+import type { V1Pod } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   captureLogger,
@@ -31,14 +32,14 @@ describe('builder through the manager (cache-backed client, event filters, concu
     newControllerManagedBy(mgr)
       .for(Pod)
       .named('mirror')
-      .withEventFilter<import('@kubernetes/client-node').V1Pod>({
+      .withEventFilter<V1Pod>({
         create: (p) => p.metadata?.labels?.skip !== 'true',
       })
       .withOptions({ maxConcurrentReconciles: 3 })
       .complete({
         async reconcile(_ctx, req) {
           seen.push(req);
-          let pod;
+          let pod: V1Pod;
           try {
             pod = await client.get(Pod, req); // served by the cache
           } catch (err) {
