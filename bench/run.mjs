@@ -134,7 +134,7 @@ if (!values.json) {
             scenario: r.scenario,
             impl: r.impl,
             'ops/s': r.opsPerSec.toLocaleString('en-US'),
-            '±%': r.rmePercent,
+            '±%': r.rmePercent ?? '-',
             'ns/op': r.nsPerOp,
             'heap Δ KiB': Math.round(r.heapUsedDeltaBytes / 1024),
           }
