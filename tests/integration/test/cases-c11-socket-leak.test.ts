@@ -1,0 +1,111 @@
+import { listWatchFor, SharedIndexInformer } from '@kubeloop/cache';
+import { ConfigMap, Namespace, newClient, Pod } from '@kubeloop/client';
+import type { RestConfig } from '@kubeloop/config';
+import { type ApiServer, startApiServer } from '@kubeloop/envtest';
+import type { V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { realCluster } from './support/fault-server.js';
+import { podManifest, uniqueName, waitFor } from './support.js';
+
+/** Forced watch reconnects (the case's full 500: each cycle is a 10 ms watch, a relist and a 1–5 ms backoff). */
+const RECONNECTS = 500;
+
+describe.skipIf(realCluster)('C11 socket leak (envtest fault injection)', () => {
+  let server: ApiServer;
+  let config: RestConfig;
+
+  beforeAll(async () => {
+    server = await startApiServer();
+    config = {
+      host: server.url,
+      tlsClientConfig: { caData: server.caPem },
+      bearerToken: server.token,
+      qps: -1,
+      burst: 0,
+      timeoutMs: 0,
+      userAgent: 'kubeloop-c11',
+    };
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it(`C11: ${RECONNECTS} forced watch reconnects with ~1 CRUD request/s alongside keep ≤ 4 TCP connections at the server and the client's handles flat`, async () => {
+    // One client for everything (setup, informer, CRUD), as a controller's manager has: every connection
+    // the server counts is this client's.
+    const client = newClient(config);
+    const ns = uniqueName('c11');
+    await client.create(Namespace, { metadata: { name: ns } });
+    await client.create(Pod, podManifest(ns, 'p0'));
+    const inf = new SharedIndexInformer<V1Pod>(listWatchFor(client, Pod, { namespace: ns }), {
+      name: 'c11',
+      // Fast reconnects so the run is short: the case is about sockets, not backoff.
+      reflector: { backoff: { initialMs: 1, maxMs: 5, jitter: 0 } },
+    });
+    // Watches are shaped when they start: the rule must be there before the informer's first watch.
+    const t0 = Date.now();
+    const ends = server.faults.endWatches({
+      match: { verb: 'watch', namespace: ns },
+      afterMs: 10,
+      times: RECONNECTS,
+    });
+    const ac = new AbortController();
+    const running = inf.run(ac.signal);
+    try {
+      await waitFor(() => inf.hasSynced(), 'informer sync');
+      await waitFor(() => ends.hits >= 10, 'the first forced watch ends');
+      // The baseline once the reconnect cycle runs (pool warm, first watches ended).
+      const handleCount = () => process.getActiveResourcesInfo().filter((r) => r !== 'Timeout').length;
+      const baseline = handleCount();
+      const open: number[] = [];
+      const handles: number[] = [];
+      let crud = 0;
+      let lastCrud = 0;
+      await waitFor(
+        async () => {
+          open.push(server.faults.openConnections());
+          handles.push(handleCount());
+          // About one CRUD request per second through the same client.
+          if (Date.now() - lastCrud >= 1000) {
+            lastCrud = Date.now();
+            const name = `cm-${crud}`;
+            const step = crud++ % 4;
+            if (step === 0) await client.create(ConfigMap, { metadata: { namespace: ns, name: 'cm' } });
+            if (step === 1) await client.get(ConfigMap, { namespace: ns, name: 'cm' });
+            if (step === 2)
+              await client.patch(
+                ConfigMap,
+                { namespace: ns, name: 'cm' },
+                { type: 'merge', data: { data: { n: name } } },
+              );
+            if (step === 3) await client.delete(ConfigMap, { namespace: ns, name: 'cm' });
+          }
+          return ends.hits >= RECONNECTS;
+        },
+        () => `${RECONNECTS} forced watch ends (hits ${ends.hits})`,
+        240_000,
+      );
+      const watches = server.faults.requests({ verb: 'watch', namespace: ns, since: t0 }).length;
+      expect(watches).toBeGreaterThanOrEqual(RECONNECTS);
+      expect(crud).toBeGreaterThanOrEqual(3);
+      // The informer is still healthy: a change reaches the cache.
+      await client.create(Pod, podManifest(ns, 'p1'));
+      await waitFor(() => inf.getIndexer().list().length === 2, 'p1 in the cache');
+      const histogram = (xs: number[]) => {
+        const h: Record<number, number> = {};
+        for (const n of xs) h[n] = (h[n] ?? 0) + 1;
+        return JSON.stringify(h);
+      };
+      expect(Math.max(...open), `open connections seen ${histogram(open)}`).toBeLessThanOrEqual(4);
+      // Flat: a few handles of slack for requests in flight when sampled, not one per reconnect.
+      expect(
+        Math.max(...handles) - baseline,
+        `handles ${histogram(handles)}, baseline ${baseline}`,
+      ).toBeLessThanOrEqual(4);
+    } finally {
+      ac.abort();
+      await running;
+      await client.close();
+    }
+  }, 300_000);
+});
