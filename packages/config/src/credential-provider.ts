@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import type { User } from '@kubernetes/client-node';
-import { OpenIDConnectAuth } from '@kubernetes/client-node/dist/oidc_auth.js';
+import type { OpenIDConnectAuth } from '@kubernetes/client-node/dist/oidc_auth.js';
 import { CredentialError } from './errors.js';
 import { ExecCredentialSource } from './exec-credential.js';
 import type {
@@ -120,7 +120,7 @@ class ConfigCredentialProvider implements CredentialProvider {
   private readonly tokenFile: CachedFileToken | undefined;
   private readonly exec: ExecCredentialSource | undefined;
   private readonly oidc:
-    | { auth: OpenIDConnectAuth; user: User; inflight?: Promise<string | undefined> }
+    | { auth: Promise<OpenIDConnectAuth>; user: User; inflight?: Promise<string | undefined> }
     | undefined;
 
   constructor(
@@ -141,7 +141,10 @@ class ConfigCredentialProvider implements CredentialProvider {
         name: 'oidc',
         authProvider: { name: 'oidc', config: { ...config.authProvider.config } },
       };
-      this.oidc = { auth: new OpenIDConnectAuth(), user };
+      // Loaded on first use: client-node's OIDC code (and openid-client) costs tens of MB and seconds of
+      // start-up that every process without an oidc user would otherwise pay.
+      const auth = import('@kubernetes/client-node/dist/oidc_auth.js').then((m) => new m.OpenIDConnectAuth());
+      this.oidc = { auth, user };
     }
     if (isHttps && config.execProvider) {
       const defaults =
@@ -195,7 +198,7 @@ class ConfigCredentialProvider implements CredentialProvider {
     o.inflight ??= (async () => {
       const opts: { headers: Record<string, string> } = { headers: {} };
       try {
-        await o.auth.applyAuthentication(o.user, opts);
+        await (await o.auth).applyAuthentication(o.user, opts);
       } catch (e) {
         throw new CredentialError('AuthProviderFailed', `oidc auth provider: ${(e as Error).name}`, {
           cause: e,

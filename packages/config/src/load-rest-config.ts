@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { findHomeDir } from '@kubernetes/client-node';
 import { KubeconfigError } from './errors.js';
 import {
   loadKubeconfigFiles,
@@ -38,7 +37,7 @@ export interface LoadRestConfigOptions {
   readonly argv?: readonly string[];
   /** Environment to read `KUBECONFIG`, `HOME`, `PATH`, `KUBERNETES_SERVICE_*` from. Default `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>>;
-  /** Home folder for `~/.kube/config`. Default: `HOME` (client-node's `findHomeDir`), else `os.homedir()`. */
+  /** Home folder for `~/.kube/config`. Default: {@link userHomeDir} (client-go's rules), else `os.homedir()`. */
   readonly homeDir?: string;
   /** Folder of the in-cluster service account files. Default {@link SERVICE_ACCOUNT_DIR}. */
   readonly serviceAccountDir?: string;
@@ -613,7 +612,38 @@ export function restConfigFromKubeconfig(
 function homeDirOf(options: LoadRestConfigOptions): string | undefined {
   if (options.homeDir) return options.homeDir;
   if (options.env) return options.env.HOME || os.homedir();
-  return findHomeDir() ?? os.homedir();
+  return userHomeDir(process.env, process.platform) ?? os.homedir();
+}
+
+/**
+ * The user's home folder as client-go's `util/homedir.HomeDir` finds it. Elsewhere than Windows: `HOME`
+ * when it exists. On Windows, of `HOME`, `HOMEDRIVE`+`HOMEPATH` and `USERPROFILE`: the first that holds
+ * `.kube\config`, else (in the order `HOME`, `USERPROFILE`, `HOMEDRIVE`+`HOMEPATH`) the first that is
+ * writable, else the first that exists. Undefined when none qualifies.
+ *
+ * Written here rather than taken from `@kubernetes/client-node`: importing its `findHomeDir` loads the whole
+ * library (about 1.3 s and 40 MB at start-up) for a few `stat` calls.
+ */
+export function userHomeDir(env: NodeJS.ProcessEnv, platform: NodeJS.Platform): string | undefined {
+  const exists = (p: string, mode = fs.constants.F_OK): boolean => {
+    try {
+      fs.accessSync(p, mode);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (platform !== 'win32') return env.HOME && exists(env.HOME) ? env.HOME : undefined;
+  const home = env.HOME ?? '';
+  const drivePath = env.HOMEDRIVE && env.HOMEPATH ? path.join(env.HOMEDRIVE, env.HOMEPATH) : '';
+  const profile = env.USERPROFILE ?? '';
+  const byConfig = [...new Set([home, drivePath, profile])].filter(Boolean);
+  const byProfile = [...new Set([home, profile, drivePath])].filter(Boolean);
+  return (
+    byConfig.find((d) => exists(path.join(d, '.kube', 'config'))) ??
+    byProfile.find((d) => exists(d, fs.constants.W_OK)) ??
+    byProfile.find((d) => exists(d))
+  );
 }
 
 /**
