@@ -45,11 +45,18 @@ describe('Indexer', () => {
 
   it('freezes stored objects deeply and hands out the same instance', () => {
     const s = new Indexer();
-    const p = pod('a', 'p1', { app: 'x' });
+    const p = {
+      ...pod('a', 'p1', { app: 'x' }),
+      spec: { containers: [{ name: 'c', image: 'i', ports: [{ containerPort: 80 }] }] },
+    };
     s.upsert(p);
     const got = s.get('a/p1')!;
     expect(got).toBe(p);
     expect(Object.isFrozen(got.metadata?.labels)).toBe(true);
+    // Arrays and the objects inside them are frozen too.
+    expect(Object.isFrozen(p.spec.containers)).toBe(true);
+    expect(Object.isFrozen(p.spec.containers[0])).toBe(true);
+    expect(Object.isFrozen(p.spec.containers[0]?.ports[0])).toBe(true);
     expect(() => {
       (got.metadata!.labels as Record<string, string>).app = 'z';
     }).toThrow(TypeError);
