@@ -1,7 +1,13 @@
 import type { RestConfig } from '@kubeloop/config';
-import { StatusError, statusErrorFromResponse, UnexpectedResponseError } from './errors.js';
+import {
+  isUnsupportedMediaType,
+  StatusError,
+  statusErrorFromResponse,
+  UnexpectedResponseError,
+  UnsupportedPatchTypeError,
+} from './errors.js';
 import type { HttpRequest, HttpTransport } from './http.js';
-import { gvkOf, type Kind, type KubeObject, type ObjectKey, type ObjectList } from './kinds.js';
+import { gvkOf, gvkString, type Kind, type KubeObject, type ObjectKey, type ObjectList } from './kinds.js';
 import {
   type FieldSelectorInput,
   formatFieldSelector,
@@ -118,7 +124,11 @@ export interface Writer {
   create<T extends KubeObject>(kind: Kind<T>, obj: T, options?: WriteOptions): Promise<T>;
   /** Replaces `obj` (PUT); its `resourceVersion` is a precondition. @throws StatusError (`isConflict`). */
   update<T extends KubeObject>(kind: Kind<T>, obj: T, options?: WriteOptions): Promise<T>;
-  /** Patches the object named by `key`. @throws InvalidRequestError (apply without field manager), StatusError. */
+  /**
+   * Patches the object named by `key`, with the Content-Type of `patch.type` ({@link PATCH_CONTENT_TYPES}).
+   * @throws InvalidRequestError (apply without field manager, before sending), UnsupportedPatchTypeError
+   *   (strategic merge refused with 415, e.g. on a custom resource), StatusError.
+   */
   patch<T extends KubeObject>(
     kind: Kind<T>,
     key: ObjectKey,
@@ -321,16 +331,23 @@ export class ApiClient implements Client {
       q.set('force', 'true');
     }
     const { path } = await this.#objectPath(kind, key);
-    return withTypeMeta(
-      kind,
-      await this.#send<T>({
-        method: 'PATCH',
-        path: withQuery(path, q),
-        body: JSON.stringify(patch.data),
-        headers: { 'content-type': contentType },
-        signal: options?.signal,
-      }),
-    );
+    try {
+      return withTypeMeta(
+        kind,
+        await this.#send<T>({
+          method: 'PATCH',
+          path: withQuery(path, q),
+          body: JSON.stringify(patch.data),
+          headers: { 'content-type': contentType },
+          signal: options?.signal,
+        }),
+      );
+    } catch (err) {
+      // A custom resource has no strategic-merge metadata: the server answers 415. Say what to use instead.
+      if (patch.type === 'strategic' && err instanceof StatusError && isUnsupportedMediaType(err))
+        throw new UnsupportedPatchTypeError(err.status, patch.type, gvkString(gvkOf(kind)));
+      throw err;
+    }
   }
 
   async delete<T extends KubeObject>(

@@ -53,7 +53,7 @@ const knownReasons = new Set<string>([
  */
 export class StatusError extends Error {
   readonly code = 'ERR_KUBE_STATUS' as const;
-  override readonly name = 'StatusError';
+  override readonly name: string = 'StatusError';
   /** The Status object; `status.code` is the HTTP code. */
   readonly status: V1Status;
 
@@ -256,4 +256,27 @@ export function ignoreNotFound<E>(err: E): E | undefined {
 /** `undefined` when `err` is an AlreadyExists error, else `err`. */
 export function ignoreAlreadyExists<E>(err: E): E | undefined {
   return isAlreadyExists(err) ? undefined : err;
+}
+
+/**
+ * The server refused a patch type for this kind with 415 UnsupportedMediaType — most often a strategic merge
+ * patch on a custom resource, which has no strategic-merge metadata (the API server accepts only merge, JSON
+ * and apply patches there). Still a {@link StatusError} (`isUnsupportedMediaType(err)` is true); the message
+ * names the kind and suggests `suggestedPatchType`.
+ */
+export class UnsupportedPatchTypeError extends StatusError {
+  override readonly name: string = 'UnsupportedPatchTypeError';
+  /** The patch type that was refused. */
+  readonly patchType: string;
+  /** The patch type to use instead: `'merge'` (RFC 7386) for a refused strategic merge patch. */
+  readonly suggestedPatchType: 'merge';
+
+  constructor(status: V1Status, patchType: string, kind: string) {
+    super({
+      ...status,
+      message: `${status.message ?? 'unsupported media type'}: ${kind} does not support a ${patchType} patch (custom resources have no strategic merge metadata); use a merge patch ({ type: 'merge' }) or a JSON patch instead`,
+    });
+    this.patchType = patchType;
+    this.suggestedPatchType = 'merge';
+  }
 }

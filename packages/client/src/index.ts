@@ -52,6 +52,7 @@ export {
   type StatusReason,
   statusErrorFromResponse,
   UnexpectedResponseError,
+  UnsupportedPatchTypeError,
   WatchDecodeError,
 } from './errors.js';
 export {
