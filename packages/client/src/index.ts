@@ -108,6 +108,13 @@ export {
   StaticRESTMapper,
 } from './rest-mapper.js';
 export {
+  DEFAULT_BACKOFF,
+  DEFAULT_RETRY,
+  type RetryBackoff,
+  retryOnConflict,
+  retryOnError,
+} from './retry.js';
+export {
   type Clock,
   channels,
   type RateLimiter,
