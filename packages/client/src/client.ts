@@ -266,8 +266,17 @@ export class ApiClient implements Client {
     if (options.resourceVersionMatch) q.set('resourceVersionMatch', options.resourceVersionMatch);
     const path = withQuery(collectionPath(mapping, options.namespace), q);
     const list = await this.#send<ObjectList<T>>({ method: 'GET', path, signal: options.signal });
-    if (!list || typeof list !== 'object') throw new UnexpectedResponseError(`GET ${path}: empty list reply`);
-    if (list.items === null || list.items === undefined) list.items = [];
+    if (!list || typeof list !== 'object' || Array.isArray(list))
+      throw new UnexpectedResponseError(
+        `GET ${path.split('?')[0]}: the reply is not a list (empty or not an object)`,
+      );
+    // A list always carries `items` (null when empty: apimachinery has no omitempty on it). A 2xx whose body
+    // lacks it — a Status, a proxy's JSON — must not read as "no objects": an informer would delete its cache.
+    if (!('items' in list) || (list as { kind?: unknown }).kind === 'Status')
+      throw new UnexpectedResponseError(
+        `GET ${path.split('?')[0]}: the reply is not a list (kind ${JSON.stringify((list as { kind?: unknown }).kind ?? null)}, no items)`,
+      );
+    if (list.items === null) list.items = [];
     if (!Array.isArray(list.items)) throw new UnexpectedResponseError(`GET ${path}: items is not an array`);
     list.metadata ??= {};
     for (const item of list.items) withTypeMeta(kind, item);
