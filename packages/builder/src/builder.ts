@@ -60,7 +60,14 @@ export class ControllerBuilder {
     const log = this.mgr.getLogger();
     const ctrl = new Controller(name, reconciler, { ...this.#options, logger: log });
     ctrl.watch(
-      new KindSource(this.mgr.getCache(), this.#for, enqueueRequestForObject(), this.#predicates, log),
+      new KindSource(
+        this.mgr.getCache(),
+        this.#for,
+        enqueueRequestForObject(),
+        this.#predicates,
+        log,
+        this.mgr.getRESTMapper(),
+      ),
     );
     this.mgr.add(ctrl);
     return ctrl;

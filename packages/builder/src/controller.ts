@@ -87,7 +87,11 @@ export class Controller implements Runnable {
     if (!synced) {
       this.queue.shutDown();
       if (signal.aborted) return;
-      throw new ControllerError(`controller ${this.name}: timed out waiting for caches to sync`);
+      const why = this.#sources.map((s) => s.syncError?.()).find((e) => e !== undefined);
+      throw new ControllerError(
+        `controller ${this.name}: timed out waiting for caches to sync${why ? `: ${errorMessage(why)}` : ''}`,
+        ...(why ? [{ cause: why }] : []),
+      );
     }
     this.#log.info({ workers: this.#workers }, 'Starting workers');
     const workers = Array.from({ length: this.#workers }, () => this.#worker(signal));

@@ -86,7 +86,7 @@ export class InformerCache implements Cache {
   }
 
   getInformer<T extends KubeObject>(kind: Kind<T>): SharedIndexInformer<T> {
-    const key = `${kind.apiVersion}/${kind.kind}`;
+    const key = informerKey(kind);
     let inf = this.#informers.get(key) as SharedIndexInformer<T> | undefined;
     if (!inf) {
       inf = new SharedIndexInformer<T>(
@@ -140,6 +140,12 @@ export class InformerCache implements Cache {
     kind: Kind<T>,
     signal?: AbortSignal,
   ): Promise<SharedIndexInformer<T>> {
+    if (!this.#informers.has(informerKey(kind))) {
+      // A kind the server does not serve would start an informer that never syncs, and the read would hang:
+      // resolve the mapping first, as controller-runtime's informer map does (throws NoKindMatchError, which
+      // names the kind and version).
+      await this.#options.client.restMapper.restMapping(gvkOf(kind));
+    }
     const inf = this.getInformer(kind);
     if (inf.hasSynced()) return inf;
     if (!this.isStarted()) throw new CacheNotStartedError();
@@ -165,7 +171,7 @@ export class InformerCache implements Cache {
 
   /**
    * The cached object named by `key`.
-   * @throws StatusError NotFound (message as the API server's), CacheNotStartedError.
+   * @throws StatusError NotFound (message as the API server's), CacheNotStartedError, NoKindMatchError (a kind the server does not serve).
    */
   async get<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, options?: GetOptions): Promise<T> {
     const inf = await this.#syncedInformer(kind, options?.signal);
@@ -183,7 +189,7 @@ export class InformerCache implements Cache {
   /**
    * Cached objects, by namespace, label selector and field selector (`metadata.name`,
    * `metadata.namespace`, or any field indexed with `indexField`; `=`, `==` and `!=`). `limit` cuts the result; `continue` is not supported (controller-runtime's rule).
-   * @throws CacheUnsupportedError, SelectorParseError, CacheNotStartedError.
+   * @throws CacheUnsupportedError, SelectorParseError, CacheNotStartedError, NoKindMatchError (a kind the server does not serve).
    */
   async list<T extends KubeObject>(kind: Kind<T>, options: ListOptions = {}): Promise<ObjectList<T>> {
     if (options.continue) throw new CacheUnsupportedError('continue is not supported by the cache reader');
@@ -246,4 +252,9 @@ function fieldMatcher(
     return (o) => keys.has(metaNamespaceKeyFunc(o)) !== neg;
   });
   return (o) => tests.every((t) => t(o));
+}
+
+/** The informer map's key of a kind: `apiVersion/Kind`. */
+function informerKey(kind: Kind): string {
+  return `${kind.apiVersion}/${kind.kind}`;
 }
