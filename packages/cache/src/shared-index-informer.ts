@@ -69,7 +69,7 @@ type Events<T extends KubeObject> = {
  * `SharedIndexInformer`). Changes are applied to the store, then delivered to handlers in order, one
  * notification per event (client-go's RealFIFO semantics). A relist that finds an object unchanged (same
  * resourceVersion) notifies nobody; one that finds an object gone delivers a tombstone. A handler that
- * throws is logged and skipped; the others and the informer go on. A handler added late gets a
+ * throws (or whose returned promise rejects) is logged and skipped; the others and the informer go on. A handler added late gets a
  * synthetic `onAdd(obj, true)` for every cached object first.
  */
 export class SharedIndexInformer<T extends KubeObject = KubeObject> implements ReflectorStore<T> {
@@ -127,16 +127,22 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements R
    * Registers a handler. If objects are already cached, the handler first gets `onAdd(obj, true)` for each.
    */
   addEventHandler(handler: ResourceEventHandler<T>): ResourceEventHandlerRegistration {
+    const report = (what: string, err: unknown) =>
+      this.#log.error(
+        { informer: this.#name, handler: what, err: (err as Error)?.message ?? String(err) },
+        'event handler threw; notification skipped',
+      );
     const safe = <A extends unknown[]>(what: string, fn: ((...a: A) => void) | undefined) =>
       fn
         ? (...a: A) => {
             try {
-              fn.apply(handler, a);
+              // An async function is assignable to a void-returning handler: a rejection it returns must be
+              // logged like a throw, not escape as an unhandled rejection (which ends a Node process).
+              const out: unknown = fn.apply(handler, a);
+              if (out && typeof (out as PromiseLike<unknown>).then === 'function')
+                (out as PromiseLike<unknown>).then(undefined, (err: unknown) => report(what, err));
             } catch (err) {
-              this.#log.error(
-                { informer: this.#name, handler: what, err: (err as Error)?.message ?? String(err) },
-                'event handler threw; notification skipped',
-              );
+              report(what, err);
             }
           }
         : undefined;

@@ -130,6 +130,33 @@ describe.skipIf(realCluster)('breaking the client → cache → builder stack (e
     expect(inf.getIndexer().listKeys()).toEqual([`${ns}/b`]);
   });
 
+  it('C06: an async handler whose promise rejects is logged too, not an unhandled rejection', async () => {
+    const ns = await namespaceWithPods('c06async', ['a']);
+    const records: LogRecord[] = [];
+    const { inf, log } = podInformer(ns, records);
+    let rejected = 0;
+    inf.addEventHandler({
+      // An async function is assignable to a void-returning handler: its rejection must not escape.
+      onUpdate: async () => {
+        rejected++;
+        throw new Error('async handler bug');
+      },
+    });
+    await waitFor(() => inf.hasSynced(), 'sync');
+    await ctx.api.patch(
+      Pod,
+      { namespace: ns, name: 'a' },
+      { type: 'merge', data: { metadata: { labels: { x: '1' } } } },
+    );
+    await waitFor(
+      () => records.some((r) => r.level === 'error' && r.err === 'async handler bug'),
+      'the logged rejection',
+    );
+    await ctx.api.create(Pod, podManifest(ns, 'b'));
+    await waitFor(() => log.includes('add b'), 'events after the rejection');
+    expect(rejected).toBe(1);
+  });
+
   it('B03: a reconciler that throws, rejects with undefined or throws a non-Error is logged and retried', async () => {
     const ns = await ctx.namespace('b03');
     const records: LogRecord[] = [];
