@@ -3,6 +3,7 @@ import {
   formatLabelSelector,
   type GetOptions,
   gvkOf,
+  gvkString,
   type Kind,
   type KubeObject,
   type ListOptions,
@@ -12,6 +13,7 @@ import {
   type ObjectList,
   parseLabelSelector,
   type Reader,
+  StatusError,
 } from '@kubeloop/client';
 import { listWatchFor } from './list-watch.js';
 import { type CacheLogger, discardLogger } from './logger.js';
@@ -151,7 +153,19 @@ export class InformerCache implements Cache {
     if (!this.isStarted()) throw new CacheNotStartedError();
     const stop = this.#signal!;
     const both = signal ? AbortSignal.any([signal, stop]) : stop;
-    if (!(await inf.waitForSync(both))) throw new CacheNotStartedError();
+    if (!(await inf.waitForSync(both))) {
+      if (stop.aborted) throw new CacheNotStartedError();
+      // The caller gave up first: a Timeout, as controller-runtime's informer cache answers (NewTimeoutError).
+      throw new StatusError({
+        apiVersion: 'v1',
+        kind: 'Status',
+        status: 'Failure',
+        code: 504,
+        reason: 'Timeout',
+        message: `Timeout: failed waiting for ${gvkString(gvkOf(kind))} informer to sync`,
+        details: { retryAfterSeconds: 0 },
+      });
+    }
     return inf;
   }
 
@@ -171,7 +185,8 @@ export class InformerCache implements Cache {
 
   /**
    * The cached object named by `key`.
-   * @throws StatusError NotFound (message as the API server's), CacheNotStartedError, NoKindMatchError (a kind the server does not serve).
+   * @throws StatusError NotFound (message as the API server's), StatusError Timeout (`options.signal` aborted
+   *   before the kind's informer synced), CacheNotStartedError, NoKindMatchError (a kind the server does not serve).
    */
   async get<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, options?: GetOptions): Promise<T> {
     const inf = await this.#syncedInformer(kind, options?.signal);
@@ -189,7 +204,8 @@ export class InformerCache implements Cache {
   /**
    * Cached objects, by namespace, label selector and field selector (`metadata.name`,
    * `metadata.namespace`, or any field indexed with `indexField`; `=`, `==` and `!=`). `limit` cuts the result; `continue` is not supported (controller-runtime's rule).
-   * @throws CacheUnsupportedError, SelectorParseError, CacheNotStartedError, NoKindMatchError (a kind the server does not serve).
+   * @throws CacheUnsupportedError, SelectorParseError, CacheNotStartedError, StatusError Timeout (`options.signal`
+   *   aborted before the kind's informer synced), NoKindMatchError (a kind the server does not serve).
    */
   async list<T extends KubeObject>(kind: Kind<T>, options: ListOptions = {}): Promise<ObjectList<T>> {
     if (options.continue) throw new CacheUnsupportedError('continue is not supported by the cache reader');

@@ -1,6 +1,14 @@
 import { newControllerManagedBy, newManager } from '@kubeloop/builder';
 import { InformerCache, listWatchFor, objectOfDelete, SharedIndexInformer } from '@kubeloop/cache';
-import { ConfigMap, type KubeObject, kind, NoKindMatchError, newClient, Pod } from '@kubeloop/client';
+import {
+  ConfigMap,
+  isTimeout,
+  type KubeObject,
+  kind,
+  NoKindMatchError,
+  newClient,
+  Pod,
+} from '@kubeloop/client';
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { realCluster, useFaultServer } from './support/fault-server.js';
@@ -318,5 +326,61 @@ describe.skipIf(realCluster)('breaking the client → cache → builder stack (e
     expect(
       mrecords.filter((r) => r.kind === 'Nope.v1.nope.example.com' && /not served/.test(r.msg)),
     ).toHaveLength(1);
+  });
+
+  it('B08: stopping the manager while its cache is still syncing (list held at the server) returns promptly, starting no controller', async () => {
+    const ns = await ctx.namespace('b08');
+    const held = ctx.server.faults.delayRequests({
+      match: { verb: 'list', namespace: ns },
+      delayMs: 60_000,
+      times: 1,
+    });
+    const records: LogRecord[] = [];
+    const mgr = newManager(ctx.config, { logger: captureLogger(records), namespace: ns });
+    let reconciles = 0;
+    newControllerManagedBy(mgr)
+      .for(ConfigMap)
+      .complete({
+        reconcile: async () => {
+          reconciles++;
+        },
+      });
+    // The controller's informer is created when the controller starts; a read through the cache creates it
+    // now, so the manager's sync waits on the held list.
+    const client = mgr.getClient();
+    const ac = new AbortController();
+    const run = mgr.start(ac.signal);
+    const read = client.list(ConfigMap, { namespace: ns }).catch((e: unknown) => e);
+    await waitFor(() => held.hits === 1, 'the list held at the server');
+    ac.abort();
+    await within(run, 10_000, 'the manager to stop');
+    expect(reconciles).toBe(0);
+    expect(records.some((r) => r.msg === 'Starting workers')).toBe(false);
+    // The read that was waiting for the sync fails instead of hanging.
+    expect(await within(read, 10_000, 'the pending cache read')).toBeInstanceOf(Error);
+  });
+
+  it('B09: a cache read whose own signal aborts while its informer syncs fails with a Timeout naming the kind, not "cache not started"', async () => {
+    const ns = await ctx.namespace('b09');
+    ctx.server.faults.delayRequests({ match: { verb: 'list', namespace: ns }, delayMs: 60_000, times: 1 });
+    const client = newClient(ctx.config);
+    const cache = new InformerCache({ client, namespace: ns });
+    const ac = new AbortController();
+    const run = cache.start(ac.signal);
+    ctx.cleanups.push(async () => {
+      ac.abort();
+      await run;
+      await client.close();
+    });
+    const readAbort = new AbortController();
+    const read = cache.list(ConfigMap, { signal: readAbort.signal }).catch((e: unknown) => e);
+    await waitFor(
+      () => ctx.server.faults.requests({ verb: 'list', namespace: ns }).length === 1,
+      'the held list',
+    );
+    readAbort.abort();
+    const err = await within(read, 10_000, 'the read to fail');
+    expect(isTimeout(err)).toBe(true);
+    expect(String((err as Error).message)).toContain('ConfigMap');
   });
 });
