@@ -383,4 +383,31 @@ describe.skipIf(realCluster)('breaking the client → cache → builder stack (e
     expect(isTimeout(err)).toBe(true);
     expect(String((err as Error).message)).toContain('ConfigMap');
   });
+
+  it('B10: a watch ERROR event carrying a 500, or a bare Status line in the stream, is survived without replays', async () => {
+    const ns = await namespaceWithPods('b10', ['a', 'b']);
+    const { inf, log, records } = podInformer(ns);
+    await waitFor(() => inf.hasSynced(), 'sync');
+    const err = ctx.server.faults.shapeWatch({
+      match: { verb: 'watch', namespace: ns },
+      times: 1,
+      steps: [{ op: 'error', code: 500, message: 'etcd is unhappy' }],
+    });
+    const bare = ctx.server.faults.shapeWatch({
+      match: { verb: 'watch', namespace: ns },
+      times: 1,
+      steps: [{ op: 'status', code: 500, message: 'a bare status' }],
+    });
+    // Drop the running watch so the next ones meet the shaped streams.
+    await ctx.server.faults.restart({ keepState: true });
+    await waitFor(() => err.hits === 1 && bare.hits === 1, 'both shaped watches');
+    await ctx.api.patch(
+      Pod,
+      { namespace: ns, name: 'a' },
+      { type: 'merge', data: { metadata: { labels: { x: '1' } } } },
+    );
+    await waitFor(() => log.includes('update a'), 'the real change');
+    expect(log).toEqual(['add a', 'add b', 'update a']);
+    expect(records.some((r) => r.level === 'warn' && /etcd is unhappy/.test(String(r.err)))).toBe(true);
+  });
 });
