@@ -21,12 +21,15 @@ function podManifest(namespace: string, name: string) {
 
 /**
  * Fills the embedded API server with pods in a few namespaces, then keeps creating and deleting pods so
- * the count visibly follows. Returns a function that stops the churn (and waits for the last change).
+ * the count visibly follows. Each step deletes with probability n / (n + initialPerNamespace) for a
+ * namespace holding n demo pods, else creates one, so the count wanders around its start instead of climbing.
+ * Returns a function that stops the churn (and waits for the last change).
  */
 export async function startChurn(client: ApiClient, options: ChurnOptions): Promise<() => Promise<void>> {
   const random = options.random ?? Math.random;
   const log = options.logger;
   const live: string[][] = options.namespaces.map(() => []);
+  const perNamespace = options.initialPerNamespace ?? 3;
   let seq = 0;
   for (const ns of options.namespaces) {
     try {
@@ -36,7 +39,7 @@ export async function startChurn(client: ApiClient, options: ChurnOptions): Prom
     }
   }
   for (const [i, ns] of options.namespaces.entries()) {
-    for (let k = 0; k < (options.initialPerNamespace ?? 3); k++) {
+    for (let k = 0; k < perNamespace; k++) {
       const name = `demo-${++seq}`;
       await client.create(Pod, podManifest(ns, name));
       live[i]!.push(name);
@@ -47,22 +50,23 @@ export async function startChurn(client: ApiClient, options: ChurnOptions): Prom
   const loop = (async () => {
     while (!ac.signal.aborted) {
       await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, options.intervalMs ?? 700);
-        ac.signal.addEventListener(
-          'abort',
-          () => {
-            clearTimeout(t);
-            resolve();
-          },
-          { once: true },
-        );
+        const onAbort = () => {
+          clearTimeout(t);
+          resolve();
+        };
+        // The listener goes when the timer fires: one left behind per step would pile up on the signal.
+        const t = setTimeout(() => {
+          ac.signal.removeEventListener('abort', onAbort);
+          resolve();
+        }, options.intervalMs ?? 700);
+        ac.signal.addEventListener('abort', onAbort, { once: true });
       });
       if (ac.signal.aborted) break;
       const i = Math.floor(random() * options.namespaces.length);
       const ns = options.namespaces[i]!;
       const names = live[i]!;
       try {
-        if (names.length > 0 && random() < 0.45) {
+        if (random() < names.length / (names.length + perNamespace)) {
           const [name] = names.splice(Math.floor(random() * names.length), 1);
           await client.delete(Pod, { namespace: ns, name: name! });
           log.info({ namespace: ns, pod: name }, 'demo pod deleted');

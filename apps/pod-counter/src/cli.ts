@@ -49,7 +49,10 @@ async function main(argv: string[]): Promise<number> {
       '--embedded runs its own API server; do not combine it with --kubeconfig or --context',
     );
   }
-  const level = (values['log-level'] ?? 'info') as 'info';
+  const level = values['log-level'] ?? 'info';
+  if (!isLogLevel(level)) {
+    throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join('|')}, got ${level}`);
+  }
   const logger = newLogger({ level });
   const stop = setupSignalHandler();
   // Not AbortSignal.any([stop, AbortSignal.timeout(ms)]): Node may collect that timeout signal, and then the
@@ -84,7 +87,14 @@ async function main(argv: string[]): Promise<number> {
         ...(values.context ? { context: values.context } : {}),
         appName: 'pod-counter',
       });
-      logger.info({ host: config.host }, 'using API server');
+      logger.info(
+        {
+          host: config.host,
+          kubeconfig: values.kubeconfig ?? process.env.KUBECONFIG ?? '(default loading order)',
+          ...(values.context ? { context: values.context } : {}),
+        },
+        'using API server',
+      );
     }
     await runPodCounter(config, {
       signal,
@@ -99,6 +109,11 @@ async function main(argv: string[]): Promise<number> {
   }
   logger.info({}, 'pod-counter stopped');
   return 0;
+}
+
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
+function isLogLevel(v: string): v is (typeof LOG_LEVELS)[number] {
+  return (LOG_LEVELS as readonly string[]).includes(v);
 }
 
 function parse(argv: string[]) {

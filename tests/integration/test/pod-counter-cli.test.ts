@@ -78,5 +78,9 @@ describe('pod-counter CLI (npm run pod-counter -- --kubeconfig <file>)', () => {
     const res = await run(['--duration', 'soon']);
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('--duration');
+    const level = await run(['--log-level', 'verbose']);
+    expect(level.code).toBe(2);
+    expect(level.stderr).toContain('--log-level must be one of trace|debug|info|warn|error, got verbose');
+    expect(level.stderr).toContain('usage: pod-counter');
   });
 });
