@@ -8,7 +8,7 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
-import type { RestConfig } from '@kubeloop/config';
+import { type RestConfig, withRedaction } from '@kubeloop/config';
 import { parseAllDocuments } from 'yaml';
 import { type ApiServer, type ApiServerOptions, startApiServer } from './api-server.js';
 import { ControlPlane, type ControlPlaneOptions, controlPlaneAssetsFromEnv } from './control-plane.js';
@@ -114,6 +114,9 @@ export class Environment {
       };
       this.#mode = 'embedded';
     }
+    // Like every RestConfig @kubeloop/config builds: frozen, and its token/key redacted in toString,
+    // toJSON and util.inspect, so logging the config never leaks the admin credential.
+    this.#config = withRedaction({ ...this.#config! });
     try {
       await this.#installCrds();
     } catch (e) {

@@ -60,17 +60,20 @@ export interface FaultHost {
 // Rule specs: the typed API and the admin endpoint's JSON share these shapes
 // ---------------------------------------------------------------------------------------------------------
 
+/** Every request verb as the server classifies it. */
+export const VERBS = [
+  'get',
+  'list',
+  'watch',
+  'create',
+  'update',
+  'patch',
+  'delete',
+  'deletecollection',
+  'nonresource',
+] as const;
 /** A request verb as the server classifies it. */
-export type Verb =
-  | 'get'
-  | 'list'
-  | 'watch'
-  | 'create'
-  | 'update'
-  | 'patch'
-  | 'delete'
-  | 'deletecollection'
-  | 'nonresource';
+export type Verb = (typeof VERBS)[number];
 
 /**
  * Which requests a rule applies to. Every field given must match (AND); an absent field matches anything.
@@ -619,6 +622,11 @@ function validateMatch(m: unknown): void {
     if (stringOrList.includes(k)) {
       if (typeof v !== 'string' && !isStringArray(v))
         invalid(`match.${k} must be a string or an array of strings`);
+      // A misspelt verb would make a rule that silently never matches.
+      const unknown =
+        k === 'verb' ? [v].flat().find((x) => !(VERBS as readonly string[]).includes(x)) : undefined;
+      if (unknown !== undefined)
+        invalid(`match.verb ${JSON.stringify(unknown)} is not one of ${VERBS.join('|')}`);
     } else if (strings.includes(k)) {
       if (typeof v !== 'string') invalid(`match.${k} must be a string`);
     } else if (k === 'hasContinue') {

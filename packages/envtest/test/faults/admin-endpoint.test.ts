@@ -123,6 +123,13 @@ describe('admin endpoint', () => {
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ error: { code: 'EINVALID' } });
     expect(JSON.stringify(bad.body)).toContain('fail.status');
+    const typo = await call(admin.url, 'POST', '/faults', {
+      type: 'fail',
+      status: 500,
+      match: { verb: 'lst' },
+    });
+    expect(typo.status).toBe(400);
+    expect(JSON.stringify(typo.body)).toContain('match.verb \\"lst\\" is not one of get|list|watch');
     const notJson = await call(admin.url, 'POST', '/faults', '{nope');
     expect(notJson.status).toBe(400);
     expect(notJson.body).toMatchObject({ error: { code: 'EBODY' } });

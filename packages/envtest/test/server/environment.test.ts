@@ -1,4 +1,5 @@
 import { stat } from 'node:fs/promises';
+import { inspect } from 'node:util';
 import { Agent, request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { Environment } from '../../src/index.js';
@@ -12,6 +13,11 @@ describe('Environment (embedded mode)', () => {
       expect(config.host).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
       expect(config.tlsClientConfig.caData).toContain('BEGIN CERTIFICATE');
       expect(config.bearerToken).toBeTruthy();
+      // Frozen and redacted like every RestConfig @kubeloop/config builds.
+      expect(Object.isFrozen(config)).toBe(true);
+      for (const shown of [String(config), JSON.stringify(config), inspect(config)]) {
+        expect(shown).not.toContain(config.bearerToken!);
+      }
       expect(env.server).toBeDefined();
       const st = await stat(env.kubeconfigPath);
       expect(st.mode & 0o777).toBe(0o600);
