@@ -1,9 +1,14 @@
+// The counting CONNECT / SOCKS5 proxies are the transport tests' own (one copy for both suites).
 // proxy-url and HTTPS_PROXY/NO_PROXY through small proxies on loopback that count their tunnels, against envtest.
 import { Transport } from '@kubeloop/client';
 import { loadRestConfig } from '@kubeloop/config';
 import { type ApiServer, startApiServer } from '@kubeloop/envtest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startConnectProxy, startSocks5Proxy, type TestProxy } from './support/config-proxies.js';
+import {
+  startConnectProxy,
+  startSocks5Proxy,
+  type TestProxy,
+} from '../../../packages/client/test/transport/support/proxies.js';
 import { tempDir, writeKubeconfig } from './support/config-support.js';
 
 const tmp = tempDir('kubeloop-proxy-');
