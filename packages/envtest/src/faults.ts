@@ -148,9 +148,11 @@ export interface FailRequestsSpec extends RuleBase, StatusSpec {
   retryAfterSeconds?: number | null;
   /**
    * `'status'` (default): a JSON Status body. `'empty'`: the status line and headers, no body at all
-   * (with `status: 200` on a watch this is C02's "200 with an empty body").
+   * (with `status: 200` on a watch this is C02's "200 with an empty body"). `{ raw }`: exactly this text as
+   * the body (Content-Type `application/json` unless `headers` says otherwise) — a truncated or malformed
+   * list reply, a proxy's HTML page.
    */
-  body?: 'status' | 'empty';
+  body?: 'status' | 'empty' | { raw: string };
   /** Fraction (0..1] of matching requests that fail; absent = all. */
   probability?: number;
   /** Seed for the `probability` draw (a fixed seed gives the same sequence every run). */
@@ -520,8 +522,17 @@ export function validateFaultSpec(input: unknown): FaultSpec {
         !isNonNegativeInt(spec.retryAfterSeconds)
       )
         invalid('fail.retryAfterSeconds must be a non-negative integer (seconds) or null');
-      if (spec.body !== undefined && spec.body !== 'status' && spec.body !== 'empty')
-        invalid('fail.body must be "status" or "empty"');
+      if (
+        spec.body !== undefined &&
+        spec.body !== 'status' &&
+        spec.body !== 'empty' &&
+        !(
+          typeof spec.body === 'object' &&
+          spec.body !== null &&
+          typeof (spec.body as { raw?: unknown }).raw === 'string'
+        )
+      )
+        invalid('fail.body must be "status", "empty" or {"raw": "<text>"}');
       if (
         spec.probability !== undefined &&
         (typeof spec.probability !== 'number' || !(spec.probability > 0) || spec.probability > 1)
@@ -1431,6 +1442,12 @@ export class FaultInjector {
           // For a 200 on a watch, this is what a proxy that gave up mid-way looks like: headers, no body.
           res.writeHead(spec.status, headers);
           res.end();
+          return true;
+        }
+        if (typeof spec.body === 'object') {
+          const text = Buffer.from(spec.body.raw, 'utf8');
+          res.writeHead(spec.status, { ...headers, 'Content-Length': String(text.length) });
+          res.end(text);
           return true;
         }
         const details: Record<string, unknown> = { ...(spec.details ?? {}) };

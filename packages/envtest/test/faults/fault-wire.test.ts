@@ -209,6 +209,31 @@ describe('failing requests', () => {
   });
 });
 
+describe('raw reply bodies', () => {
+  it('answers a list with exactly the given text: a truncated JSON list, then the real list', async () => {
+    const ns = await newNamespace();
+    await createPod(ns, 'a');
+    const truncated =
+      '{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[{"metad';
+    const rule = server.faults.failRequests({
+      match: { verb: 'list', namespace: ns },
+      status: 200,
+      body: { raw: truncated },
+      times: 1,
+    });
+    const first = await raw(`/api/v1/namespaces/${ns}/pods`).done;
+    expect(first.status).toBe(200);
+    expect(first.body.toString()).toBe(truncated);
+    expect(first.headers['content-type']).toBe('application/json');
+    expect(rule.hits).toBe(1);
+    const second = await raw(`/api/v1/namespaces/${ns}/pods`).done;
+    expect(JSON.parse(second.body.toString())).toMatchObject({
+      kind: 'PodList',
+      items: [{ metadata: { name: 'a' } }],
+    });
+  });
+});
+
 describe('410 Expired', () => {
   it('answers lists, continues and watches as after a compaction', async () => {
     const ns = await newNamespace();
