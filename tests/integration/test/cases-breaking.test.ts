@@ -62,7 +62,7 @@ describe.skipIf(realCluster)('breaking the client → cache → builder stack (e
     return { inf, log, records, ac, running };
   }
 
-  it('B01: a 200 list reply that is not a list (a Status, or no body) is an error, never an empty list that deletes the cache', async () => {
+  it('B01: a 200 list reply that is not a list (a Status, no body, truncated JSON) is an error, never an empty list that deletes the cache', async () => {
     const ns = await namespaceWithPods('b01', ['a', 'b']);
     const { inf, log, records } = podInformer(ns);
     await waitFor(() => inf.hasSynced(), 'sync');
@@ -80,16 +80,27 @@ describe.skipIf(realCluster)('breaking the client → cache → builder stack (e
       body: 'empty',
       times: 1,
     });
+    const bad3 = ctx.server.faults.failRequests({
+      match: { verb: 'list', namespace: ns },
+      status: 200,
+      body: { raw: '{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[{"meta' },
+      times: 1,
+    });
     const expire = ctx.server.faults.expire({ match: { verb: 'watch', namespace: ns }, times: 1 });
     // Drop the running watch so the informer re-watches (and meets the 410).
     await ctx.server.faults.restart({ keepState: true });
-    // Either the informer comes through both bad replies to a good relist, or it took a bad one for an empty
-    // list and told its handlers every object was deleted.
+    // Either the informer comes through the three bad replies to a good relist, or it took a bad one for an
+    // empty list and told its handlers every object was deleted.
     await waitFor(
       () =>
-        (!bad1.active && !bad2.active && expire.hits === 1 && inf.getIndexer().list().length === 3) ||
+        (!bad1.active &&
+          !bad2.active &&
+          !bad3.active &&
+          expire.hits === 1 &&
+          inf.getIndexer().list().length === 3) ||
         log.some((l) => l.startsWith('delete')),
-      () => `both bad list replies served (${bad1.hits}, ${bad2.hits}, ${expire.hits}), then a good relist`,
+      () =>
+        `the bad list replies served (${bad1.hits}, ${bad2.hits}, ${bad3.hits}, ${expire.hits}), then a good relist`,
     );
     expect(log.filter((l) => l.startsWith('delete'))).toEqual([]);
     expect(records.some((r) => r.level === 'warn' && /not a list|not JSON|empty/i.test(String(r.err)))).toBe(
