@@ -247,7 +247,10 @@ export interface DelayEventsSpec extends RuleBase {
   type: 'delayEvents';
   /** Object namespace; absent matches any (use for cluster-scoped objects). */
   namespace?: string;
-  name: string;
+  /** The object's name. Give exactly one of `name` and `namePrefix`. */
+  name?: string;
+  /** Matches every object whose name starts with this (objects made with `generateName`). */
+  namePrefix?: string;
   delayMs: number;
   /** Event types to delay; absent = ADDED, MODIFIED and DELETED. */
   eventTypes?: string[];
@@ -577,8 +580,11 @@ export function validateFaultSpec(input: unknown): FaultSpec {
       spec.steps.forEach(validateStep);
       break;
     case 'delayEvents':
-      if (typeof spec.name !== 'string' || spec.name === '')
-        invalid('delayEvents.name must be a non-empty string');
+      if ((spec.name === undefined) === (spec.namePrefix === undefined))
+        invalid('delayEvents needs exactly one of name and namePrefix');
+      for (const k of ['name', 'namePrefix'] as const)
+        if (spec[k] !== undefined && (typeof spec[k] !== 'string' || spec[k] === ''))
+          invalid(`delayEvents.${k} must be a non-empty string`);
       if (spec.namespace !== undefined && typeof spec.namespace !== 'string')
         invalid('delayEvents.namespace must be a string');
       if (!isNonNegativeInt(spec.delayMs))
@@ -1073,8 +1079,10 @@ const DEFAULT_DELAYED = ['ADDED', 'MODIFIED', 'DELETED'];
 function objectMatches(spec: DelayEventsSpec, event: { type: string; object: unknown }): boolean {
   if (!(spec.eventTypes ?? DEFAULT_DELAYED).includes(event.type)) return false;
   const md = (event.object as { metadata?: { namespace?: unknown; name?: unknown } } | null)?.metadata;
-  if (md?.name !== spec.name) return false;
-  return spec.namespace === undefined || spec.namespace === (md.namespace ?? '');
+  const name = md?.name;
+  if (typeof name !== 'string') return false;
+  if (spec.name !== undefined ? name !== spec.name : !name.startsWith(spec.namePrefix ?? '')) return false;
+  return spec.namespace === undefined || spec.namespace === (md?.namespace ?? '');
 }
 
 function isInitialEventsEnd(event: { type: string; object: unknown }): boolean {

@@ -190,6 +190,28 @@ describe('watch shaping (unit, through the seam)', () => {
     expect(rule.hits).toBe(1);
   });
 
+  it('namePrefix delays every object whose name starts with it (generated names)', async () => {
+    const faults = new FaultInjector(undefined);
+    const rule = faults.delayEvents({
+      namespace: 'default',
+      namePrefix: 'child-',
+      delayMs: 60,
+      order: 'object',
+    });
+    const w = new RecordingWriter();
+    const s = faults.onWatchStart(watchCtx(), w);
+    const a = ev('ADDED', 'child-x7k2p', 1);
+    const other = ev('ADDED', 'children', 2);
+    s.deliver(a.event, a.line);
+    s.deliver(other.event, other.line);
+    expect(w.writes.map(String)).toEqual([other.line]);
+    await until(() => w.writes.length === 2);
+    expect(w.writes.map(String)).toEqual([other.line, a.line]);
+    expect(rule.hits).toBe(1);
+    expect(() => faults.delayEvents({ name: 'a', namePrefix: 'b', delayMs: 1 })).toThrow(/exactly one/);
+    expect(() => faults.delayEvents({ delayMs: 1 })).toThrow(/exactly one/);
+  });
+
   it("order 'object' lets other objects overtake and drops bookmarks while an event is held", async () => {
     const faults = new FaultInjector(undefined);
     faults.delayEvents({ name: 'child', delayMs: 60, order: 'object' });
