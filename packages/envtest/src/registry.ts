@@ -31,7 +31,7 @@ import {
 } from './label-selector.js';
 import { type ManagedFieldsEntry, planApply, removePath, updateManagedFields } from './managed-fields.js';
 import { applyMerge } from './patch.js';
-import { apiVersionOf, type KObject, type ResourceType } from './resource-type.js';
+import { apiVersionOf, type KObject, OBJECT_META_FIELDS, type ResourceType } from './resource-type.js';
 import { compareKeys, type Entry, ExpiredError, type Snapshot, type Store } from './store.js';
 
 /** RFC 3339 UTC with second precision, as Kubernetes timestamps are. */
@@ -462,23 +462,7 @@ export class Registry {
   /** Put kind/apiVersion first and metadata keys in the server's order. */
   #normalize(rt: ResourceType, o: KObject): KObject {
     const m = meta(o);
-    const order = [
-      'name',
-      'generateName',
-      'namespace',
-      'selfLink',
-      'uid',
-      'resourceVersion',
-      'generation',
-      'creationTimestamp',
-      'deletionTimestamp',
-      'deletionGracePeriodSeconds',
-      'labels',
-      'annotations',
-      'ownerReferences',
-      'finalizers',
-      'managedFields',
-    ];
+    const order = OBJECT_META_FIELDS;
     const nm: Record<string, unknown> = {};
     for (const k of order) if (m[k] !== undefined && !emptyOmitted(k, m[k])) nm[k] = m[k];
     for (const [k, v] of Object.entries(m))

@@ -27,7 +27,14 @@ import { jsonPatch, mergePatch, strategicMergePatch } from './patch.js';
 import { decodeProtobufObject, ProtobufDecodeError } from './protobuf.js';
 import type { DeleteOptions, Registry } from './registry.js';
 import type { RequestInfo } from './request-info.js';
-import { apiVersionOf, getPath, type KObject, type ResourceType, setPath } from './resource-type.js';
+import {
+  apiVersionOf,
+  getPath,
+  type KObject,
+  OBJECT_META_FIELDS,
+  type ResourceType,
+  setPath,
+} from './resource-type.js';
 import type { Entry } from './store.js';
 import { buildTable, type IncludeObject } from './table.js';
 import { prepareWatch, serveWatch, type WatchSet } from './watch.js';
@@ -158,23 +165,7 @@ const KNOWN_TOP: Record<string, readonly string[]> = {
   Lease: ['spec'],
   CustomResourceDefinition: ['spec', 'status'],
 };
-const KNOWN_META = new Set([
-  'name',
-  'generateName',
-  'namespace',
-  'selfLink',
-  'uid',
-  'resourceVersion',
-  'generation',
-  'creationTimestamp',
-  'deletionTimestamp',
-  'deletionGracePeriodSeconds',
-  'labels',
-  'annotations',
-  'ownerReferences',
-  'finalizers',
-  'managedFields',
-]);
+const KNOWN_META = new Set(OBJECT_META_FIELDS);
 const KNOWN_POD_SPEC = new Set([
   'volumes',
   'initContainers',

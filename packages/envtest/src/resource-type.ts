@@ -91,6 +91,25 @@ export interface ResourceType {
   readonly singularFallback?: string;
 }
 
+/** ObjectMeta's fields, in the order kube-apiserver writes them (unknown metadata keys follow these). */
+export const OBJECT_META_FIELDS: readonly string[] = [
+  'name',
+  'generateName',
+  'namespace',
+  'selfLink',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'labels',
+  'annotations',
+  'ownerReferences',
+  'finalizers',
+  'managedFields',
+];
+
 export function apiVersionOf(rt: Pick<ResourceType, 'group' | 'version'>): string {
   return rt.group ? `${rt.group}/${rt.version}` : rt.version;
 }
