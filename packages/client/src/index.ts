@@ -5,6 +5,7 @@
  * watch), typed API errors (`StatusError`, `isNotFound`, …) and label/field selector helpers. It mirrors
  * controller-runtime's `pkg/client` and `pkg/client/apiutil` on top of client-go's `rest` semantics.
  */
+export { Backoff, type BackoffOptions, DEFAULT_REFLECTOR_BACKOFF } from './backoff.js';
 export {
   ApiClient,
   type CallOptions,
@@ -27,6 +28,8 @@ export {
   type WriteOptions,
   type Writer,
 } from './client.js';
+export { type Clock, type ClockTimer, FakeClock, realClock, sleep } from './clock.js';
+export { type Deadline, withDeadline } from './deadline.js';
 export {
   asStatusError,
   ignoreAlreadyExists,
@@ -97,6 +100,7 @@ export {
   parseLabelSelector,
   SelectorParseError,
 } from './label-selector.js';
+export { discardLogger, type Logger } from './logger.js';
 export {
   AGGREGATED_DISCOVERY_ACCEPT,
   DynamicRESTMapper,
@@ -115,12 +119,10 @@ export {
   retryOnError,
 } from './retry.js';
 export {
-  type Clock,
   channels,
   type RateLimiter,
   type RequestDiagnostic,
   type RetryDiagnostic,
-  realClock,
   retryAfterSeconds,
   type ThrottleDiagnostic,
   TokenBucketRateLimiter,
@@ -131,4 +133,10 @@ export {
   type TransportResponse,
   type WarningDiagnostic,
 } from './transport/index.js';
-export { decodeWatchStream, type WatchEvent, type WatchEventType } from './watch.js';
+export {
+  decodeWatchStream,
+  retryAfterSecondsOf,
+  type WatchEvent,
+  type WatchEventType,
+  WatchStatusError,
+} from './watch.js';

@@ -1,5 +1,6 @@
+import { Buffer } from 'node:buffer';
 import type { V1Status } from '@kubernetes/client-node';
-import { WatchDecodeError } from './errors.js';
+import { StatusError, WatchDecodeError } from './errors.js';
 import type { KubeObject } from './kinds.js';
 
 /** Watch event types (apimachinery `watch.EventType`). */
@@ -14,21 +15,75 @@ export type WatchEvent<T extends KubeObject = KubeObject> =
   | { readonly type: 'BOOKMARK'; readonly object: T }
   | { readonly type: 'ERROR'; readonly object: V1Status };
 
-const eventTypes = new Set<string>(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
+/**
+ * The seconds a `Status` asks the client to wait before retrying (`details.retryAfterSeconds`, as
+ * apimachinery's `SuggestsClientDelay` reads it), for a {@link StatusError} or a bare `Status`;
+ * `undefined` when it names none (absent, negative, or not a finite number).
+ */
+export function retryAfterSecondsOf(errOrStatus: unknown): number | undefined {
+  const status =
+    errOrStatus instanceof StatusError ? errOrStatus.status : (errOrStatus as V1Status | undefined);
+  const s = status?.details?.retryAfterSeconds as unknown;
+  return typeof s === 'number' && Number.isFinite(s) && s >= 0 ? s : undefined;
+}
 
-function decodeLine<T extends KubeObject>(line: string): WatchEvent<T> {
+/**
+ * A watch stream carried a bare `Status` line — the server (or a proxy) ended the stream with an error
+ * object that is not wrapped in an `ERROR` event, e.g. a 429 TooManyRequests with
+ * `details.retryAfterSeconds` (case C40). It is a {@link StatusError} (so `isTooManyRequests`, `isExpired`
+ * … work), never a decode error; `retryAfterSeconds` is the server's requested delay in seconds, or
+ * `undefined`. A reflector re-watches no earlier than that (the larger of its backoff and Retry-After).
+ */
+export class WatchStatusError extends StatusError {
+  override readonly name: string = 'WatchStatusError';
+  /** `details.retryAfterSeconds` of the Status, in seconds; `undefined` when it names none. */
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(status: V1Status) {
+    super(status);
+    this.retryAfterSeconds = retryAfterSecondsOf(status);
+  }
+}
+
+function isEventType(t: unknown): t is WatchEventType {
+  switch (t) {
+    case 'ADDED':
+    case 'MODIFIED':
+    case 'DELETED':
+    case 'BOOKMARK':
+    case 'ERROR':
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** True for a line that holds only JSON whitespace (space, tab, CR, LF). */
+function isBlank(line: string): boolean {
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0d && c !== 0x0a) return false;
+  }
+  return true;
+}
+
+/** Decodes one complete line; `undefined` for a blank line. */
+function decodeLine<T extends KubeObject>(line: string): WatchEvent<T> | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(line);
   } catch (err) {
+    if (isBlank(line)) return undefined;
     throw new WatchDecodeError(
-      `watch stream: a line is not JSON (${(err as Error).message}); starts with ${JSON.stringify(line.slice(0, 40))}`,
+      `watch stream: a line is not JSON (${(err as Error).message}); starts with ${JSON.stringify(line.trim().slice(0, 40))}`,
     );
   }
   if (!parsed || typeof parsed !== 'object')
     throw new WatchDecodeError('watch stream: an event is not an object');
-  const ev = parsed as { type?: unknown; object?: unknown };
-  if (typeof ev.type !== 'string' || !eventTypes.has(ev.type)) {
+  const ev = parsed as { type?: unknown; object?: unknown; kind?: unknown };
+  if (!isEventType(ev.type)) {
+    // A bare Status instead of an event: the server's error for this stream (C40), not garbage.
+    if (ev.type === undefined && ev.kind === 'Status') throw new WatchStatusError(parsed as V1Status);
     throw new WatchDecodeError(`watch stream: unknown event type ${JSON.stringify(ev.type)}`);
   }
   if (!ev.object || typeof ev.object !== 'object') {
@@ -37,39 +92,67 @@ function decodeLine<T extends KubeObject>(line: string): WatchEvent<T> {
   return ev as WatchEvent<T>;
 }
 
+const NEWLINE = 0x0a;
+
+function asBuffer(chunk: Uint8Array | string): Buffer {
+  if (typeof chunk === 'string') return Buffer.from(chunk, 'utf8');
+  return Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+}
+
 /**
  * Decodes a watch response body — newline-delimited JSON events, arbitrarily split into chunks — into
  * events. Lines may be split across chunks anywhere, including inside a multi-byte UTF-8 character.
  * Blank lines are skipped. A final line without a trailing newline is decoded if it is a complete event
  * (client-go's JSON framer decodes by object, not by newline); a partial one is an error.
  *
+ * Cost: the stream is split on the newline byte (a newline never occurs inside a UTF-8 multi-byte
+ * character), and each complete line is decoded to a string exactly once and parsed once; the bytes of
+ * an incomplete line are kept (not copied) until its end arrives. No string is concatenated or re-sliced
+ * per chunk.
+ *
+ * @throws WatchStatusError when the stream carries a bare `Status` object instead of an event (C40).
  * @throws WatchDecodeError on a line that is not a JSON watch event (the stream must be treated as broken).
  */
 export async function* decodeWatchStream<T extends KubeObject = KubeObject>(
   chunks: AsyncIterable<Uint8Array | string>,
 ): AsyncGenerator<WatchEvent<T>, void, undefined> {
-  const decoder = new TextDecoder('utf-8', { fatal: false });
-  let buffered = '';
+  // Bytes of the line not yet ended, as received (views into the chunks, no copies).
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
   for await (const chunk of chunks) {
-    buffered += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
-    let nl = buffered.indexOf('\n');
+    const buf = asBuffer(chunk);
+    let start = 0;
+    let nl = buf.indexOf(NEWLINE);
     while (nl >= 0) {
-      const line = buffered.slice(0, nl).trim();
-      buffered = buffered.slice(nl + 1);
-      if (line) yield decodeLine<T>(line);
-      nl = buffered.indexOf('\n');
+      let line: string;
+      if (pendingBytes > 0) {
+        pending.push(buf.subarray(0, nl));
+        line = Buffer.concat(pending, pendingBytes + nl).toString('utf8');
+        pending = [];
+        pendingBytes = 0;
+      } else {
+        line = buf.toString('utf8', start, nl);
+      }
+      const ev = decodeLine<T>(line);
+      if (ev) yield ev;
+      start = nl + 1;
+      nl = buf.indexOf(NEWLINE, start);
+    }
+    if (start < buf.length) {
+      pending.push(start === 0 ? buf : buf.subarray(start));
+      pendingBytes += buf.length - start;
     }
   }
-  buffered += decoder.decode();
-  const rest = buffered.trim();
-  if (rest) {
-    try {
-      JSON.parse(rest);
-    } catch {
-      throw new WatchDecodeError(
-        `watch stream ended inside an event (${rest.length} characters without an end)`,
-      );
-    }
-    yield decodeLine<T>(rest);
+  if (pendingBytes === 0) return;
+  const rest = Buffer.concat(pending, pendingBytes).toString('utf8');
+  if (isBlank(rest)) return;
+  try {
+    JSON.parse(rest);
+  } catch {
+    throw new WatchDecodeError(
+      `watch stream ended inside an event (${rest.trim().length} characters without an end)`,
+    );
   }
+  const ev = decodeLine<T>(rest);
+  if (ev) yield ev;
 }

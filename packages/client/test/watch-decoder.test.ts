@@ -1,5 +1,15 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeWatchStream, type KubeObject, WatchDecodeError, type WatchEvent } from '../src/index.js';
+import {
+  decodeWatchStream,
+  isTooManyRequests,
+  type KubeObject,
+  retryAfterSecondsOf,
+  StatusError,
+  WatchDecodeError,
+  type WatchEvent,
+  WatchStatusError,
+} from '../src/index.js';
 
 const meta = (e: WatchEvent | undefined) => (e?.object as KubeObject | undefined)?.metadata;
 
@@ -73,5 +83,93 @@ describe('decodeWatchStream', () => {
     await expect(collect([line('ADDED', 'z', '1'), half])).rejects.toBeInstanceOf(WatchDecodeError);
     await expect(collect(['<html>oops</html>\n'])).rejects.toBeInstanceOf(WatchDecodeError);
     await expect(collect(['{"type":"WHAT","object":{}}\n'])).rejects.toThrow(/unknown event type/);
+  });
+
+  it('C40: a bare Status line after a good event is a typed 429 carrying retryAfterSeconds, not a decode error', async () => {
+    const status = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      reason: 'TooManyRequests',
+      code: 429,
+      message: 'slow down',
+      details: { retryAfterSeconds: 2 },
+    };
+    const seen: WatchEvent[] = [];
+    let caught: unknown;
+    try {
+      for await (const ev of decodeWatchStream(
+        chunksOf([line('MODIFIED', 'a', '5'), `${JSON.stringify(status)}\n`]),
+      ))
+        seen.push(ev);
+    } catch (err) {
+      caught = err;
+    }
+    expect(seen.map((e) => e.object.metadata?.resourceVersion)).toEqual(['5']);
+    expect(caught).toBeInstanceOf(WatchStatusError);
+    expect(caught).toBeInstanceOf(StatusError);
+    expect(caught).not.toBeInstanceOf(WatchDecodeError);
+    expect(isTooManyRequests(caught)).toBe(true);
+    expect((caught as WatchStatusError).retryAfterSeconds).toBe(2);
+    expect(retryAfterSecondsOf(caught)).toBe(2);
+    expect((caught as WatchStatusError).httpStatus).toBe(429);
+  });
+
+  it('reads retryAfterSeconds only when it is a usable number', () => {
+    const st = (details: unknown) => new StatusError({ code: 429, details } as never);
+    expect(retryAfterSecondsOf(st({ retryAfterSeconds: 0 }))).toBe(0);
+    expect(retryAfterSecondsOf(st({ retryAfterSeconds: -1 }))).toBeUndefined();
+    expect(retryAfterSecondsOf(st({ retryAfterSeconds: '2' }))).toBeUndefined();
+    expect(retryAfterSecondsOf(st(undefined))).toBeUndefined();
+    expect(retryAfterSecondsOf(new Error('x'))).toBeUndefined();
+    expect(new WatchStatusError({ code: 500 }).retryAfterSeconds).toBeUndefined();
+  });
+
+  it('skips CRLF and whitespace-only lines, keeps the message of a broken line short', async () => {
+    const evs = await collect([`\r\n  \t\r\n${line('ADDED', 'a', '1').replace('\n', '\r\n')}`, '   ']);
+    expect(evs.map((e) => meta(e)?.name)).toEqual(['a']);
+    await expect(collect(['{"type":"ADDED","object":{}} trailing\n'])).rejects.toThrow(/starts with/);
+  });
+
+  it('property: any split of any event sequence, bytes or strings, yields the events in order', async () => {
+    const label = fc.string({ unit: 'grapheme', maxLength: 12 });
+    const event = fc.record({
+      type: fc.constantFrom('ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK'),
+      name: fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 8 }),
+      rv: fc.nat().map(String),
+      label,
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(event, { minLength: 1, maxLength: 6 }),
+        fc.array(fc.nat(), { maxLength: 8 }),
+        fc.boolean(),
+        fc.boolean(),
+        async (events, cutSeeds, asStrings, trailingNewline) => {
+          let text = events.map((e) => line(e.type, e.name, e.rv, { l: e.label })).join('');
+          if (!trailingNewline) text = text.slice(0, -1);
+          const bytes = new TextEncoder().encode(text);
+          const cuts = [...new Set(cutSeeds.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+          const bounds = [0, ...cuts, bytes.length];
+          const parts: Array<Uint8Array | string> = [];
+          for (let i = 0; i + 1 < bounds.length; i++) {
+            const piece = bytes.slice(bounds[i], bounds[i + 1]);
+            // strings only where the cut does not split a character (a string chunk holds whole characters)
+            const s = new TextDecoder('utf-8', { fatal: false }).decode(piece);
+            parts.push(
+              asStrings && new TextEncoder().encode(s).length === piece.length && !s.includes('\ufffd')
+                ? s
+                : piece,
+            );
+          }
+          const got = await collect(parts);
+          expect(
+            got.map((e) => [e.type, meta(e)?.name, e.object.metadata?.resourceVersion, meta(e)?.labels?.l]),
+          ).toEqual(events.map((e) => [e.type, e.name, e.rv, e.label]));
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });
