@@ -1,6 +1,5 @@
 import fs from 'node:fs/promises';
-import type { User } from '@kubernetes/client-node';
-import type { OpenIDConnectAuth } from '@kubernetes/client-node/dist/oidc_auth.js';
+import { LRUCache } from 'lru-cache';
 import { CredentialError } from './errors.js';
 import { ExecCredentialSource } from './exec-credential.js';
 import type {
@@ -9,6 +8,45 @@ import type {
   RequestCredentials,
   RestConfig,
 } from './rest-config.js';
+
+/** The user shape client-node's OIDC authenticator reads (its `User`, the fields we fill). */
+interface OidcUser {
+  readonly name: string;
+  readonly authProvider: { name: string; config: Record<string, string> };
+}
+
+/** What we use of client-node's `OpenIDConnectAuth`. */
+interface OidcAuthenticator {
+  applyAuthentication(user: OidcUser, opts: { headers: Record<string, string> }): Promise<void>;
+}
+
+/** The optional peer that serves the `oidc` auth provider. */
+const OIDC_PACKAGE = '@kubernetes/client-node';
+
+/**
+ * client-node's OIDC authenticator, imported on first use: it (and openid-client) costs tens of MB and
+ * seconds of start-up that every process without an oidc user would otherwise pay, and it is an optional
+ * peer dependency, so it may not be installed at all.
+ * @throws {CredentialError} `AuthProviderFailed` naming the package to install when it is missing.
+ */
+async function loadOidcAuthenticator(): Promise<OidcAuthenticator> {
+  const specifier = `${OIDC_PACKAGE}/dist/oidc_auth.js`;
+  let mod: { OpenIDConnectAuth: new () => OidcAuthenticator };
+  try {
+    mod = (await import(specifier)) as typeof mod;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
+      throw new CredentialError(
+        'AuthProviderFailed',
+        `the oidc auth provider needs the optional package ${OIDC_PACKAGE} (1.x): npm install ${OIDC_PACKAGE}@1`,
+        { cause: e },
+      );
+    }
+    throw e;
+  }
+  return new mod.OpenIDConnectAuth();
+}
 
 /** Options of {@link credentialProviderFor}. */
 export interface CredentialProviderOptions {
@@ -20,6 +58,8 @@ export interface CredentialProviderOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Whether stdin is an interactive terminal (exec `interactiveMode`). Default `process.stdin.isTTY`. */
   readonly stdinIsTerminal?: boolean;
+  /** Bound of one exec plugin run in milliseconds (see `ExecCredentialSourceOptions.timeoutMs`). Default 60 000. */
+  readonly execTimeoutMs?: number;
 }
 
 /**
@@ -91,9 +131,11 @@ export class CachedFileToken {
 
 /**
  * Exec authenticators shared by every provider built (with default options) for the same plugin and
- * cluster, as client-go caches them by config: many clients of one config run the plugin once.
+ * cluster, as client-go caches them by config: many clients of one config run the plugin once. Bounded:
+ * a process that builds configs for many clusters keeps the {@link MAX_SHARED_EXEC_SOURCES} most recent.
  */
-const execSources = new Map<string, ExecCredentialSource>();
+const MAX_SHARED_EXEC_SOURCES = 64;
+const execSources = new LRUCache<string, ExecCredentialSource>({ max: MAX_SHARED_EXEC_SOURCES });
 
 function sharedExecSource(config: RestConfig): ExecCredentialSource {
   const exec = config.execProvider as NonNullable<RestConfig['execProvider']>;
@@ -120,7 +162,7 @@ class ConfigCredentialProvider implements CredentialProvider {
   private readonly tokenFile: CachedFileToken | undefined;
   private readonly exec: ExecCredentialSource | undefined;
   private readonly oidc:
-    | { auth: Promise<OpenIDConnectAuth>; user: User; inflight?: Promise<string | undefined> }
+    | { auth: Promise<OidcAuthenticator>; user: OidcUser; inflight?: Promise<string | undefined> }
     | undefined;
 
   constructor(
@@ -137,24 +179,28 @@ class ConfigCredentialProvider implements CredentialProvider {
     }
     if (isHttps && config.authProvider?.name === 'oidc') {
       // client-node's authenticator mutates the user's auth-provider config when it refreshes: give it a copy.
-      const user: User = {
+      const user: OidcUser = {
         name: 'oidc',
         authProvider: { name: 'oidc', config: { ...config.authProvider.config } },
       };
-      // Loaded on first use: client-node's OIDC code (and openid-client) costs tens of MB and seconds of
-      // start-up that every process without an oidc user would otherwise pay.
-      const auth = import('@kubernetes/client-node/dist/oidc_auth.js').then((m) => new m.OpenIDConnectAuth());
+      const auth = loadOidcAuthenticator();
+      // Observed here so that a missing package is reported by get(), not as an unhandled rejection.
+      auth.catch(() => {});
       this.oidc = { auth, user };
     }
     if (isHttps && config.execProvider) {
       const defaults =
-        options.now === undefined && options.env === undefined && options.stdinIsTerminal === undefined;
+        options.now === undefined &&
+        options.env === undefined &&
+        options.stdinIsTerminal === undefined &&
+        options.execTimeoutMs === undefined;
       this.exec = defaults
         ? sharedExecSource(config)
         : new ExecCredentialSource(config.execProvider, config, {
             now,
             ...(options.env ? { env: options.env } : {}),
             ...(options.stdinIsTerminal !== undefined ? { stdinIsTerminal: options.stdinIsTerminal } : {}),
+            ...(options.execTimeoutMs !== undefined ? { timeoutMs: options.execTimeoutMs } : {}),
           });
     }
   }
@@ -197,8 +243,9 @@ class ConfigCredentialProvider implements CredentialProvider {
   private oidcToken(o: NonNullable<ConfigCredentialProvider['oidc']>): Promise<string | undefined> {
     o.inflight ??= (async () => {
       const opts: { headers: Record<string, string> } = { headers: {} };
+      const auth = await o.auth;
       try {
-        await (await o.auth).applyAuthentication(o.user, opts);
+        await auth.applyAuthentication(o.user, opts);
       } catch (e) {
         throw new CredentialError('AuthProviderFailed', `oidc auth provider: ${(e as Error).name}`, {
           cause: e,
@@ -230,7 +277,7 @@ class ConfigCredentialProvider implements CredentialProvider {
  * (re-read every minute and right after a 401; a failed read keeps the last good token, and falls back
  * to a static `bearerToken`), a static bearer token, basic auth, or an exec plugin (single flight, cached
  * until `expirationTimestamp`, re-run once per credential after a 401; shared by every provider of the same
- * plugin and cluster), an `oidc` auth-provider (client-node's `OpenIDConnectAuth`), plus `Impersonate-*` headers.
+ * plugin and cluster), an `oidc` auth-provider (client-node's `OpenIDConnectAuth`, an optional peer dependency loaded on first use), plus `Impersonate-*` headers.
  * Precedence when several are set: token file, static token, basic auth, oidc, exec.
  * For an `http://` host no credentials are produced (client-go applies user credentials only over TLS).
  * Static TLS client certificates stay in `config.tlsClientConfig`; only exec-issued ones come back here.

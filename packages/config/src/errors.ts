@@ -17,6 +17,7 @@ export type KubeconfigErrorCode =
   | 'ConflictingFields'
   | 'InvalidServer'
   | 'InvalidProxyUrl'
+  | 'InvalidCertificate'
   | 'UnsupportedAuthProvider'
   | 'NotInCluster';
 
@@ -50,6 +51,7 @@ export type CredentialErrorCode =
   | 'ExecFailed'
   | 'ExecInvalidOutput'
   | 'ExecInteractiveRequired'
+  | 'ExecTimeout'
   | 'AuthProviderFailed';
 
 /**

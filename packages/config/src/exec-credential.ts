@@ -16,7 +16,16 @@ export interface ExecCredentialSourceOptions {
   readonly now?: () => number;
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly stdinIsTerminal?: boolean;
+  /**
+   * How long one plugin run may take, in milliseconds, before it is killed and the waiting requests fail
+   * with `CredentialError` `ExecTimeout`. Default {@link DEFAULT_EXEC_TIMEOUT_MS} (60 s); 0 disables.
+   * client-go sets no bound, so a hung plugin stalls every request of its config; kubeloop bounds it.
+   */
+  readonly timeoutMs?: number;
 }
+
+/** Default bound of one exec plugin run: 60 000 ms. */
+export const DEFAULT_EXEC_TIMEOUT_MS = 60_000;
 
 /** Observe exec plugin runs (tests, diagnostics). Never sees the credential. */
 export type ExecRunListener = (event: { command: string; durationMs: number; ok: boolean }) => void;
@@ -40,7 +49,8 @@ function clusterInfo(config: RestConfig, exec: ExecConfig): Record<string, unkno
  * (single flight), the credential reused until `expirationTimestamp`, and re-run after a 401 at most once
  * per credential. The plugin gets `args`, `env` on top of the inherited environment, and
  * `KUBERNETES_EXEC_INFO` (an ExecCredential with `spec.interactive` and, with `provideClusterInfo`,
- * `spec.cluster`).
+ * `spec.cluster`). The binary run is `resolvedCommand` (found on the loader's `PATH`) when the config has
+ * one. A run that takes longer than `timeoutMs` (default 60 s) is killed and fails with `ExecTimeout`.
  */
 export class ExecCredentialSource {
   private current: ExecCredentialResult | undefined;
@@ -154,14 +164,25 @@ export class ExecCredentialSource {
         report(false);
         reject(e);
       };
-      const child = spawn(exec.command, [...(exec.args ?? [])], {
+      const child = spawn(exec.resolvedCommand ?? exec.command, [...(exec.args ?? [])], {
         env,
         stdio: [interactive ? 'inherit' : 'ignore', 'pipe', 'inherit'],
         windowsHide: true,
       });
+      const timeoutMs = this.options.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS;
+      let timedOut = false;
+      const timer =
+        timeoutMs > 0
+          ? setTimeout(() => {
+              timedOut = true;
+              child.kill('SIGKILL');
+            }, timeoutMs)
+          : undefined;
+      timer?.unref();
       const chunks: Buffer[] = [];
       child.stdout?.on('data', (c: Buffer) => chunks.push(c));
       child.on('error', (e: NodeJS.ErrnoException) => {
+        clearTimeout(timer);
         const hint = exec.installHint ? `\n${stripVTControlCharacters(exec.installHint)}` : '';
         if (e.code === 'ENOENT')
           fail(new CredentialError('ExecNotFound', `exec plugin ${exec.command}: not found${hint}`));
@@ -174,6 +195,16 @@ export class ExecCredentialSource {
           );
       });
       child.on('close', (code, signal) => {
+        clearTimeout(timer);
+        if (timedOut) {
+          fail(
+            new CredentialError(
+              'ExecTimeout',
+              `exec plugin ${exec.command} did not finish within ${timeoutMs} ms and was killed`,
+            ),
+          );
+          return;
+        }
         if (code !== 0) {
           fail(
             new CredentialError(

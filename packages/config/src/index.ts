@@ -11,6 +11,7 @@ export {
   credentialProviderFor,
   impersonationHeaders,
 } from './credential-provider.js';
+export { DEFAULT_BURST, DEFAULT_QPS, KUBELOOP_VERSION, SERVICE_ACCOUNT_DIR } from './defaults.js';
 export {
   CredentialError,
   type CredentialErrorCode,
@@ -18,26 +19,17 @@ export {
   type KubeconfigErrorCode,
 } from './errors.js';
 export {
+  DEFAULT_EXEC_TIMEOUT_MS,
   type ExecCredentialResult,
   ExecCredentialSource,
   type ExecCredentialSourceOptions,
   type ExecRunListener,
 } from './exec-credential.js';
-export {
-  DEFAULT_BURST,
-  DEFAULT_QPS,
-  defaultUserAgent,
-  flagValue,
-  getConfig,
-  getConfigOrDie,
-  inClusterConfig,
-  KUBELOOP_VERSION,
-  type LoadRestConfigOptions,
-  loadRestConfig,
-  loadRestConfigFromFiles,
-  restConfigFromKubeconfig,
-  SERVICE_ACCOUNT_DIR,
-} from './load-rest-config.js';
+export { userHomeDir } from './home-dir.js';
+export { inClusterConfig } from './in-cluster.js';
+export { restConfigFromKubeconfig } from './kubeconfig-rest-config.js';
+export { getConfig, getConfigOrDie, loadRestConfig, loadRestConfigFromFiles } from './load-rest-config.js';
+export type { LoadRestConfigOptions } from './options.js';
 export { redactedRestConfig, withRedaction } from './redaction.js';
 export type {
   AuthProviderConfig,
@@ -48,3 +40,4 @@ export type {
   RestConfig,
   TLSClientConfig,
 } from './rest-config.js';
+export { defaultUserAgent } from './user-agent.js';

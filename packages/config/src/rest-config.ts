@@ -33,6 +33,11 @@ export interface ExecConfig {
   readonly apiVersion: string;
   /** The command; a relative path containing a separator is already resolved against its kubeconfig's folder. */
   readonly command: string;
+  /**
+   * The absolute path `command` was found at when the config was loaded (looked up on the loader's `PATH`);
+   * the plugin run later is this binary, so the loader and the runner never pick two different ones.
+   */
+  readonly resolvedCommand?: string;
   readonly args?: readonly string[];
   readonly env?: ReadonlyArray<{ readonly name: string; readonly value: string }>;
   /** `Never` | `IfAvailable` | `Always`; client-go defaults it to `IfAvailable` for v1beta1. */

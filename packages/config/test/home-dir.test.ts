@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { userHomeDir } from '../src/load-rest-config.js';
+import { userHomeDir } from '../src/home-dir.js';
 
 const made: string[] = [];
 function dir(withKubeconfig = false): string {

@@ -18,7 +18,19 @@ const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kubeloop-kubeconfig-'));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 
 const UA = 'conformance/v1 (test/test) kubeloop/0.1.0';
-const CA_PEM = '-----BEGIN CERTIFICATE-----\nQ0EgQ0VSVA==\n-----END CERTIFICATE-----\n';
+// A real self-signed CA (P-256, CN=kubeloop-test-ca): the loader parses CA bundles as X.509.
+const CA_PEM = `-----BEGIN CERTIFICATE-----
+MIIBjDCCATOgAwIBAgIUVhGjn8Kv/QjkFKNiSUAPHnoqIuAwCgYIKoZIzj0EAwIw
+GzEZMBcGA1UEAwwQa3ViZWxvb3AtdGVzdC1jYTAgFw0yNjExMzAxOTMxNDVaGA8y
+MTI2MTEwNjE5MzE0NVowGzEZMBcGA1UEAwwQa3ViZWxvb3AtdGVzdC1jYTBZMBMG
+ByqGSM49AgEGCCqGSM49AwEHA0IABKxgR12fsd+tBCmuK8O0hXZum9PsSz+MSczz
+UM34KAzEp5VBunpRJH0X5diwLkZeFybcJzXYly4WbgLUzIT4nYyjUzBRMB0GA1Ud
+DgQWBBREW+frG4JsUmKwOEypz6e5qMj8ojAfBgNVHSMEGDAWgBREW+frG4JsUmKw
+OEypz6e5qMj8ojAPBgNVHRMBAf8EBTADAQH/MAoGCCqGSM49BAMCA0cAMEQCIEm8
+vsowJoKFy8Sf2wQWXCwcTYjHwxLrqQuWhpU+s+lQAiBLCvYdocoHMLbWGw96mSzC
+5900t2+bZUQ7ykeAVR0L9g==
+-----END CERTIFICATE-----
+`;
 const CERT_PEM = '-----BEGIN CERTIFICATE-----\nQ0xJRU5UIENFUlQ=\n-----END CERTIFICATE-----\n';
 const KEY_PEM = '-----BEGIN PRIVATE KEY-----\nS0VZ\n-----END PRIVATE KEY-----\n';
 const b64 = (s: string) => Buffer.from(s).toString('base64');
@@ -228,7 +240,7 @@ contexts: [{name: ctx-b, context: {cluster: b}}]
     },
   },
   {
-    name: 'an exec command without a separator is looked up on PATH and kept as given',
+    name: 'an exec command without a separator is looked up on PATH, kept as given, and resolved to the binary found',
     files: {
       config: simple(
         'https://a:1',
@@ -240,12 +252,13 @@ contexts: [{name: ctx-b, context: {cluster: b}}]
     executables: ['bin/my-plugin'],
     options: (d) => ({ kubeconfig: `${d}/config`, env: { PATH: `${d}/bin` } }),
     want: {
-      config: () => ({
+      config: (d) => ({
         host: 'https://a:1',
         tlsClientConfig: {},
         execProvider: {
           apiVersion: 'client.authentication.k8s.io/v1beta1',
           command: 'my-plugin',
+          resolvedCommand: `${d}/bin/my-plugin`,
           args: ['get-token', '--x'],
           env: [{ name: 'A', value: '1' }],
           interactiveMode: 'IfAvailable',
