@@ -285,7 +285,11 @@ export class Registry {
       }
     } else if (rvParam && rvParam !== '0') {
       const n = parseRv(rvParam);
-      if (match === 'Exact') {
+      // kube-apiserver's legacy paging rule: a resourceVersion with a limit and no resourceVersionMatch is an
+      // exact read (storage/cacher delegates it to etcd at that revision), so it returns the old state at N
+      // with list RV N, or 410 when N was compacted (protocol §5, measured on 1.32).
+      const limited = opts.limit !== undefined && opts.limit > 0;
+      if (match === 'Exact' || (match === '' && limited)) {
         if (n > this.store.rv) await this.waitForRv(n);
         try {
           snap = this.store.snapshot(rt.storageKey, n);

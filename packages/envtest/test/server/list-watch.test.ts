@@ -93,6 +93,41 @@ describe('list: selectors, paging, resourceVersion rules', () => {
     expect(old.body.metadata.resourceVersion).toBe(before);
   });
 
+  it('C38: a list with resourceVersion and limit (no resourceVersionMatch) is an exact read of that RV, or 410 once compacted', async () => {
+    await t.req('POST', `${NS}/configmaps`, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'c38' },
+      data: { v: '1' },
+    });
+    const at = (await t.req('GET', `${NS}/configmaps`)).body.metadata.resourceVersion;
+    await t.req(
+      'PATCH',
+      `${NS}/configmaps/c38`,
+      { data: { v: '2' } },
+      { 'content-type': 'application/merge-patch+json' },
+    );
+    await t.req('POST', `${NS}/configmaps`, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'c38b' },
+    });
+    const old = await t.req('GET', `${NS}/configmaps?resourceVersion=${at}&limit=500`);
+    expect(old.status).toBe(200);
+    expect(old.body.metadata.resourceVersion).toBe(at);
+    expect(names(old.body)).not.toContain('c38b');
+    expect(old.body.items.find((i: Json) => i.metadata.name === 'c38').data).toEqual({ v: '1' });
+    // without a limit the same RV means "not older than": the current state
+    const latest = await t.req('GET', `${NS}/configmaps?resourceVersion=${at}`);
+    expect(names(latest.body)).toContain('c38b');
+    expect(Number(latest.body.metadata.resourceVersion)).toBeGreaterThan(Number(at));
+    t.server.store.compact();
+    const gone = await t.req('GET', `${NS}/configmaps?resourceVersion=${at}&limit=500`);
+    expect(gone.status).toBe(410);
+    expect(gone.body.reason).toBe('Expired');
+    expect(gone.body.message).toBe('The resourceVersion for the provided list is too old.');
+  });
+
   it('returns a Table for kubectl and PartialObjectMetadataList for metadata clients', async () => {
     const table = await t.req('GET', `${NS}/pods`, undefined, {
       accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json',
