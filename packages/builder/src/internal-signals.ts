@@ -1,7 +1,8 @@
+import { withDeadline } from '@kubeloop/client';
+
 /**
- * A signal aborted when `parent` aborts or after `ms` milliseconds, whichever comes first. Unlike
- * `AbortSignal.any([parent, AbortSignal.timeout(ms)])` it holds its timer strongly: Node may garbage-collect
- * an otherwise unreferenced `AbortSignal.timeout` signal inside `AbortSignal.any`, and then it never fires.
+ * A signal aborted when `parent` aborts or after `ms` milliseconds, whichever comes first: the client's
+ * {@link withDeadline} (it holds its timer strongly, unlike `AbortSignal.any` + `AbortSignal.timeout`).
  * Call `clear()` when done; the timer does not keep the process alive.
  * @internal
  */
@@ -9,17 +10,6 @@ export function signalWithTimeout(
   parent: AbortSignal,
   ms: number,
 ): { signal: AbortSignal; clear: () => void } {
-  const ac = new AbortController();
-  const onAbort = () => ac.abort(parent.reason);
-  if (parent.aborted) ac.abort(parent.reason);
-  else parent.addEventListener('abort', onAbort, { once: true });
-  const timer = setTimeout(() => ac.abort(new Error(`timed out after ${ms} ms`)), ms);
-  timer.unref();
-  return {
-    signal: ac.signal,
-    clear: () => {
-      clearTimeout(timer);
-      parent.removeEventListener('abort', onAbort);
-    },
-  };
+  const d = withDeadline(parent, ms);
+  return { signal: d.signal, clear: d.dispose };
 }

@@ -1,16 +1,7 @@
+import { discardLogger, type Logger } from '@kubeloop/client';
 import { type DestinationStream, type LevelWithSilent, pino } from 'pino';
 
-/**
- * Logger knows how to write structured log records and derive child loggers with bound fields. A pino
- * logger fits it as it is. Records are `(fields, msg)`; never put a token, key or password in `fields`.
- */
-export interface Logger {
-  debug(fields: Record<string, unknown>, msg: string): void;
-  info(fields: Record<string, unknown>, msg: string): void;
-  warn(fields: Record<string, unknown>, msg: string): void;
-  error(fields: Record<string, unknown>, msg: string): void;
-  child(bindings: Record<string, unknown>): Logger;
-}
+export { discardLogger, type Logger };
 
 /** Options of {@link newLogger}. */
 export interface NewLoggerOptions {
@@ -48,17 +39,6 @@ export function newLogger(options: NewLoggerOptions = {}): Logger {
   };
   return options.destination ? pino(opts, options.destination) : pino(opts);
 }
-
-const noop = (): void => {};
-
-/** A logger that drops every record. */
-export const discardLogger: Logger = {
-  debug: noop,
-  info: noop,
-  warn: noop,
-  error: noop,
-  child: () => discardLogger,
-};
 
 /** The message of an unknown thrown value, for a log field. */
 export function errorMessage(err: unknown): string {

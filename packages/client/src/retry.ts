@@ -1,3 +1,4 @@
+import { sleep } from './clock.js';
 import { isConflict } from './errors.js';
 
 /**
@@ -52,18 +53,7 @@ export async function retryOnError<R>(
     }
     const ms = wait * (1 + backoff.jitter * Math.random());
     wait *= backoff.factor;
-    await new Promise<void>((resolve, reject) => {
-      if (signal?.aborted) return reject(signal.reason);
-      const onAbort = () => {
-        clearTimeout(timer);
-        reject(signal?.reason);
-      };
-      const timer = setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    await sleep(ms, signal);
   }
 }
 

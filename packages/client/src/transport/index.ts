@@ -2,6 +2,8 @@
  * The HTTP transport of `@kubeloop/client`: one pooled undici dispatcher per `RestConfig`, client-side
  * throttling, retries, credential refresh and diagnostics (client-go `rest`, `transport`, `util/flowcontrol`).
  */
+
+export { type Clock, type ClockTimer, FakeClock, realClock, sleep } from '../clock.js';
 export {
   channels,
   type RequestDiagnostic,
@@ -9,12 +11,7 @@ export {
   type ThrottleDiagnostic,
   type WarningDiagnostic,
 } from './diagnostics.js';
-export {
-  type Clock,
-  type RateLimiter,
-  realClock,
-  TokenBucketRateLimiter,
-} from './token-bucket-rate-limiter.js';
+export { type RateLimiter, TokenBucketRateLimiter } from './token-bucket-rate-limiter.js';
 export {
   parseWarningHeaders,
   retryAfterSeconds,

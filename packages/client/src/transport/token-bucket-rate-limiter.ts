@@ -1,31 +1,4 @@
-/** Time source for the limiter and retries; injectable so tests need no real waiting. */
-export interface Clock {
-  /** Milliseconds, monotonic enough for rate computation. */
-  now(): number;
-  /** Resolve after `ms` milliseconds; reject with the signal's reason when it aborts first. */
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
-
-/** The real clock: `performance.now()` and timers. */
-export const realClock: Clock = {
-  now: () => performance.now(),
-  sleep: (ms, signal) =>
-    new Promise<void>((resolve, reject) => {
-      if (signal?.aborted) {
-        reject(signal.reason);
-        return;
-      }
-      const onAbort = () => {
-        clearTimeout(timer);
-        reject(signal?.reason);
-      };
-      const timer = setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    }),
-};
+import { type Clock, realClock, sleep } from '../clock.js';
 
 /** A client-side rate limiter (client-go `flowcontrol.RateLimiter`). */
 export interface RateLimiter {
@@ -85,7 +58,7 @@ export class TokenBucketRateLimiter implements RateLimiter {
     if (this.tokens >= 0) return;
     const delayMs = (-this.tokens * 1000) / this.qps;
     try {
-      await this.clock.sleep(delayMs, signal);
+      await sleep(delayMs, signal, this.clock);
     } catch (e) {
       this.advance();
       this.tokens = Math.min(this.burst, this.tokens + 1);

@@ -6,6 +6,8 @@ import {
   type RestConfig,
 } from '@kubeloop/config';
 import { Agent, type Dispatcher, EnvHttpProxyAgent, ProxyAgent, Socks5ProxyAgent } from 'undici';
+import { type Clock, realClock, sleep } from '../clock.js';
+import { type Deadline, withDeadline } from '../deadline.js';
 import {
   channels,
   type RequestDiagnostic,
@@ -14,12 +16,7 @@ import {
   type WarningDiagnostic,
 } from './diagnostics.js';
 import { gunzipInterceptor } from './gunzip-interceptor.js';
-import {
-  type Clock,
-  type RateLimiter,
-  realClock,
-  TokenBucketRateLimiter,
-} from './token-bucket-rate-limiter.js';
+import { type RateLimiter, TokenBucketRateLimiter } from './token-bucket-rate-limiter.js';
 
 /** One HTTP request to the API server. */
 export interface TransportRequest {
@@ -355,9 +352,29 @@ export class Transport {
     // client-go starts the request timeout after the first throttle and lets it bound every attempt and
     // every retry wait; it also tells the server with `?timeout=`.
     const timeoutMs = req.stream ? 0 : this.config.timeoutMs;
-    const deadline = timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined;
-    const signal =
-      deadline && req.signal ? AbortSignal.any([req.signal, deadline]) : (deadline ?? req.signal);
+    // One timer-backed deadline per request, disposed when the body closes (it bounds reading the body too).
+    const deadline = timeoutMs > 0 ? withDeadline(req.signal, timeoutMs, this.clock) : undefined;
+    const signal = deadline?.signal ?? req.signal;
+    try {
+      const res = await this.attempts(req, url, timeoutMs, signal, deadline);
+      if (deadline) {
+        if (res.body.closed || res.body.destroyed) deadline.dispose();
+        else res.body.once('close', deadline.dispose);
+      }
+      return res;
+    } catch (e) {
+      deadline?.dispose();
+      throw e;
+    }
+  }
+
+  private async attempts(
+    req: TransportRequest,
+    url: string,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+    deadline: Deadline | undefined,
+  ): Promise<TransportResponse> {
     const original = req;
     req = {
       ...req,
@@ -403,7 +420,7 @@ export class Transport {
           });
           continue;
         }
-        throw this.wrapError(e, original, deadline);
+        throw this.wrapError(e, original, deadline?.signal);
       }
       this.publishRequest({
         method: req.method,
@@ -519,7 +536,7 @@ export class Transport {
     if (channels.retry.hasSubscribers)
       channels.retry.publish({ method: req.method, url, ...d } satisfies RetryDiagnostic);
     try {
-      await this.clock.sleep(d.waitMs, req.signal);
+      await sleep(d.waitMs, req.signal, this.clock);
     } catch (e) {
       throw timeoutOrAbort(e, req, url, this.config.timeoutMs, 'while waiting to retry');
     }

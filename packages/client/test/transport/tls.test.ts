@@ -113,7 +113,7 @@ describe('C17 TLS knobs (plain requests and watches)', () => {
       fs.writeFileSync(files.cert, a.certPem);
       fs.writeFileSync(files.key, a.keyPem);
       const clock = { t: 0 };
-      const manual: Clock = { now: () => clock.t, sleep: realClock.sleep };
+      const manual: Clock = { now: () => clock.t, setTimer: realClock.setTimer };
       const t = new Transport(
         config({
           caData: caD.certPem,

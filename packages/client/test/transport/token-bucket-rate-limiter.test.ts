@@ -2,28 +2,27 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type Clock, TokenBucketRateLimiter } from '../../src/transport/index.js';
 
-/** A manual clock: sleeps resolve when time is advanced past their deadline. */
+/** A manual clock: timers fire when time is advanced past their due time. */
 class ManualClock implements Clock {
   t = 0;
-  private waiters: Array<{ at: number; resolve: () => void }> = [];
+  private waiters: Array<{ at: number; fn: () => void }> = [];
   now(): number {
     return this.t;
   }
-  sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const w = { at: this.t + ms, resolve };
-      this.waiters.push(w);
-      signal?.addEventListener('abort', () => {
+  setTimer(fn: () => void, ms: number) {
+    const w = { at: this.t + ms, fn };
+    this.waiters.push(w);
+    return {
+      cancel: () => {
         this.waiters = this.waiters.filter((x) => x !== w);
-        reject(signal.reason);
-      });
-    });
+      },
+    };
   }
   advance(ms: number): void {
     this.t += ms;
     const due = this.waiters.filter((w) => w.at <= this.t);
     this.waiters = this.waiters.filter((w) => w.at > this.t);
-    for (const w of due) w.resolve();
+    for (const w of due) w.fn();
   }
 }
 

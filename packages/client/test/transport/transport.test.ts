@@ -14,14 +14,16 @@ import {
 import { startTestServer, type TestServer } from './support/https-server.js';
 import { createTestCa, type TestCa } from './support/pki.js';
 
-/** Records every sleep and returns at once, so retry waits are asserted, not waited. */
+/** Records every timer and fires it on the next microtask, so retry waits are asserted, not waited. */
 class RecordingClock implements Clock {
   sleeps: number[] = [];
   now(): number {
     return performance.now();
   }
-  async sleep(ms: number): Promise<void> {
+  setTimer(fn: () => void, ms: number) {
     this.sleeps.push(ms);
+    queueMicrotask(fn);
+    return { cancel: () => {} };
   }
 }
 
