@@ -137,14 +137,25 @@ export async function serveWatch(
   res.flushHeaders();
 
   let ended = false;
+  // Ending or destroying a response while it is corked must flush first: since Node 21 a chunked response
+  // buffers corked writes itself, and end() under cork drops them (the client got only the terminator, so
+  // a watch ended right after N events arrived empty on Node 22/24). Fully uncorked, the bytes go out first.
+  const flushCorked = () => {
+    while (res.writableCorked > 0) res.uncork();
+  };
   const writer: WatchWriter = {
     write: (chunk) => {
       if (!res.destroyed && !res.writableEnded) res.write(chunk);
     },
     end: () => {
-      if (!res.destroyed && !res.writableEnded) res.end();
+      if (res.destroyed || res.writableEnded) return;
+      flushCorked();
+      res.end();
     },
-    destroy: () => res.destroy(),
+    destroy: () => {
+      if (!res.destroyed) flushCorked();
+      res.destroy();
+    },
   };
   const wf = faults.onWatchStart(ctx, writer);
   const apiVersion = apiVersionOf(rt);
