@@ -1,7 +1,7 @@
 import type { Kind, KubeObject } from '@kubeloop/client';
 import { Controller, ControllerError, type ControllerOptions } from './controller.js';
 import { enqueueRequestForObject, type Predicate } from './handler.js';
-import type { Manager } from './manager.js';
+import type { Manager } from './manager/manager.js';
 import type { Reconciler } from './reconcile.js';
 import { KindSource } from './source.js';
 

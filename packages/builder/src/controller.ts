@@ -7,6 +7,7 @@ import {
 } from '@kubeloop/workqueue';
 import { signalWithTimeout } from './internal-signals.js';
 import { discardLogger, errorMessage, type Logger } from './logger.js';
+import type { Runnable } from './manager/runnable.js';
 import { type Reconciler, type Request, requestKey, TerminalError } from './reconcile.js';
 import type { Source } from './source.js';
 
@@ -19,18 +20,14 @@ export interface ControllerOptions {
   /** How long `start` waits for its sources to sync, in ms. @defaultValue 120000 */
   readonly cacheSyncTimeoutMs?: number;
   readonly logger?: Logger;
+  /** Whether the controller runs only on the leader. @defaultValue true (controller-runtime's default) */
+  readonly needLeaderElection?: boolean;
 }
 
 /** A controller failed to start (e.g. its caches did not sync in time). Code `'ERR_CONTROLLER'`. */
 export class ControllerError extends Error {
   readonly code = 'ERR_CONTROLLER' as const;
   override readonly name = 'ControllerError';
-}
-
-/** Runnable knows how to run until its signal aborts (controller-runtime `manager.Runnable`). */
-export interface Runnable {
-  /** Runs until `signal` aborts; rejecting stops the manager. */
-  start(signal: AbortSignal): Promise<void>;
 }
 
 /**
@@ -48,6 +45,7 @@ export class Controller implements Runnable {
   readonly #workers: number;
   readonly #syncTimeoutMs: number;
   readonly #log: Logger;
+  readonly #needLeaderElection: boolean;
   #started = false;
   #signal: AbortSignal | undefined;
 
@@ -56,12 +54,18 @@ export class Controller implements Runnable {
     this.#reconciler = reconciler;
     this.#workers = Math.max(1, options.maxConcurrentReconciles ?? 1);
     this.#syncTimeoutMs = options.cacheSyncTimeoutMs ?? 120_000;
+    this.#needLeaderElection = options.needLeaderElection ?? true;
     this.#log = (options.logger ?? discardLogger).child({ controller: name });
     this.queue = newRateLimitingQueue<Request>({
       name,
       rateLimiter: options.rateLimiter ?? defaultControllerRateLimiter(),
       keyFn: requestKey,
     });
+  }
+
+  /** Whether the manager runs this controller only on the leader (controller-runtime `NeedLeaderElection`). */
+  needLeaderElection(): boolean {
+    return this.#needLeaderElection;
   }
 
   /** Adds a source; after start it is started at once. */

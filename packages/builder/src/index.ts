@@ -11,7 +11,7 @@ export {
   ControllerBuilder,
   newControllerManagedBy,
 } from './builder.js';
-export { Controller, ControllerError, type ControllerOptions, type Runnable } from './controller.js';
+export { Controller, ControllerError, type ControllerOptions } from './controller.js';
 export {
   type EventHandler,
   enqueueRequestForObject,
@@ -20,7 +20,14 @@ export {
   resourceVersionChangedPredicate,
 } from './handler.js';
 export { discardLogger, errorMessage, type Logger, type NewLoggerOptions, newLogger } from './logger.js';
-export { type Manager, type ManagerOptions, newManager } from './manager.js';
+export { GracefulShutdownTimeoutError, LeaderElectionLostError } from './manager/errors.js';
+export { type FieldIndexer, type Manager, type ManagerOptions, newManager } from './manager/manager.js';
+export type {
+  HTTPServerRunnable,
+  LeaderElectionCallbacks,
+  LeaderElectorHook,
+  Runnable,
+} from './manager/runnable.js';
 export {
   type ReconcileContext,
   type Reconciler,

@@ -248,9 +248,16 @@ describe.skipIf(realCluster)('breaking the client → cache → builder stack (e
         });
       const ac = new AbortController();
       let stopped = false;
-      const run = mgr.start(ac.signal).then(() => {
-        stopped = true;
-      });
+      let stopError: unknown;
+      const run = mgr.start(ac.signal).then(
+        () => {
+          stopped = true;
+        },
+        (e: unknown) => {
+          stopped = true;
+          stopError = e;
+        },
+      );
       await ctx.api.create(ConfigMap, { metadata: { namespace: ns, name: `cm-${hang}` } }).catch(() => {});
       await waitFor(() => inFlight >= 1, 'a reconcile in flight');
       ac.abort();
@@ -266,6 +273,7 @@ describe.skipIf(realCluster)('breaking the client → cache → builder stack (e
         expect(records.some((r) => r.level === 'error' && /graceful shutdown timeout/.test(r.msg))).toBe(
           true,
         );
+        expect(stopError).toMatchObject({ code: 'ERR_SHUTDOWN_TIMEOUT' });
       }
     }
   });

@@ -1,0 +1,357 @@
+import { type Cache, InformerCache } from '@kubeloop/cache';
+import {
+  type ApiClient,
+  type Client,
+  type Kind,
+  type KubeObject,
+  newClient,
+  type RESTMapper,
+  type Reader,
+  type TransportOptions,
+} from '@kubeloop/client';
+import type { RestConfig } from '@kubeloop/config';
+import { ControllerError } from '../controller.js';
+import { signalWithTimeout } from '../internal-signals.js';
+import { discardLogger, type Logger } from '../logger.js';
+import { DelegatingClient } from './delegating-client.js';
+import { GracefulShutdownTimeoutError, LeaderElectionLostError } from './errors.js';
+import type { HTTPServerRunnable, LeaderElectorHook, Runnable } from './runnable.js';
+import { RunnableGroup } from './runnable-group.js';
+
+/** Options of {@link newManager} (controller-runtime `manager.Options`, the parts this package has). */
+export interface ManagerOptions {
+  /** Root logger; components log through children of it. @defaultValue a logger that drops everything */
+  readonly logger?: Logger;
+  /** Restrict the cache to one namespace (controller-runtime `Cache.DefaultNamespaces`). Absent: all namespaces. */
+  readonly namespace?: string;
+  /** Informer resync period in ms; 0 disables. @defaultValue 0 */
+  readonly syncPeriodMs?: number;
+  /** Options of the HTTP transport (limiter, retries). */
+  readonly transport?: TransportOptions;
+  /** Default field manager for writes through the manager's client. */
+  readonly fieldOwner?: string;
+  /**
+   * How long stopping may take in all, in ms: leader-only runnables, the lease release, the other
+   * runnables, the caches and the HTTP servers share it. Past it `start` rejects with
+   * {@link GracefulShutdownTimeoutError} and open connections are destroyed. @defaultValue 30000
+   */
+  readonly gracefulShutdownTimeoutMs?: number;
+  /** How long `start` waits for the caches to sync, in ms. @defaultValue 120000 */
+  readonly cacheSyncTimeoutMs?: number;
+  /**
+   * Leader election: when given, leader-only runnables start only once `run` reports this replica leads.
+   * Absent: this replica always leads (controller-runtime `LeaderElection: false`).
+   */
+  readonly leaderElector?: LeaderElectorHook;
+}
+
+/** FieldIndexer knows how to index a field of a kind for cached `list` field selectors (controller-runtime `client.FieldIndexer`). */
+export interface FieldIndexer {
+  /**
+   * `extract` returns the values an object has for `field`; cached lists may then select on it.
+   * @throws StoreError when the field of that kind is already indexed.
+   */
+  indexField<T extends KubeObject>(
+    kind: Kind<T>,
+    field: string,
+    extract: (obj: T) => readonly string[],
+  ): void;
+}
+
+/** Manager knows how to own the shared client, cache and runnables of one process (controller-runtime `manager.Manager`). */
+export interface Manager {
+  /** Reads from the cache, writes (and watches) to the API server — controller-runtime's default client. */
+  getClient(): Client;
+  /** Reads straight from the API server (no cache). */
+  getAPIReader(): Reader;
+  getCache(): Cache;
+  /** Indexes fields of cached kinds (controller-runtime `GetFieldIndexer`); call before the first read of the kind. */
+  getFieldIndexer(): FieldIndexer;
+  getRESTMapper(): RESTMapper;
+  getLogger(): Logger;
+  getConfig(): RestConfig;
+  /**
+   * Adds a runnable to its group (see {@link Runnable.needLeaderElection}). Before start it waits for its
+   * group; after start it starts at once if its group runs (a controller added while the caches sync waits
+   * for the sync; a leader-only runnable on a standby waits for the win) — exactly once either way.
+   * @throws ControllerError once the manager is stopping.
+   */
+  add(runnable: Runnable): void;
+  /** Adds an HTTP server (probes, metrics): started before the caches, stopped last. @throws ControllerError once stopping. */
+  addHTTPServer(server: HTTPServerRunnable): void;
+  /**
+   * Resolves when this replica may run leader-only work: on winning the election, or right after the
+   * caches synced and the non-leader runnables started when there is no leader election. Never resolves
+   * on a replica that never leads (controller-runtime `Elected()`).
+   */
+  elected(): Promise<void>;
+  /**
+   * Starts, in order: HTTP servers (waiting until they listen), the cache (waiting for its sync, at most
+   * `cacheSyncTimeoutMs`), runnables that need no leader election, the leader elector, and — once this
+   * replica leads — leader-only runnables. Runs until `signal` aborts or a runnable fails, then stops the
+   * groups in reverse order within `gracefulShutdownTimeoutMs` and closes connections.
+   * @throws the first runnable error; ControllerError when the cache does not sync or when started twice;
+   *   LeaderElectionLostError when the lease is lost; GracefulShutdownTimeoutError when stopping overran.
+   */
+  start(signal: AbortSignal): Promise<void>;
+  /** Registers a controller name; @throws ControllerError when it is taken (names must be unique). @internal */
+  registerControllerName(name: string): void;
+}
+
+class ControllerManager implements Manager {
+  readonly #config: RestConfig;
+  readonly #options: ManagerOptions;
+  readonly #log: Logger;
+  readonly #live: ApiClient;
+  readonly #cache: InformerCache;
+  readonly #client: DelegatingClient;
+  readonly #names = new Set<string>();
+  readonly #stop = new AbortController();
+  readonly #http: RunnableGroup;
+  readonly #caches: RunnableGroup;
+  readonly #others: RunnableGroup;
+  readonly #leaderOnly: RunnableGroup;
+  readonly #elected: Promise<void>;
+  #markElected!: () => void;
+  #started = false;
+  #firstError: unknown;
+
+  constructor(config: RestConfig, options: ManagerOptions) {
+    this.#config = config;
+    this.#options = options;
+    this.#log = options.logger ?? discardLogger;
+    this.#live = newClient(config, {
+      ...(options.transport ? { transport: options.transport } : {}),
+      ...(options.fieldOwner ? { fieldOwner: options.fieldOwner } : {}),
+    });
+    this.#cache = new InformerCache({
+      client: this.#live,
+      logger: this.#log.child({ component: 'cache' }),
+      ...(options.namespace ? { namespace: options.namespace } : {}),
+      ...(options.syncPeriodMs ? { resyncPeriodMs: options.syncPeriodMs } : {}),
+    });
+    this.#client = new DelegatingClient(this.#cache, this.#live);
+    const onError = (err: unknown) => this.#fail(err);
+    this.#http = new RunnableGroup('http servers', onError);
+    this.#caches = new RunnableGroup('caches', onError);
+    this.#others = new RunnableGroup('others', onError);
+    this.#leaderOnly = new RunnableGroup('leader election', onError);
+    this.#elected = new Promise<void>((resolve) => {
+      this.#markElected = resolve;
+    });
+    const syncTimeoutMs = options.cacheSyncTimeoutMs ?? 120_000;
+    this.#caches.add({
+      start: (signal) => this.#cache.start(signal),
+      ready: async (signal) => {
+        const wait = signalWithTimeout(signal, syncTimeoutMs);
+        try {
+          const synced = await this.#cache.waitForCacheSync(wait.signal);
+          if (!synced && !signal.aborted) {
+            throw new ControllerError(`timed out after ${syncTimeoutMs} ms waiting for the cache to sync`);
+          }
+        } finally {
+          wait.clear();
+        }
+      },
+    });
+  }
+
+  getClient(): Client {
+    return this.#client;
+  }
+  getAPIReader(): Reader {
+    return this.#live;
+  }
+  getCache(): Cache {
+    return this.#cache;
+  }
+  getFieldIndexer(): FieldIndexer {
+    return this.#cache;
+  }
+  getRESTMapper(): RESTMapper {
+    return this.#live.restMapper;
+  }
+  getLogger(): Logger {
+    return this.#log;
+  }
+  getConfig(): RestConfig {
+    return this.#config;
+  }
+  elected(): Promise<void> {
+    return this.#elected;
+  }
+
+  registerControllerName(name: string): void {
+    if (this.#names.has(name)) {
+      throw new ControllerError(
+        `controller with name ${JSON.stringify(name)} already exists; names must be unique`,
+      );
+    }
+    this.#names.add(name);
+  }
+
+  add(runnable: Runnable): void {
+    this.#refuseWhenStopping('runnable');
+    const group = runnable.needLeaderElection?.() === false ? this.#others : this.#leaderOnly;
+    group.add({ start: (signal) => runnable.start(signal) });
+  }
+
+  addHTTPServer(server: HTTPServerRunnable): void {
+    this.#refuseWhenStopping('HTTP server');
+    this.#http.add({
+      start: (signal) => server.start(signal),
+      ...(server.ready
+        ? { ready: (signal: AbortSignal) => server.ready?.(signal) ?? Promise.resolve() }
+        : {}),
+    });
+  }
+
+  #refuseWhenStopping(what: string): void {
+    if (this.#started && this.#stop.signal.aborted) {
+      throw new ControllerError(`can not add a ${what}: the manager is stopping`);
+    }
+  }
+
+  #fail(err: unknown): void {
+    if (this.#firstError === undefined && !this.#stop.signal.aborted) {
+      this.#log.error({ err }, 'runnable failed, stopping the manager');
+    }
+    this.#firstError ??= err;
+    this.#stop.abort();
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    if (this.#started) throw new ControllerError('the manager was already started');
+    this.#started = true;
+    const stop = this.#stop;
+    const onAbort = () => stop.abort();
+    if (signal.aborted) stop.abort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    this.#log.info({}, 'Starting manager');
+    const elector = this.#options.leaderElector;
+    const electorStop = new AbortController();
+    let electorRun: Promise<void> | undefined;
+    let leaderStopped = false;
+    let leading = false;
+    try {
+      for (const group of [this.#http, this.#caches, this.#others]) {
+        if (stop.signal.aborted) break;
+        await group.start(stop.signal);
+      }
+      if (!stop.signal.aborted) {
+        if (elector) {
+          electorRun = elector
+            .run(electorStop.signal, {
+              onStartedLeading: () => {
+                if (leading || stop.signal.aborted) return;
+                leading = true;
+                this.#log.info({}, 'became leader, starting leader-only runnables');
+                this.#markElected();
+                void this.#leaderOnly.start(stop.signal);
+              },
+              onStoppedLeading: () => {
+                if (!leading) return;
+                leading = false;
+                if (!stop.signal.aborted) this.#fail(new LeaderElectionLostError('leader election lost'));
+              },
+              mayRelease: () => leaderStopped,
+            })
+            .catch((err: unknown) => this.#fail(err));
+        } else {
+          this.#markElected();
+          void this.#leaderOnly.start(stop.signal);
+        }
+        await new Promise<void>((resolve) => {
+          if (stop.signal.aborted) return resolve();
+          stop.signal.addEventListener('abort', () => resolve(), { once: true });
+        });
+      }
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      stop.abort();
+      await this.#shutdown(
+        electorStop,
+        () => electorRun,
+        (ok) => {
+          leaderStopped = ok;
+        },
+      );
+    }
+    if (this.#firstError !== undefined) throw this.#firstError;
+  }
+
+  /** Stops the groups in reverse start order within the graceful shutdown timeout, then closes connections. */
+  async #shutdown(
+    electorStop: AbortController,
+    electorRun: () => Promise<void> | undefined,
+    setLeaderStopped: (ok: boolean) => void,
+  ): Promise<void> {
+    this.#log.info({}, 'Stopping and waiting for runnables');
+    const graceMs = this.#options.gracefulShutdownTimeoutMs ?? 30_000;
+    const deadline = signalWithTimeout(new AbortController().signal, graceMs);
+    try {
+      const leaderOk = await this.#leaderOnly.stop(deadline.signal);
+      setLeaderStopped(leaderOk);
+      electorStop.abort();
+      const run = electorRun();
+      let electorOk = true;
+      if (run) electorOk = await settledBefore(run, deadline.signal);
+      let ok = leaderOk && electorOk;
+      for (const group of [this.#others, this.#caches, this.#http]) {
+        ok = (await group.stop(deadline.signal)) && ok;
+      }
+      const closed = settledBefore(this.#live.close(), deadline.signal);
+      if (!(await closed)) {
+        ok = false;
+        destroyClient(this.#live);
+      }
+      if (!ok) {
+        this.#log.error(
+          { timeoutMs: graceMs },
+          'runnables did not stop within the graceful shutdown timeout',
+        );
+        this.#firstError ??= new GracefulShutdownTimeoutError(
+          `failed waiting for all runnables to end within the graceful shutdown timeout of ${graceMs} ms`,
+        );
+      }
+    } finally {
+      deadline.clear();
+      this.#log.info({}, 'Manager stopped');
+    }
+  }
+}
+
+/** Whether `p` settled before `deadline` aborted. */
+async function settledBefore(p: Promise<unknown>, deadline: AbortSignal): Promise<boolean> {
+  if (deadline.aborted) return false;
+  let onAbort: (() => void) | undefined;
+  try {
+    return await Promise.race([
+      p.then(
+        () => true,
+        () => true,
+      ),
+      new Promise<boolean>((resolve) => {
+        onAbort = () => resolve(false);
+        deadline.addEventListener('abort', onAbort, { once: true });
+      }),
+    ]);
+  } finally {
+    if (onAbort) deadline.removeEventListener('abort', onAbort);
+  }
+}
+
+/** Drops the client's open connections without waiting for in-flight requests (after the grace period). */
+function destroyClient(client: ApiClient): void {
+  const c = client as unknown as { destroy?: () => Promise<void> };
+  void c.destroy?.().catch(() => undefined);
+}
+
+/**
+ * A manager for `config` (controller-runtime `ctrl.NewManager`): one client made by `newClient` (pooled
+ * transport, lazy RESTMapper), an informer cache and a client whose reads go to the cache and writes to
+ * the API server.
+ */
+export function newManager(config: RestConfig, options: ManagerOptions = {}): Manager {
+  return new ControllerManager(config, options);
+}

@@ -1,0 +1,47 @@
+import { newControllerManagedBy, newManager } from '@kubeloop/builder';
+import { ConfigMap } from '@kubeloop/client';
+import { describe, expect, it, vi } from 'vitest';
+import { realCluster, useFaultServer } from './support/fault-server.js';
+import { captureLogger, type LogRecord } from './support.js';
+
+/** Manager lifecycle races (issue 16), with the API server's replies held or failed by envtest's faults. */
+describe.skipIf(realCluster)('manager lifecycle races (envtest fault injection)', () => {
+  const ctx = useFaultServer('kubeloop-builder-lifecycle');
+
+  it('issue 16 item 3: a controller added while the cache syncs starts once, after the sync', async () => {
+    const ns = await ctx.namespace('late-ctrl');
+    await ctx.api.create(ConfigMap, { metadata: { namespace: ns, name: 'a' } });
+    // The first list is held until the test clears the rule (a barrier that is never reached).
+    const held = ctx.server.faults.delayRequests({
+      match: { verb: 'list', namespace: ns },
+      barrier: 1000,
+      delayMs: 60_000,
+      times: 1,
+    });
+    const records: LogRecord[] = [];
+    const mgr = newManager(ctx.config, { logger: captureLogger(records), namespace: ns });
+    // A read through the cache creates the informer now, so the manager's sync waits on the held list.
+    const read = mgr.getClient().list(ConfigMap, { namespace: ns });
+    const ac = new AbortController();
+    const run = mgr.start(ac.signal);
+    ctx.cleanups.push(async () => {
+      ac.abort();
+      await run;
+    });
+    await expect.poll(() => held.hits).toBe(1);
+    const reconciled: string[] = [];
+    newControllerManagedBy(mgr)
+      .for(ConfigMap)
+      .named('late')
+      .complete({
+        async reconcile(_ctx, req) {
+          reconciled.push(req.name);
+        },
+      });
+    held.clear();
+    await read;
+    await vi.waitFor(() => expect(reconciled).toContain('a'), { timeout: 10_000 });
+    expect(records.filter((r) => r.msg === 'Starting workers' && r.controller === 'late')).toHaveLength(1);
+    expect(records.filter((r) => r.level === 'error')).toEqual([]);
+  });
+});
