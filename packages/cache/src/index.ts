@@ -6,6 +6,8 @@
  * tombstones for deletes found by a relist) and the per-kind `InformerCache` whose `Reader` serves reads
  * from memory. Mirrors client-go `tools/cache` and controller-runtime `pkg/cache`.
  */
+
+export { CompactIndexer, type CompactIndexerOptions } from './compact-store.js';
 export {
   type Cache,
   CacheNotStartedError,
@@ -37,6 +39,7 @@ export {
   deepFreeze,
   Indexer,
   type IndexerReader,
+  type IndexerStore,
   type Indexers,
   type IndexFunc,
   type KeyFunc,

@@ -97,14 +97,75 @@ export interface IndexerReader<T extends KubeObject = KubeObject> {
 }
 
 /**
+ * What an informer needs from its store: the reader plus the mutations the informer applies. Both
+ * {@link Indexer} (objects kept as parsed, frozen objects) and {@link CompactIndexer} (objects kept as
+ * JSON bytes) implement it.
+ */
+export interface IndexerStore<T extends KubeObject = KubeObject> extends IndexerReader<T> {
+  readonly keyFunc: KeyFunc;
+  addIndexers(indexers: Indexers<T>): void;
+  /** Adds or replaces the object under its key (freezing it); returns the previous object, if any. */
+  upsert(obj: T): T | undefined;
+  /** Removes the object with `key`; returns it, if it was there. */
+  deleteKey(key: string): T | undefined;
+  replace(objs: readonly T[]): void;
+  has(key: string): boolean;
+}
+
+/** One index: its function and its value → keys map (an array of these keeps the hot loops allocation-free). */
+interface IndexSlot<T extends KubeObject> {
+  readonly name: string;
+  readonly fn: IndexFunc<T>;
+  readonly index: Map<string, Set<string>>;
+}
+
+/** True when two index-value lists hold the same values in the same order (the usual unchanged case). */
+export function sameIndexValues(a: readonly string[], b: readonly string[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Adds `key` under every value of `values` in `index`. */
+export function addToIndex(index: Map<string, Set<string>>, values: readonly string[], key: string): void {
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i] as string;
+    let set = index.get(v);
+    if (!set) {
+      set = new Set();
+      index.set(v, set);
+    }
+    set.add(key);
+  }
+}
+
+/** Removes `key` from every value of `values` in `index`, dropping values left with no key. */
+export function removeFromIndex(
+  index: Map<string, Set<string>>,
+  values: readonly string[],
+  key: string,
+): void {
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i] as string;
+    const set = index.get(v);
+    if (!set) continue;
+    set.delete(key);
+    if (set.size === 0) index.delete(v);
+  }
+}
+
+/**
  * The informer's store: key → object plus secondary indexes (client-go `ThreadSafeStore` + `Indexer`).
  * JavaScript runs one callback at a time, so no locks are needed; every mutation keeps the indexes
  * consistent before it returns. Objects are deep-frozen on the way in and handed out without copies.
+ * An update touches only the indexes whose values changed (client-go `updateIndices` does the same
+ * comparison per index), so a label change does not rewrite the namespace index.
  */
-export class Indexer<T extends KubeObject = KubeObject> implements IndexerReader<T> {
+export class Indexer<T extends KubeObject = KubeObject> implements IndexerStore<T> {
   readonly #items = new Map<string, T>();
-  readonly #indexers = new Map<string, IndexFunc<T>>();
-  readonly #indices = new Map<string, Map<string, Set<string>>>();
+  readonly #slots: IndexSlot<T>[] = [];
+  readonly #byName = new Map<string, IndexSlot<T>>();
   readonly keyFunc: KeyFunc;
 
   constructor(options: { keyFunc?: KeyFunc; indexers?: Indexers<T> } = {}) {
@@ -118,17 +179,17 @@ export class Indexer<T extends KubeObject = KubeObject> implements IndexerReader
    */
   addIndexers(indexers: Indexers<T>): void {
     for (const [name, fn] of Object.entries(indexers)) {
-      if (this.#indexers.has(name)) throw new StoreError(`index ${JSON.stringify(name)} already exists`);
-      this.#indexers.set(name, fn);
-      const index = new Map<string, Set<string>>();
-      this.#indices.set(name, index);
-      for (const [key, obj] of this.#items) this.#addToIndex(index, fn, key, obj);
+      if (this.#byName.has(name)) throw new StoreError(`index ${JSON.stringify(name)} already exists`);
+      const slot: IndexSlot<T> = { name, fn, index: new Map() };
+      this.#slots.push(slot);
+      this.#byName.set(name, slot);
+      for (const [key, obj] of this.#items) addToIndex(slot.index, fn(obj), key);
     }
   }
 
   /** Index names. */
   indexerNames(): string[] {
-    return [...this.#indexers.keys()];
+    return this.#slots.map((s) => s.name);
   }
 
   /** Adds or replaces the object under its key; returns the previous object, if any. */
@@ -136,9 +197,18 @@ export class Indexer<T extends KubeObject = KubeObject> implements IndexerReader
     const key = this.keyFunc(obj);
     deepFreeze(obj);
     const old = this.#items.get(key);
-    if (old) this.#removeFromIndices(key, old);
     this.#items.set(key, obj);
-    for (const [name, fn] of this.#indexers) this.#addToIndex(this.#indices.get(name)!, fn, key, obj);
+    const slots = this.#slots;
+    for (let i = 0; i < slots.length; i++) {
+      const slot = slots[i] as IndexSlot<T>;
+      const values = slot.fn(obj);
+      if (old) {
+        const oldValues = slot.fn(old);
+        if (sameIndexValues(oldValues, values)) continue;
+        removeFromIndex(slot.index, oldValues, key);
+      }
+      addToIndex(slot.index, values, key);
+    }
     return old;
   }
 
@@ -146,7 +216,11 @@ export class Indexer<T extends KubeObject = KubeObject> implements IndexerReader
   deleteKey(key: string): T | undefined {
     const old = this.#items.get(key);
     if (!old) return undefined;
-    this.#removeFromIndices(key, old);
+    const slots = this.#slots;
+    for (let i = 0; i < slots.length; i++) {
+      const slot = slots[i] as IndexSlot<T>;
+      removeFromIndex(slot.index, slot.fn(old), key);
+    }
     this.#items.delete(key);
     return old;
   }
@@ -154,7 +228,7 @@ export class Indexer<T extends KubeObject = KubeObject> implements IndexerReader
   /** Replaces the whole content. */
   replace(objs: readonly T[]): void {
     this.#items.clear();
-    for (const index of this.#indices.values()) index.clear();
+    for (const slot of this.#slots) slot.index.clear();
     for (const o of objs) this.upsert(o);
   }
 
@@ -175,46 +249,30 @@ export class Indexer<T extends KubeObject = KubeObject> implements IndexerReader
   }
 
   byIndex(indexName: string, value: string): T[] {
-    return this.indexKeys(indexName, value).map((k) => this.#items.get(k)!);
+    const set = this.#slot(indexName).index.get(value);
+    const out: T[] = [];
+    if (set) for (const k of set) out.push(this.#items.get(k) as T);
+    return out;
   }
 
   indexKeys(indexName: string, value: string): string[] {
-    const index = this.#indices.get(indexName);
-    if (!index) throw new StoreError(`index ${JSON.stringify(indexName)} does not exist`);
-    return [...(index.get(value) ?? [])];
+    return [...(this.#slot(indexName).index.get(value) ?? [])];
   }
 
   listIndexFuncValues(indexName: string): string[] {
-    return [...(this.#indices.get(indexName)?.keys() ?? [])];
+    return [...(this.#byName.get(indexName)?.index.keys() ?? [])];
   }
 
   /** Sizes of every index (values per index); for tests that check nothing leaks. */
   debugIndexSizes(): Record<string, number> {
     const out: Record<string, number> = {};
-    for (const [name, index] of this.#indices) out[name] = index.size;
+    for (const slot of this.#slots) out[slot.name] = slot.index.size;
     return out;
   }
 
-  #addToIndex(index: Map<string, Set<string>>, fn: IndexFunc<T>, key: string, obj: T): void {
-    for (const v of fn(obj)) {
-      let set = index.get(v);
-      if (!set) {
-        set = new Set();
-        index.set(v, set);
-      }
-      set.add(key);
-    }
-  }
-
-  #removeFromIndices(key: string, obj: T): void {
-    for (const [name, fn] of this.#indexers) {
-      const index = this.#indices.get(name)!;
-      for (const v of fn(obj)) {
-        const set = index.get(v);
-        if (!set) continue;
-        set.delete(key);
-        if (set.size === 0) index.delete(v);
-      }
-    }
+  #slot(indexName: string): IndexSlot<T> {
+    const slot = this.#byName.get(indexName);
+    if (!slot) throw new StoreError(`index ${JSON.stringify(indexName)} does not exist`);
+    return slot;
   }
 }
