@@ -1,13 +1,17 @@
 import type {
+  AuthenticationV1TokenRequest,
   CoreV1Event,
   V1ConfigMap,
   V1Deployment,
+  V1Eviction,
   V1Lease,
   V1Namespace,
   V1ObjectMeta,
   V1Pod,
+  V1Scale,
   V1Secret,
   V1Service,
+  V1ServiceAccount,
 } from '@kubernetes/client-node';
 
 /**
@@ -59,6 +63,11 @@ export interface Kind<T extends KubeObject = KubeObject> {
   readonly kind: string;
   /** Phantom type marker; never set. */
   readonly __type?: T;
+  /**
+   * Set (to `true`) on descriptors made by {@link metadataOnly}: reads and watches ask the server for
+   * `PartialObjectMetadata` instead of the whole object.
+   */
+  readonly metadataOnly?: boolean;
 }
 
 /** Builds a kind descriptor, e.g. `kind<MyWidget>('example.com/v1', 'Widget')`. The result is frozen. */
@@ -104,6 +113,50 @@ export const Event: Kind<CoreV1Event> = kind('v1', 'Event');
 export const Deployment: Kind<V1Deployment> = kind('apps/v1', 'Deployment');
 /** coordination.k8s.io/v1 Lease. */
 export const Lease: Kind<V1Lease> = kind('coordination.k8s.io/v1', 'Lease');
+
+/** autoscaling/v1 Scale: the body of the `scale` subresource (`spec.replicas`, `status.replicas`, `status.selector`). */
+export const Scale: Kind<V1Scale> = kind('autoscaling/v1', 'Scale');
+/** policy/v1 Eviction: the body of a pod's `eviction` subresource (create only). */
+export const Eviction: Kind<V1Eviction> = kind('policy/v1', 'Eviction');
+/** core/v1 ServiceAccount. */
+export const ServiceAccount: Kind<V1ServiceAccount> = kind('v1', 'ServiceAccount');
+/** authentication.k8s.io/v1 TokenRequest: the body of a service account's `token` subresource (create only). */
+export const TokenRequest: Kind<AuthenticationV1TokenRequest> = kind(
+  'authentication.k8s.io/v1',
+  'TokenRequest',
+);
+
+/**
+ * An object reduced to its metadata (meta.k8s.io/v1 `PartialObjectMetadata`). Objects read through a
+ * {@link metadataOnly} descriptor have this shape, with `apiVersion`/`kind` set to the kind they stand for
+ * (e.g. `v1`/`Secret`), as controller-runtime sets the GVK on its metadata objects.
+ */
+export interface PartialObjectMetadata extends KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: V1ObjectMeta;
+}
+
+/** A list of {@link PartialObjectMetadata} (meta.k8s.io/v1 `PartialObjectMetadataList`). */
+export type PartialObjectMetadataList = ObjectList<PartialObjectMetadata>;
+
+/**
+ * A descriptor for the metadata of a kind: `client.get(metadataOnly(Secret), key)` returns the Secret's
+ * metadata only (labels, annotations, owners, finalizers, resourceVersion…), never its data. Reads, lists
+ * and watches send `Accept: application/json;as=PartialObjectMetadata[List];g=meta.k8s.io;v=v1`, as
+ * client-go's metadata client and controller-runtime's `PartialObjectMetadata` objects do. Patch, delete and
+ * deleteAllOf work on it; create and update are refused (there is no whole object to send). The result is
+ * frozen and has the same `apiVersion`/`kind` as `k`; tell it apart with {@link isMetadataOnly}.
+ */
+export function metadataOnly(k: Kind): Kind<PartialObjectMetadata> {
+  if (k.metadataOnly) return k as Kind<PartialObjectMetadata>;
+  return Object.freeze({ apiVersion: k.apiVersion, kind: k.kind, metadataOnly: true });
+}
+
+/** Whether a descriptor was made by {@link metadataOnly}. */
+export function isMetadataOnly(k: Kind): boolean {
+  return k.metadataOnly === true;
+}
 
 /** Names one object: `namespace` is absent (or `''`) for cluster-scoped kinds. */
 export interface ObjectKey {
