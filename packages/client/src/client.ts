@@ -1,5 +1,6 @@
 import type { RestConfig } from '@kubeloop/config';
 import {
+  InvalidRequestError,
   isUnsupportedMediaType,
   StatusError,
   statusErrorFromResponse,
@@ -7,152 +8,22 @@ import {
   UnsupportedPatchTypeError,
 } from './errors.js';
 import type { HttpRequest, HttpTransport } from './http.js';
+import type { Client } from './interfaces.js';
 import { gvkOf, gvkString, type Kind, type KubeObject, type ObjectKey, type ObjectList } from './kinds.js';
+import { formatFieldSelector, formatLabelSelector } from './label-selector.js';
 import {
-  type FieldSelectorInput,
-  formatFieldSelector,
-  formatLabelSelector,
-  type LabelSelectorInput,
-} from './label-selector.js';
+  type DeleteOptions,
+  type GetOptions,
+  type ListOptions,
+  PATCH_CONTENT_TYPES,
+  type Patch,
+  type PatchOptions,
+  type WatchOptions,
+  type WriteOptions,
+} from './options.js';
 import { DynamicRESTMapper, type RESTMapper, type RESTMapping } from './rest-mapper.js';
 import { Transport, type TransportOptions } from './transport/index.js';
 import { decodeWatchStream, type WatchEvent } from './watch.js';
-
-/** Options every call takes. */
-export interface CallOptions {
-  /** Aborts the request (and, for a watch, ends the stream). */
-  readonly signal?: AbortSignal;
-}
-
-/** Options for `get`. */
-export interface GetOptions extends CallOptions {
-  /** `resourceVersion` query: `'0'` allows a cached answer. */
-  readonly resourceVersion?: string;
-}
-
-/** Options for `list` (controller-runtime `ListOptions`, as one object). */
-export interface ListOptions extends CallOptions {
-  /** List in this namespace; absent or `''`: all namespaces (or a cluster-scoped kind). */
-  readonly namespace?: string;
-  readonly labelSelector?: LabelSelectorInput;
-  readonly fieldSelector?: FieldSelectorInput;
-  /** Page size; the server returns `metadata.continue` when more remain. */
-  readonly limit?: number;
-  /** The `metadata.continue` token of the previous page. */
-  readonly continue?: string;
-  /** `''` most recent (quorum read), `'0'` any (cache), `'N'` not older than N. */
-  readonly resourceVersion?: string;
-  readonly resourceVersionMatch?: 'NotOlderThan' | 'Exact';
-}
-
-/** Options for `watch`. */
-export interface WatchOptions extends CallOptions {
-  readonly namespace?: string;
-  readonly labelSelector?: LabelSelectorInput;
-  readonly fieldSelector?: FieldSelectorInput;
-  /** Start after this resourceVersion; `''`/`'0'`/absent: synthetic ADDED events for current state first. */
-  readonly resourceVersion?: string;
-  /** Ask for BOOKMARK events. @defaultValue false */
-  readonly allowWatchBookmarks?: boolean;
-  /** Server-side watch timeout, in seconds. */
-  readonly timeoutSeconds?: number;
-  /** Streaming list (KEP-3157): initial state as ADDED events, then a bookmark marking their end. */
-  readonly sendInitialEvents?: boolean;
-  readonly resourceVersionMatch?: 'NotOlderThan';
-}
-
-/** Options for writes. */
-export interface WriteOptions extends CallOptions {
-  /** `dryRun=All`: validate, do not persist. */
-  readonly dryRun?: boolean;
-  /** `fieldManager` query; falls back to the client's `fieldOwner`. */
-  readonly fieldManager?: string;
-}
-
-/** Options for `delete` (DeleteOptions body). */
-export interface DeleteOptions extends CallOptions {
-  /** Grace period, in seconds. */
-  readonly gracePeriodSeconds?: number;
-  readonly propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
-  readonly preconditions?: { readonly uid?: string; readonly resourceVersion?: string };
-  readonly dryRun?: boolean;
-}
-
-/**
- * A patch: `merge` (RFC 7386), `json` (RFC 6902 operations), `strategic` (built-in kinds only) or
- * `apply` (server-side apply; needs a field manager). `data` is serialised as JSON.
- */
-export interface Patch {
-  readonly type: 'merge' | 'json' | 'strategic' | 'apply';
-  readonly data: unknown;
-}
-
-/** Options for `patch`. */
-export interface PatchOptions extends WriteOptions {
-  /** Server-side apply only: take ownership of conflicting fields. */
-  readonly force?: boolean;
-}
-
-/** Content-Type per patch type (what the API server requires; it answers 415 otherwise). */
-export const PATCH_CONTENT_TYPES: Readonly<Record<Patch['type'], string>> = {
-  merge: 'application/merge-patch+json',
-  json: 'application/json-patch+json',
-  strategic: 'application/strategic-merge-patch+json',
-  apply: 'application/apply-patch+yaml',
-};
-
-/** Thrown before sending a request that cannot be valid (e.g. apply without a field manager). Code `'ERR_INVALID_REQUEST'`. */
-export class InvalidRequestError extends Error {
-  readonly code = 'ERR_INVALID_REQUEST' as const;
-  override readonly name = 'InvalidRequestError';
-}
-
-/** Reader knows how to read objects: one by key, or a list. */
-export interface Reader {
-  /**
-   * The object named by `key`.
-   * @throws StatusError (use `isNotFound`) and NoKindMatchError.
-   */
-  get<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, options?: GetOptions): Promise<T>;
-  /** The objects matching `options` (namespace, selectors, paging). @throws StatusError, NoKindMatchError. */
-  list<T extends KubeObject>(kind: Kind<T>, options?: ListOptions): Promise<ObjectList<T>>;
-}
-
-/** Writer knows how to create, update, patch and delete objects. Writes always go to the API server. */
-export interface Writer {
-  /** Creates `obj`; resolves to the object the server stored. @throws StatusError (`isAlreadyExists`). */
-  create<T extends KubeObject>(kind: Kind<T>, obj: T, options?: WriteOptions): Promise<T>;
-  /** Replaces `obj` (PUT); its `resourceVersion` is a precondition. @throws StatusError (`isConflict`). */
-  update<T extends KubeObject>(kind: Kind<T>, obj: T, options?: WriteOptions): Promise<T>;
-  /**
-   * Patches the object named by `key`, with the Content-Type of `patch.type` ({@link PATCH_CONTENT_TYPES}).
-   * @throws InvalidRequestError (apply without field manager, before sending), UnsupportedPatchTypeError
-   *   (strategic merge refused with 415, e.g. on a custom resource), StatusError.
-   */
-  patch<T extends KubeObject>(
-    kind: Kind<T>,
-    key: ObjectKey,
-    patch: Patch,
-    options?: PatchOptions,
-  ): Promise<T>;
-  /** Deletes the object named by `key` (or by an object's metadata). @throws StatusError (`isNotFound`). */
-  delete<T extends KubeObject>(kind: Kind<T>, key: ObjectKey | T, options?: DeleteOptions): Promise<void>;
-}
-
-/** WatchClient knows how to open a watch: an async iterable of typed events. */
-export interface WatchClient {
-  /**
-   * Watches objects of a kind. The iterable ends when the server closes the stream cleanly or the
-   * signal aborts; breaking out of the loop closes the connection.
-   * @throws StatusError when the server refuses the watch; WatchDecodeError on a broken stream.
-   */
-  watch<T extends KubeObject>(kind: Kind<T>, options?: WatchOptions): AsyncIterable<WatchEvent<T>>;
-}
-
-/** Client knows how to read, write and watch objects on one API server (controller-runtime `client.WithWatch`). */
-export interface Client extends Reader, Writer, WatchClient {
-  readonly restMapper: RESTMapper;
-}
 
 /** Options for {@link ApiClient}. */
 export interface ClientOptions {

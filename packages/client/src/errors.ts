@@ -280,3 +280,9 @@ export class UnsupportedPatchTypeError extends StatusError {
     this.suggestedPatchType = 'merge';
   }
 }
+
+/** Thrown before sending a request that cannot be valid (e.g. apply without a field manager). Code `'ERR_INVALID_REQUEST'`. */
+export class InvalidRequestError extends Error {
+  readonly code = 'ERR_INVALID_REQUEST' as const;
+  override readonly name = 'InvalidRequestError';
+}

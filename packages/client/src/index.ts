@@ -8,30 +8,17 @@
 export { Backoff, type BackoffOptions, DEFAULT_REFLECTOR_BACKOFF } from './backoff.js';
 export {
   ApiClient,
-  type CallOptions,
-  type Client,
   type ClientOptions,
   collectionPath,
-  type DeleteOptions,
   errorFromWatchStatus,
-  type GetOptions,
-  InvalidRequestError,
-  type ListOptions,
   type NewClientOptions,
   newClient,
-  PATCH_CONTENT_TYPES,
-  type Patch,
-  type PatchOptions,
-  type Reader,
-  type WatchClient,
-  type WatchOptions,
-  type WriteOptions,
-  type Writer,
 } from './client.js';
 export { type Clock, type ClockTimer, FakeClock, realClock, sleep } from './clock.js';
 export { type Deadline, withDeadline } from './deadline.js';
 export {
   asStatusError,
+  InvalidRequestError,
   ignoreAlreadyExists,
   ignoreNotFound,
   isAlreadyExists,
@@ -65,6 +52,18 @@ export {
   type HttpTransport,
   headerValue,
 } from './http.js';
+export type {
+  Client,
+  Reader,
+  StatusClient,
+  StatusWriter,
+  SubResourceClient,
+  SubResourceClientConstructor,
+  SubResourceReader,
+  SubResourceWriter,
+  WatchClient,
+  Writer,
+} from './interfaces.js';
 export {
   apiVersionOf,
   ConfigMap,
@@ -109,6 +108,18 @@ export {
   SelectorParseError,
 } from './label-selector.js';
 export { discardLogger, type Logger } from './logger.js';
+export {
+  type CallOptions,
+  type DeleteOptions,
+  type GetOptions,
+  type ListOptions,
+  PATCH_CONTENT_TYPES,
+  type Patch,
+  type PatchOptions,
+  type SubResourceUpdateOptions,
+  type WatchOptions,
+  type WriteOptions,
+} from './options.js';
 export {
   AGGREGATED_DISCOVERY_ACCEPT,
   DynamicRESTMapper,

@@ -1,0 +1,113 @@
+/**
+ * The role interfaces of the client (controller-runtime's `pkg/client/interfaces.go`): take the narrowest one
+ * you need — a reconciler that only reads takes a {@link Reader}, which the cache implements too.
+ */
+
+import type { Kind, KubeObject, ObjectKey, ObjectList } from './kinds.js';
+import type {
+  DeleteOptions,
+  GetOptions,
+  ListOptions,
+  Patch,
+  PatchOptions,
+  SubResourceUpdateOptions,
+  WatchOptions,
+  WriteOptions,
+} from './options.js';
+import type { RESTMapper } from './rest-mapper.js';
+import type { WatchEvent } from './watch.js';
+
+/** Reader knows how to read objects: one by key, or a list. */
+export interface Reader {
+  /**
+   * The object named by `key`.
+   * @throws StatusError (use `isNotFound`) and NoKindMatchError.
+   */
+  get<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, options?: GetOptions): Promise<T>;
+  /** The objects matching `options` (namespace, selectors, paging). @throws StatusError, NoKindMatchError. */
+  list<T extends KubeObject>(kind: Kind<T>, options?: ListOptions): Promise<ObjectList<T>>;
+}
+
+/** Writer knows how to create, update, patch and delete objects. Writes always go to the API server. */
+export interface Writer {
+  /** Creates `obj`; resolves to the object the server stored. @throws StatusError (`isAlreadyExists`). */
+  create<T extends KubeObject>(kind: Kind<T>, obj: T, options?: WriteOptions): Promise<T>;
+  /** Replaces `obj` (PUT); its `resourceVersion` is a precondition. @throws StatusError (`isConflict`). */
+  update<T extends KubeObject>(kind: Kind<T>, obj: T, options?: WriteOptions): Promise<T>;
+  /**
+   * Patches the object named by `key`, with the Content-Type of `patch.type` ({@link PATCH_CONTENT_TYPES}).
+   * @throws InvalidRequestError (apply without field manager, before sending), UnsupportedPatchTypeError
+   *   (strategic merge refused with 415, e.g. on a custom resource), StatusError.
+   */
+  patch<T extends KubeObject>(
+    kind: Kind<T>,
+    key: ObjectKey,
+    patch: Patch,
+    options?: PatchOptions,
+  ): Promise<T>;
+  /** Deletes the object named by `key` (or by an object's metadata). @throws StatusError (`isNotFound`). */
+  delete<T extends KubeObject>(kind: Kind<T>, key: ObjectKey | T, options?: DeleteOptions): Promise<void>;
+}
+
+/** WatchClient knows how to open a watch: an async iterable of typed events. */
+export interface WatchClient {
+  /**
+   * Watches objects of a kind. The iterable ends when the server closes the stream cleanly or the
+   * signal aborts; breaking out of the loop closes the connection.
+   * @throws StatusError when the server refuses the watch; WatchDecodeError on a broken stream.
+   */
+  watch<T extends KubeObject>(kind: Kind<T>, options?: WatchOptions): AsyncIterable<WatchEvent<T>>;
+}
+
+/**
+ * SubResourceReader knows how to read a subresource of an object (e.g. `scale`); resolves to the
+ * subresource's own object, of type `S`.
+ */
+export interface SubResourceReader {
+  get<T extends KubeObject, S extends object = T>(
+    kind: Kind<T>,
+    key: ObjectKey,
+    options?: GetOptions,
+  ): Promise<S>;
+}
+
+/**
+ * SubResourceWriter knows how to write a subresource of an object: `create` (e.g. an `eviction`), `update`
+ * (PUT of the object, or of `options.subResourceBody`) and `patch`.
+ */
+export interface SubResourceWriter {
+  create<T extends KubeObject, S extends object>(
+    kind: Kind<T>,
+    obj: T,
+    subResource: S,
+    options?: WriteOptions,
+  ): Promise<S>;
+  update<T extends KubeObject>(kind: Kind<T>, obj: T, options?: SubResourceUpdateOptions): Promise<T>;
+  patch<T extends KubeObject>(
+    kind: Kind<T>,
+    key: ObjectKey,
+    patch: Patch,
+    options?: PatchOptions,
+  ): Promise<T>;
+}
+
+/** StatusWriter writes the `status` subresource (controller-runtime keeps it as an alias too). */
+export type StatusWriter = SubResourceWriter;
+
+/** SubResourceClient knows how to read and write one subresource. */
+export interface SubResourceClient extends SubResourceReader, SubResourceWriter {}
+
+/** StatusClient knows how to write the `status` subresource of objects. */
+export interface StatusClient {
+  status(): StatusWriter;
+}
+
+/** SubResourceClientConstructor returns a client for a named subresource (`'scale'`, `'eviction'`, …). */
+export interface SubResourceClientConstructor {
+  subResource(subResource: string): SubResourceClient;
+}
+
+/** Client knows how to read, write and watch objects on one API server (controller-runtime `client.WithWatch`). */
+export interface Client extends Reader, Writer, WatchClient {
+  readonly restMapper: RESTMapper;
+}

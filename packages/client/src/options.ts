@@ -1,0 +1,94 @@
+/**
+ * Per-call options of the client, one object per verb (controller-runtime's `pkg/client/options.go`, where
+ * they are variadic `ListOption`s etc.), and the patch shape (`pkg/client/patch.go`).
+ */
+import type { FieldSelectorInput, LabelSelectorInput } from './label-selector.js';
+
+/** Options every call takes. */
+export interface CallOptions {
+  /** Aborts the request (and, for a watch, ends the stream). */
+  readonly signal?: AbortSignal;
+}
+
+/** Options for `get`. */
+export interface GetOptions extends CallOptions {
+  /** `resourceVersion` query: `'0'` allows a cached answer. */
+  readonly resourceVersion?: string;
+}
+
+/** Options for `list` (controller-runtime `ListOptions`, as one object). */
+export interface ListOptions extends CallOptions {
+  /** List in this namespace; absent or `''`: all namespaces (or a cluster-scoped kind). */
+  readonly namespace?: string;
+  readonly labelSelector?: LabelSelectorInput;
+  readonly fieldSelector?: FieldSelectorInput;
+  /** Page size; the server returns `metadata.continue` when more remain. */
+  readonly limit?: number;
+  /** The `metadata.continue` token of the previous page. */
+  readonly continue?: string;
+  /** `''` most recent (quorum read), `'0'` any (cache), `'N'` not older than N. */
+  readonly resourceVersion?: string;
+  readonly resourceVersionMatch?: 'NotOlderThan' | 'Exact';
+}
+
+/** Options for `watch`. */
+export interface WatchOptions extends CallOptions {
+  readonly namespace?: string;
+  readonly labelSelector?: LabelSelectorInput;
+  readonly fieldSelector?: FieldSelectorInput;
+  /** Start after this resourceVersion; `''`/`'0'`/absent: synthetic ADDED events for current state first. */
+  readonly resourceVersion?: string;
+  /** Ask for BOOKMARK events. @defaultValue false */
+  readonly allowWatchBookmarks?: boolean;
+  /** Server-side watch timeout, in seconds. */
+  readonly timeoutSeconds?: number;
+  /** Streaming list (KEP-3157): initial state as ADDED events, then a bookmark marking their end. */
+  readonly sendInitialEvents?: boolean;
+  readonly resourceVersionMatch?: 'NotOlderThan';
+}
+
+/** Options for writes. */
+export interface WriteOptions extends CallOptions {
+  /** `dryRun=All`: validate, do not persist. */
+  readonly dryRun?: boolean;
+  /** `fieldManager` query; falls back to the client's `fieldOwner`. */
+  readonly fieldManager?: string;
+}
+
+/** Options for `delete` (DeleteOptions body). */
+export interface DeleteOptions extends CallOptions {
+  /** Grace period, in seconds. */
+  readonly gracePeriodSeconds?: number;
+  readonly propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  readonly preconditions?: { readonly uid?: string; readonly resourceVersion?: string };
+  readonly dryRun?: boolean;
+}
+
+/**
+ * A patch: `merge` (RFC 7386), `json` (RFC 6902 operations), `strategic` (built-in kinds only) or
+ * `apply` (server-side apply; needs a field manager). `data` is serialised as JSON.
+ */
+export interface Patch {
+  readonly type: 'merge' | 'json' | 'strategic' | 'apply';
+  readonly data: unknown;
+}
+
+/** Options for `patch`. */
+export interface PatchOptions extends WriteOptions {
+  /** Server-side apply only: take ownership of conflicting fields. */
+  readonly force?: boolean;
+}
+
+/** Content-Type per patch type (what the API server requires; it answers 415 otherwise). */
+export const PATCH_CONTENT_TYPES: Readonly<Record<Patch['type'], string>> = {
+  merge: 'application/merge-patch+json',
+  json: 'application/json-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+  apply: 'application/apply-patch+yaml',
+};
+
+/** Options for a subresource `update` (controller-runtime `SubResourceUpdateOptions`). */
+export interface SubResourceUpdateOptions extends WriteOptions {
+  /** Sent instead of the object when the subresource has its own body (e.g. a `Scale` for `scale`). */
+  readonly subResourceBody?: object;
+}
