@@ -1,0 +1,38 @@
+/**
+ * @packageDocumentation
+ * `@kubeloop/builder/leaderelection` — leader election on a coordination.k8s.io/v1 Lease, usable without a
+ * manager (client-go `tools/leaderelection` + `resourcelock`, controller-runtime `pkg/leaderelection`).
+ *
+ * ```ts
+ * const lock = newResourceLock(getConfigOrDie(), { id: 'my-job', namespace: 'default' });
+ * const elector = new LeaderElector({ lock, releaseOnCancel: true, callbacks: {
+ *   onStartedLeading: (signal) => void doWork(signal),
+ * } });
+ * await elector.run(setupSignalHandler());
+ * ```
+ */
+export { LeaderElectionConfigError } from './errors.js';
+export {
+  DEFAULT_LEASE_DURATION_MS,
+  DEFAULT_RENEW_DEADLINE_MS,
+  DEFAULT_RETRY_PERIOD_MS,
+  JITTER_FACTOR,
+  type LeaderCallbacks,
+  type LeaderElectionConfig,
+  type LeaderElectionMetrics,
+  LeaderElector,
+} from './leader-elector.js';
+export { formatMicroTime, type LeaderElectionRecord, type LeaseSpecJSON } from './record.js';
+export {
+  defaultIdentity,
+  IN_CLUSTER_NAMESPACE_FILE,
+  LeaseKind,
+  LeaseLock,
+  type LeaseLockOptions,
+  type LeaseObject,
+  newResourceLock,
+  type ObservedRecord,
+  type ResourceLock,
+  type ResourceLockOptions,
+  resolveLeaseNamespace,
+} from './resource-lock.js';
