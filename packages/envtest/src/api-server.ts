@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createServer, type Server } from 'node:https';
+import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -102,7 +102,7 @@ export class ApiServer {
   readonly #options: ApiServerOptions;
   readonly #ca: CertificateAuthority;
   readonly #serving: CertificatePair;
-  #server: Server | undefined;
+  #server: Http2SecureServer | undefined;
   #port = 0;
   readonly #sockets = new Set<Socket>();
   readonly #watches = new WatchSet();
@@ -225,29 +225,47 @@ export class ApiServer {
     return this.#port;
   }
 
-  /** @internal */
+  /**
+   * @internal
+   * Serves HTTP/2 (ALPN `h2`, as kube-apiserver does, so kubectl and Go clients multiplex streams on one
+   * connection) and HTTP/1.1 on the same port (`allowHTTP1`), for clients that do not offer h2.
+   */
   async listen(port: number): Promise<void> {
     const host = this.#options.host ?? '127.0.0.1';
-    const server = createServer(
+    const server = createSecureServer(
       {
         key: this.#serving.keyPem,
         cert: this.#serving.certPem,
         ca: [this.caPem],
         requestCert: true,
         rejectUnauthorized: false,
+        allowHTTP1: true,
+        // kube-apiserver advertises 250 concurrent streams per HTTP/2 connection (http2-max-streams-per-connection)
+        settings: { maxConcurrentStreams: 250 },
       },
       (req, res) => {
-        void this.#handle(req, res);
+        // The HTTP/2 compatibility objects offer the IncomingMessage/ServerResponse API the handlers use.
+        const response = res as unknown as ServerResponse;
+        if (req.httpVersionMajor === 2) dropConnectionHeaders(response);
+        void this.#handle(req as unknown as IncomingMessage, response);
       },
     );
-    server.keepAliveTimeout = 65_000;
-    server.headersTimeout = 70_000;
-    server.requestTimeout = 0;
+    // HTTP/1.1 connections of an allowHTTP1 server take these from the server; watches are long requests.
+    const h1 = server as unknown as {
+      keepAliveTimeout: number;
+      headersTimeout: number;
+      requestTimeout: number;
+    };
+    h1.keepAliveTimeout = 65_000;
+    h1.headersTimeout = 70_000;
+    h1.requestTimeout = 0;
     server.on('connection', (s: Socket) => {
       this.#sockets.add(s);
       s.on('close', () => this.#sockets.delete(s));
     });
+    server.on('session', (session) => session.on('error', () => session.destroy()));
     server.on('clientError', (_err, socket) => socket.destroy());
+    server.on('sessionError', () => undefined);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, host, () => {
@@ -267,7 +285,6 @@ export class ApiServer {
     if (!server) return;
     const closed = new Promise<void>((r) => server.close(() => r()));
     for (const s of this.#sockets) s.destroy();
-    server.closeAllConnections?.();
     await closed;
   }
 
@@ -524,6 +541,36 @@ export class ApiServer {
   #openApiHash(gv: string): string {
     return createHash('sha512').update(`${gv}:${this.resources.version}`).digest('hex').toUpperCase();
   }
+}
+
+/**
+ * HTTP/2 forbids connection-specific header fields (RFC 9113 §8.2.2); Node's compatibility response throws on
+ * `Transfer-Encoding` and friends. The handlers are written for HTTP/1.1 (a watch says `Transfer-Encoding:
+ * chunked`), so on an HTTP/2 stream those fields are dropped: framing there is the stream's DATA frames.
+ */
+const CONNECTION_HEADERS = new Set([
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'upgrade',
+]);
+function dropConnectionHeaders(res: ServerResponse): void {
+  const writeHead = res.writeHead;
+  const setHeader = res.setHeader;
+  res.setHeader = function (this: ServerResponse, name: string, value: number | string | readonly string[]) {
+    if (CONNECTION_HEADERS.has(name.toLowerCase())) return this;
+    return setHeader.call(this, name, value);
+  };
+  res.writeHead = function (this: ServerResponse, code: number, ...rest: unknown[]) {
+    const args = rest.map((a) => {
+      if (a === null || typeof a !== 'object' || Array.isArray(a)) return a;
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(a)) if (!CONNECTION_HEADERS.has(k.toLowerCase())) out[k] = v;
+      return out;
+    });
+    return (writeHead as (...a: unknown[]) => ServerResponse).call(this, code, ...args);
+  } as typeof res.writeHead;
 }
 
 /**

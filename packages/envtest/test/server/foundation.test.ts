@@ -1,5 +1,6 @@
+import { connect } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pod, startTestServer, type TestServer } from './helpers.js';
+import { pod, startTestServer, type TestServer, waitFor } from './helpers.js';
 
 describe('foundation: CRUD, list and watch over real HTTPS', () => {
   let t: TestServer;
@@ -77,5 +78,68 @@ describe('foundation: CRUD, list and watch over real HTTPS', () => {
     expect(w.events[0].object.kind).toBe('Pod');
     expect(w.raw().split('\n').filter(Boolean)).toHaveLength(3);
     w.close();
+  });
+
+  it('speaks HTTP/2 (ALPN h2, many streams on one connection, watches as DATA frames) beside HTTP/1.1', async () => {
+    const session = connect(t.server.url, { ca: t.server.caPem });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        session.once('connect', () => resolve());
+        session.once('error', reject);
+      });
+      expect(session.alpnProtocol).toBe('h2');
+      const auth = { authorization: `Bearer ${t.server.token}` };
+      const get = (path: string) =>
+        new Promise<{ status: number; body: string }>((resolve, reject) => {
+          const s = session.request({ ':path': path, ...auth });
+          let status = 0;
+          let body = '';
+          s.on('response', (h) => {
+            status = Number(h[':status']);
+          });
+          s.setEncoding('utf8');
+          s.on('data', (c: string) => {
+            body += c;
+          });
+          s.on('end', () => resolve({ status, body }));
+          s.on('error', reject);
+        });
+      const [ns, missing] = await Promise.all([
+        get('/api/v1/namespaces/default'),
+        get('/api/v1/namespaces/default/pods/none'),
+      ]);
+      expect(ns.status).toBe(200);
+      expect(JSON.parse(ns.body).metadata.name).toBe('default');
+      expect(missing.status).toBe(404);
+      // a watch on an HTTP/2 stream: no Transfer-Encoding (forbidden in h2), events arrive as they happen
+      const rv = JSON.parse((await get('/api/v1/namespaces/default/configmaps')).body).metadata
+        .resourceVersion;
+      const w = session.request({
+        ':path': `/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${rv}`,
+        ...auth,
+      });
+      let headers: Record<string, unknown> = {};
+      w.on('response', (h) => {
+        headers = h;
+      });
+      let text = '';
+      w.setEncoding('utf8');
+      w.on('data', (c: string) => {
+        text += c;
+      });
+      await t.req('POST', '/api/v1/namespaces/default/configmaps', {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'over-h2' },
+      });
+      await waitFor(() => text.includes('\n'), 5000, 'the watch event');
+      expect(headers[':status']).toBe(200);
+      expect(headers['transfer-encoding']).toBeUndefined();
+      const ev = JSON.parse(text.split('\n')[0]!);
+      expect([ev.type, ev.object.metadata.name]).toEqual(['ADDED', 'over-h2']);
+      w.close();
+    } finally {
+      session.close();
+    }
   });
 });
