@@ -1,0 +1,16 @@
+export {
+  type Checker,
+  CheckSet,
+  cacheSyncCheck,
+  HealthCheckError,
+  HealthProbeServer,
+  type HealthProbeServerOptions,
+  ping,
+  type SyncingCache,
+} from './healthz.js';
+export {
+  BindAddressError,
+  HttpServerRunnable,
+  parseBindAddress,
+  type RequestHandler,
+} from './http-server.js';
