@@ -123,7 +123,10 @@ export {
 export {
   AGGREGATED_DISCOVERY_ACCEPT,
   DynamicRESTMapper,
+  type DynamicRESTMapperOptions,
   isNoMatchError,
+  isResourceNotFound,
+  type NoKindMatchDetails,
   NoKindMatchError,
   type RESTMapper,
   type RESTMapping,

@@ -1,7 +1,16 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DynamicRESTMapper, NoKindMatchError, Transport } from '../src/index.js';
+import {
+  DynamicRESTMapper,
+  type DynamicRESTMapperOptions,
+  FakeClock,
+  isResourceNotFound,
+  NoKindMatchError,
+  StatusError,
+  statusErrorFromResponse,
+  Transport,
+} from '../src/index.js';
 
 type Routes = Record<string, { status?: number; contentType?: string; body: unknown } | undefined>;
 
@@ -78,7 +87,7 @@ afterEach(async () => {
   for (const s of servers.splice(0)) await new Promise((r) => s.close(r));
 });
 
-async function mapperFor(routes: Routes) {
+async function mapperFor(routes: Routes, options: DynamicRESTMapperOptions = {}) {
   const s = await discoveryServer(routes);
   servers.push(s.server);
   const transport = new Transport({
@@ -90,7 +99,7 @@ async function mapperFor(routes: Routes) {
     userAgent: 'rest-mapper-test',
   });
   transports.push(transport);
-  return { mapper: new DynamicRESTMapper(transport), hits: s.hits };
+  return { mapper: new DynamicRESTMapper(transport, options), hits: s.hits };
 }
 
 describe('DynamicRESTMapper', () => {
@@ -102,7 +111,8 @@ describe('DynamicRESTMapper', () => {
       resource: { group: 'apps', version: 'v1', resource: 'deployments' },
       scope: 'Namespaced',
     });
-    expect(hits).toEqual(['/api', '/apis', '/apis/apps/v1']);
+    expect([...hits.slice(0, 2)].sort()).toEqual(['/api', '/apis']);
+    expect(hits.slice(2)).toEqual(['/apis/apps/v1']);
     await mapper.restMapping({ group: 'apps', version: 'v1', kind: 'Deployment' });
     expect(hits).toHaveLength(3);
     expect(await mapper.isNamespaced({ group: '', version: 'v1', kind: 'Namespace' })).toBe(false);
@@ -184,6 +194,153 @@ describe('DynamicRESTMapper', () => {
       (await mapper.restMapping({ group: 'apps', version: 'v1', kind: 'Deployment' })).resource.resource,
     ).toBe('deployments');
     expect((await mapper.restMapping({ group: '', version: 'v1', kind: 'Namespace' })).scope).toBe('Cluster');
-    expect(hits).toEqual(['/api', '/apis']);
+    expect([...hits].sort()).toEqual(['/api', '/apis']);
+  });
+});
+
+/** Discovery for group example.com with the given versions, each serving the given kinds (legacy + aggregated). */
+function exampleGroup(versions: Record<string, string[]>, preferred: string): Routes {
+  const plural = (k: string) => `${k.toLowerCase()}s`;
+  const routes: Routes = {
+    '/api': { body: { kind: 'APIVersions', versions: ['v1'] } },
+    '/api/v1': legacy['/api/v1'],
+    '/apis': {
+      body: {
+        kind: 'APIGroupList',
+        groups: Object.keys(versions).length
+          ? [
+              {
+                name: 'example.com',
+                versions: Object.keys(versions).map((v) => ({ version: v })),
+                preferredVersion: { version: preferred },
+              },
+            ]
+          : [],
+      },
+    },
+  };
+  for (const [v, kinds] of Object.entries(versions))
+    routes[`/apis/example.com/${v}`] = {
+      body: { resources: kinds.map((k) => ({ name: plural(k), kind: k, namespaced: true })) },
+    };
+  return routes;
+}
+
+describe('DynamicRESTMapper follows the cluster (C31, C32)', () => {
+  const Widget = { group: 'example.com', version: 'v1', kind: 'Widget' };
+  const Gadget = { group: 'example.com', version: 'v2', kind: 'Gadget' };
+
+  it('a kind installed later resolves on its first lookup; a version no longer served is forgotten after invalidate', async () => {
+    const routes = exampleGroup({ v1: ['Widget'] }, 'v1');
+    const clock = new FakeClock();
+    const { mapper, hits } = await mapperFor(routes, { clock });
+    expect((await mapper.restMapping(Widget)).resource.resource).toBe('widgets');
+    // install Gadget in v2 (v2 becomes preferred), Widget served in both
+    Object.assign(routes, exampleGroup({ v2: ['Widget', 'Gadget'], v1: ['Widget'] }, 'v2'));
+    const before = hits.length;
+    expect((await mapper.restMapping(Gadget)).resource.resource).toBe('gadgets');
+    expect(hits.slice(before)).toEqual(['/apis', '/apis/example.com/v2']);
+    // versionless lookup → the preferred version
+    expect((await mapper.restMapping({ ...Widget, version: '' })).gvk.version).toBe('v2');
+    expect((await mapper.restMapping(Widget)).gvk.version).toBe('v1');
+    // stop serving v1: the cached mapping stays until the client reports a 404 for the resource
+    for (const k of Object.keys(routes)) delete routes[k];
+    Object.assign(routes, exampleGroup({ v2: ['Widget', 'Gadget'] }, 'v2'));
+    expect((await mapper.restMapping(Widget)).gvk.version).toBe('v1');
+    mapper.invalidate({ group: 'example.com', version: 'v1' });
+    const err = await mapper.restMapping(Widget).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NoKindMatchError);
+    expect((err as NoKindMatchError).servedVersions).toEqual(['v2']);
+    expect((err as NoKindMatchError).message).toMatch(
+      /kind "Widget" in version "example.com\/v1".*example.com\/v2/,
+    );
+    // v2 kinds keep working
+    expect((await mapper.restMapping(Gadget)).gvk.version).toBe('v2');
+  });
+
+  it('repeated misses for a kind that does not exist refresh at most once per interval', async () => {
+    const clock = new FakeClock();
+    const { mapper, hits } = await mapperFor(exampleGroup({ v1: ['Widget'] }, 'v1'), {
+      clock,
+      missRefreshIntervalMs: 5000,
+    });
+    const Nope = { group: 'nothing.example.org', version: 'v1', kind: 'Nope' };
+    for (let i = 0; i < 100; i++) {
+      clock.step(10);
+      const e = await mapper.restMapping(Nope).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(NoKindMatchError);
+      expect((e as NoKindMatchError).groupVersions).toEqual([]);
+    }
+    // initial /api + /apis, then one refresh of /apis
+    expect(hits).toHaveLength(3);
+    clock.step(5000);
+    await expect(mapper.restMapping(Nope)).rejects.toThrow(/group "nothing.example.org" is not served/);
+    expect(hits).toHaveLength(4);
+  });
+
+  it('a deleted group is forgotten; re-created, it is found again once the interval passed', async () => {
+    const routes = exampleGroup({ v1: ['Widget'] }, 'v1');
+    const clock = new FakeClock();
+    const { mapper } = await mapperFor(routes, { clock, missRefreshIntervalMs: 1000 });
+    await mapper.restMapping(Widget);
+    for (const k of Object.keys(routes)) delete routes[k];
+    Object.assign(routes, exampleGroup({}, 'v1'));
+    mapper.invalidate(Widget);
+    await expect(mapper.restMapping(Widget)).rejects.toBeInstanceOf(NoKindMatchError);
+    Object.assign(routes, exampleGroup({ v1: ['Widget'] }, 'v1'));
+    await expect(mapper.restMapping(Widget)).rejects.toBeInstanceOf(NoKindMatchError); // held back
+    clock.step(1000);
+    expect((await mapper.restMapping(Widget)).resource.resource).toBe('widgets');
+  });
+
+  it('resource lists are a bounded LRU: an evicted group version is fetched again', async () => {
+    const { mapper, hits } = await mapperFor(legacy, { maxGroupVersions: 1 });
+    await mapper.restMapping({ group: 'apps', version: 'v1', kind: 'Deployment' });
+    await mapper.restMapping({ group: '', version: 'v1', kind: 'Pod' });
+    await mapper.restMapping({ group: 'apps', version: 'v1', kind: 'Deployment' });
+    expect(hits.filter((h) => h === '/apis/apps/v1')).toHaveLength(2);
+  });
+
+  it('aggregatedDiscovery: false asks for plain JSON', async () => {
+    const { mapper, hits } = await mapperFor(
+      {
+        ...legacy,
+        '/apis#aggregated': { status: 500, body: { kind: 'Status', code: 500 } },
+        '/api#aggregated': { status: 500, body: { kind: 'Status', code: 500 } },
+      },
+      { aggregatedDiscovery: false },
+    );
+    expect((await mapper.restMapping({ group: 'apps', version: 'v1', kind: 'Deployment' })).scope).toBe(
+      'Namespaced',
+    );
+    expect(hits).toHaveLength(3);
+  });
+
+  it('isResourceNotFound tells a 404 for the resource from a 404 for an object', () => {
+    expect(isResourceNotFound(statusErrorFromResponse(404, '404 page not found', 'GET /apis/x/v1/ys'))).toBe(
+      true,
+    );
+    expect(
+      isResourceNotFound(
+        new StatusError({
+          kind: 'Status',
+          code: 404,
+          reason: 'NotFound',
+          message: 'the server could not find the requested resource',
+          details: {},
+        }),
+      ),
+    ).toBe(true);
+    expect(
+      isResourceNotFound(
+        new StatusError({
+          kind: 'Status',
+          code: 404,
+          reason: 'NotFound',
+          details: { name: 'p', kind: 'pods' },
+        }),
+      ),
+    ).toBe(false);
+    expect(isResourceNotFound(new Error('x'))).toBe(false);
   });
 });
