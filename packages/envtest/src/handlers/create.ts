@@ -1,0 +1,29 @@
+/** create (POST on a collection). */
+import { ApiStatusError, failureStatus } from '../errors.js';
+import { negotiate, readBody, sendBody } from '../http.js';
+import { dryRunOf, fieldManagerOf, type ResourceRequest, warningHeaders } from './context.js';
+import { decodeObject } from './decode.js';
+
+/** create: decode, validate fields, store; 201 with the stored object. */
+export async function handleCreate(r: ResourceRequest): Promise<void> {
+  const { rt, req, res, q, ns, name, warnings } = r;
+  const { registry } = r.env;
+  if (name !== undefined) {
+    throw new ApiStatusError(
+      failureStatus(
+        405,
+        'MethodNotAllowed',
+        'the server does not allow this method on the requested resource',
+        {},
+      ),
+    );
+  }
+  const fmt = negotiate(String(req.headers.accept ?? ''), {});
+  const body = decodeObject(rt, req, await readBody(req), q, warnings);
+  const obj = registry.create(rt, ns, body, {
+    dryRun: dryRunOf(q),
+    fieldManager: fieldManagerOf(req, q),
+  });
+  sendBody(res, 201, obj, fmt, warningHeaders(warnings));
+  return;
+}

@@ -1,0 +1,50 @@
+/** Decoding a create/update body: content type, type meta check against the resource, fieldValidation. */
+
+import type { IncomingMessage } from 'node:http';
+import { badRequest, unsupportedMediaType } from '../errors.js';
+import { applyFieldValidation } from '../field-validation.js';
+import { contentTypeOf, decodeBody } from '../http.js';
+import { decodeProtobufObject, ProtobufDecodeError } from '../protobuf.js';
+import { apiVersionOf, type KObject, type ResourceType } from '../resource-type.js';
+import { isObj } from './context.js';
+
+/** Decode a create/update body, check its type meta against the resource, apply fieldValidation. */
+export function decodeObject(
+  rt: ResourceType,
+  req: IncomingMessage,
+  body: Buffer,
+  q: URLSearchParams,
+  warnings: string[],
+): KObject {
+  const ct = contentTypeOf(req);
+  const accepted = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'];
+  let v: unknown;
+  if (ct === 'application/vnd.kubernetes.protobuf') {
+    // kubectl's generator commands (create namespace|configmap|secret) send protobuf
+    try {
+      v = decodeProtobufObject(body);
+    } catch (e) {
+      if (e instanceof ProtobufDecodeError) throw unsupportedMediaType(accepted);
+      throw e;
+    }
+  } else {
+    if (ct !== '' && ct !== 'application/json' && ct !== 'application/yaml' && ct !== '*/*')
+      throw unsupportedMediaType(accepted);
+    v = decodeBody(body, ct, `${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}`);
+  }
+  if (!isObj(v))
+    throw badRequest(
+      `${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: Object 'Kind' is missing in '${body.toString('utf8').slice(0, 200)}'`,
+    );
+  const o = v as KObject;
+  if (o.kind !== undefined && o.kind !== rt.kind && !(rt.fromStorage && o.kind === rt.kind))
+    throw badRequest(
+      `${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: no kind "${String(o.kind)}" is registered for version "${String(o.apiVersion)}" in scheme`,
+    );
+  if (o.apiVersion !== undefined && o.apiVersion !== apiVersionOf(rt))
+    throw badRequest(
+      `the API version in the data (${String(o.apiVersion)}) does not match the expected API version (${apiVersionOf(rt)})`,
+    );
+  applyFieldValidation(rt, o, q, warnings);
+  return o;
+}

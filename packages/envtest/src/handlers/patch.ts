@@ -1,0 +1,116 @@
+/** patch: JSON patch, merge patch, strategic merge patch and server-side apply (protocol §7). */
+import {
+  ApiStatusError,
+  badRequest,
+  failureStatus,
+  invalid,
+  methodNotSupported,
+  unsupportedMediaType,
+} from '../errors.js';
+import { applyFieldValidation } from '../field-validation.js';
+import { contentTypeOf, decodeBody, negotiate, readBody, sendBody } from '../http.js';
+import { jsonPatch, mergePatch, strategicMergePatch } from '../patch.js';
+import { getPath, type KObject, setPath } from '../resource-type.js';
+import { dryRunOf, fieldManagerOf, isObj, type ResourceRequest, warningHeaders } from './context.js';
+import { toScale } from './render.js';
+
+export const PATCH_TYPES = [
+  'application/json-patch+json',
+  'application/merge-patch+json',
+  'application/strategic-merge-patch+json',
+  'application/apply-patch+yaml',
+];
+
+/** patch: every patch type, on the object or its status/scale subresource. */
+export async function handlePatch(r: ResourceRequest): Promise<void> {
+  const { rt, req, res, q, ns, name, sub, warnings } = r;
+  const { registry } = r.env;
+  if (name === undefined) throw methodNotSupported(rt.resource, rt.group, 'patch');
+  const fmt = negotiate(String(req.headers.accept ?? ''), {});
+  const ct = contentTypeOf(req);
+  const accepted = rt.strategicMergeKeys ? PATCH_TYPES : PATCH_TYPES.filter((t) => !t.includes('strategic'));
+  if (!PATCH_TYPES.includes(ct))
+    throw new ApiStatusError(failureStatus(415, 'UnsupportedMediaType', '415: Unsupported Media Type', {}));
+  if (!accepted.includes(ct)) throw unsupportedMediaType(accepted);
+  const raw = await readBody(req);
+  const patch = decodeBody(raw, ct, 'error decoding patch');
+  const force = q.get('force');
+  const isApply = ct === 'application/apply-patch+yaml';
+  if (force !== null && !isApply)
+    throw invalid('PatchOptions', 'meta.k8s.io', '', [
+      {
+        type: 'FieldValueForbidden',
+        field: 'force',
+        detail: 'Forbidden: may not be specified for non-apply patch',
+      },
+    ]);
+  const dryRun = dryRunOf(q);
+  if (isApply) {
+    if (!q.get('fieldManager'))
+      throw invalid('PatchOptions', 'meta.k8s.io', '', [
+        {
+          type: 'FieldValueRequired',
+          field: 'fieldManager',
+          detail: 'Required value: is required for apply patch',
+        },
+      ]);
+    if (!isObj(patch)) throw badRequest('error decoding YAML: the apply patch must be an object');
+    applyFieldValidation(rt, patch as KObject, q, warnings);
+    if (sub === 'scale') throw methodNotSupported(rt.resource, rt.group, 'apply to scale');
+    const { object, created } = registry.apply(rt, ns, name, patch as KObject, {
+      dryRun,
+      fieldManager: fieldManagerOf(req, q),
+      force: force === 'true' || force === '1',
+      ...(sub ? { subresource: sub } : {}),
+    });
+    sendBody(res, created ? 201 : 200, object, fmt, warningHeaders(warnings));
+    return;
+  }
+  const opts = {
+    dryRun,
+    fieldManager: fieldManagerOf(req, q),
+    ...(sub ? { subresource: sub } : {}),
+  };
+  const applyPatch = (doc: KObject): KObject => {
+    if (ct === 'application/json-patch+json') return jsonPatch(doc, patch, rt.kind, name);
+    if (ct === 'application/merge-patch+json') return mergePatch(doc, patch) as KObject;
+    return strategicMergePatch(rt, doc, patch) as KObject;
+  };
+  if (sub === 'scale') {
+    const obj = registry.patch(
+      rt,
+      ns,
+      name,
+      (cur) => {
+        const scale = applyPatch(toScale(rt, cur) as KObject);
+        setPath(cur, rt.scale!.specReplicasPath, Number(getPath(scale, 'spec.replicas') ?? 0));
+        const rv = getPath(scale, 'metadata.resourceVersion');
+        const m = cur.metadata as Record<string, unknown>;
+        if (rv !== m.resourceVersion && rv !== undefined) m.resourceVersion = rv;
+        else delete m.resourceVersion;
+        return cur;
+      },
+      opts,
+    );
+    sendBody(res, 200, toScale(rt, obj), fmt);
+    return;
+  }
+  const obj = registry.patch(
+    rt,
+    ns,
+    name,
+    (cur) => {
+      const rvBefore = (cur.metadata as Record<string, unknown>).resourceVersion;
+      const out = applyPatch(cur);
+      const m = isObj(out.metadata) ? out.metadata : {};
+      // an RV that the patch did not touch is not a precondition
+      if (m.resourceVersion === rvBefore && !JSON.stringify(patch).includes('resourceVersion'))
+        delete m.resourceVersion;
+      applyFieldValidation(rt, out, q, warnings);
+      return out;
+    },
+    opts,
+  );
+  sendBody(res, 200, obj, fmt, warningHeaders(warnings));
+  return;
+}
