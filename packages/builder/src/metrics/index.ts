@@ -1,0 +1,11 @@
+export {
+  type ControllerMetrics,
+  controllerMetrics,
+  RECONCILE_TIME_BUCKETS_SECONDS,
+  type ReconcileResultLabel,
+} from './controller-metrics.js';
+export { leaderElectionMetrics } from './leader-election-metrics.js';
+export { metricsRegistry } from './registry.js';
+export { REST_CLIENT_BUCKETS_SECONDS, registerRestClientMetrics } from './rest-client-metrics.js';
+export { MetricsServer, type MetricsServerOptions } from './server.js';
+export { workqueueMetricsProvider } from './workqueue-metrics.js';
