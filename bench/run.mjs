@@ -50,6 +50,8 @@ for (const s of wanted) {
   }
 }
 
+// extra flags for every task process, e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=profiles"
+const childNodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const emit = (obj) => {
   if (values.json) process.stdout.write(`${JSON.stringify(obj)}\n`);
   else process.stderr.write('.');
@@ -69,17 +71,32 @@ const medianOfEach = (runs) => {
   return out;
 };
 
-for (const suite of wanted) {
+for (const suite of wanted) await runSuite(suite);
+
+async function runSuite(suite) {
   const files = (await readdir(join(here, suite))).filter((f) => f.endsWith('.bench.mjs')).sort();
   for (const f of files) {
     const file = join(here, suite, f);
     const mod = await import(pathToFileURL(file).href);
-    const count = (await mod.tasks()).length;
+    // A file may run several variants (e.g. sizes): `variants()` names them, and setup/tasks/summary get the
+    // variant (the child process gets it as BENCH_VARIANT).
+    const variants = mod.variants ? await mod.variants() : [undefined];
+    for (const variant of variants) await runFile(suite, file, mod, variant);
+  }
+}
+
+async function runFile(suite, file, mod, variant) {
+  {
+    const count = (await mod.tasks(variant)).length;
     // Optional per-file fixture shared by every task process (e.g. one API server): `setup()` runs here, in
     // the parent, and its `env` reaches each child's process.env; `teardown()` runs after the file.
     /** @type {{ env?: Record<string, string>, teardown?: () => unknown } | undefined} */
-    const fixture = await mod.setup?.();
-    const childEnv = { ...process.env, ...(fixture?.env ?? {}) };
+    const fixture = await mod.setup?.(variant);
+    const childEnv = {
+      ...process.env,
+      ...(fixture?.env ?? {}),
+      ...(variant === undefined ? {} : { BENCH_VARIANT: String(variant) }),
+    };
     /** @type {object[][]} */
     const runs = Array.from({ length: count }, () => []);
     try {
@@ -89,6 +106,7 @@ for (const suite of wanted) {
             process.execPath,
             [
               '--expose-gc',
+              ...childNodeArgs,
               join(here, 'lib', 'child.mjs'),
               file,
               suite,
@@ -97,7 +115,7 @@ for (const suite of wanted) {
               String(warmupMs),
               values.clock,
             ],
-            { cwd: here, maxBuffer: 1 << 20, env: childEnv },
+            { cwd: here, maxBuffer: 1 << 24, env: childEnv },
           );
           runs[i]?.push(JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}'));
         }
@@ -117,7 +135,7 @@ for (const suite of wanted) {
       rows.push(r);
       emit(r);
     }
-    for (const line of mod.summary?.(results) ?? []) {
+    for (const line of (await mod.summary?.(results, variant)) ?? []) {
       const out = { suite, ...line };
       rows.push(out);
       emit(out);

@@ -5,7 +5,7 @@ import { runTask } from './runner.mjs';
 
 const [file, suite, index, timeMs, warmupMs, clock] = process.argv.slice(2);
 const mod = await import(pathToFileURL(file).href);
-const tasks = await mod.tasks();
+const tasks = await mod.tasks(process.env.BENCH_VARIANT);
 const task = tasks[Number(index)];
 if (!task) throw new Error(`no task #${index} in ${file}`);
 const result = await runTask(suite, task, {
