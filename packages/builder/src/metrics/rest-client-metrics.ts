@@ -1,11 +1,25 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
-import type { RequestDiagnostic, ThrottleDiagnostic } from '@kubeloop/client';
 import { Counter, Histogram, type Registry } from 'prom-client';
 
 /** client-go's latency buckets for the rest client histograms, in seconds. */
 export const REST_CLIENT_BUCKETS_SECONDS: readonly number[] = Object.freeze([
   0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0,
 ]);
+
+/** The fields used of a `kubeloop:client:request` message (`RequestDiagnostic` of @kubeloop/client's transport). */
+interface RequestDiagnostic {
+  readonly method: string;
+  readonly url: string;
+  readonly status: number;
+  readonly durationMs: number;
+}
+
+/** The fields used of a `kubeloop:client:throttle` message (`ThrottleDiagnostic`). */
+interface ThrottleDiagnostic {
+  readonly method: string;
+  readonly url: string;
+  readonly waitedMs: number;
+}
 
 const subscribed = new WeakMap<Registry, () => void>();
 

@@ -1,0 +1,151 @@
+import { ConfigMap, newClient } from '@kubeloop/client';
+import { type ApiServer, startApiServer } from '@kubeloop/envtest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { EventBroadcaster, type EventV1, EventV1Kind } from '../../src/recorder/index.js';
+
+let server: ApiServer;
+let client: ReturnType<typeof newClient>;
+const cleanups: Array<() => Promise<void> | void> = [];
+
+beforeAll(async () => {
+  server = await startApiServer();
+  client = newClient({
+    host: server.url,
+    tlsClientConfig: { caData: server.caPem },
+    bearerToken: server.token,
+    qps: -1,
+    burst: 0,
+    timeoutMs: 0,
+    userAgent: 'recorder-test',
+  });
+});
+afterEach(async () => {
+  server.faults.reset();
+  while (cleanups.length) await cleanups.pop()?.();
+});
+afterAll(async () => {
+  await client?.close();
+  await server?.stop();
+});
+
+let seq = 0;
+async function target() {
+  seq += 1;
+  return client.create(ConfigMap, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { namespace: 'default', name: `target-${seq}` },
+  });
+}
+
+async function eventsAbout(name: string): Promise<EventV1[]> {
+  const list = await client.list(EventV1Kind, { namespace: 'default' });
+  return list.items.filter((e) => e.regarding?.name === name);
+}
+
+function broadcaster(extra: Partial<ConstructorParameters<typeof EventBroadcaster>[0]> = {}) {
+  const b = new EventBroadcaster({ client, hostname: 'host-1', seriesUpdateIntervalMs: 200, ...extra });
+  cleanups.push(() => b.shutdown());
+  return b;
+}
+
+describe('event recorder (client-go tools/events, events.k8s.io/v1) against envtest', () => {
+  it('writes an events.k8s.io/v1 Event with every field', async () => {
+    const cm = await target();
+    const rec = broadcaster().newRecorder('widget-controller');
+    rec.event(cm, 'Normal', 'Synced', 'Reconcile', 'all good');
+    await vi.waitFor(async () => expect(await eventsAbout(cm.metadata?.name ?? '')).toHaveLength(1));
+    const [ev] = await eventsAbout(cm.metadata?.name ?? '');
+    expect(ev).toMatchObject({
+      apiVersion: 'events.k8s.io/v1',
+      kind: 'Event',
+      reportingController: 'widget-controller',
+      reportingInstance: 'widget-controller-host-1',
+      action: 'Reconcile',
+      reason: 'Synced',
+      note: 'all good',
+      type: 'Normal',
+      regarding: {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        namespace: 'default',
+        name: cm.metadata?.name,
+        uid: cm.metadata?.uid,
+      },
+    });
+    expect(ev?.metadata?.namespace).toBe('default');
+    expect(ev?.eventTime).toMatch(/\.\d{6}Z$/);
+    expect(ev?.series).toBeUndefined();
+  });
+
+  it('50 identical warnings in a second become one Event with series.count 50, grown by PATCH (counted at the server)', async () => {
+    const cm = await target();
+    const name = cm.metadata?.name ?? '';
+    const b = broadcaster();
+    const rec = b.newRecorder('widget-controller');
+    const t0 = Date.now();
+    // Two bursts of 25 (well inside a second); recording is synchronous and never waits for the server.
+    for (let i = 0; i < 25; i++) rec.event(cm, 'Warning', 'FailedCreate', 'Create', `attempt ${i} failed`);
+    await new Promise((r) => setTimeout(r, 300));
+    for (let i = 25; i < 50; i++) rec.event(cm, 'Warning', 'FailedCreate', 'Create', `attempt ${i} failed`);
+    await vi.waitFor(async () => expect((await eventsAbout(name))[0]?.series?.count).toBe(50), {
+      timeout: 5000,
+    });
+    const events = await eventsAbout(name);
+    expect(events).toHaveLength(1);
+    expect(events[0]?.note).toBe('attempt 0 failed');
+    const writes = server.faults.requests({ group: 'events.k8s.io', resource: 'events', since: t0 });
+    expect(writes.filter((r) => r.verb === 'create')).toHaveLength(1);
+    const patches = writes.filter((r) => r.verb === 'patch');
+    // The create carries the first occurrence; each burst's repeats are folded into at most one PATCH.
+    expect(patches.length).toBeGreaterThanOrEqual(1);
+    expect(patches.length).toBeLessThanOrEqual(2);
+    expect(b.stats()).toEqual({ recorded: 50, dropped: 0, failed: 0 });
+  });
+
+  it('different reasons are different Events; an unsupported type is dropped; recording never throws', async () => {
+    const cm = await target();
+    const rec = broadcaster().newRecorder('c');
+    rec.event(cm, 'Normal', 'A', 'Do', 'x');
+    rec.event(cm, 'Normal', 'B', 'Do', 'x');
+    rec.event(cm, 'Bogus' as 'Normal', 'C', 'Do', 'x');
+    expect(() => rec.event({ metadata: {} }, 'Normal', 'D', 'Do', 'x')).not.toThrow();
+    await vi.waitFor(async () => expect(await eventsAbout(cm.metadata?.name ?? '')).toHaveLength(2));
+    expect((await eventsAbout(cm.metadata?.name ?? '')).map((e) => e.reason).sort()).toEqual(['A', 'B']);
+  });
+
+  it('the queue is bounded: past queueSize distinct Events are dropped and counted, never blocking the caller', async () => {
+    const cm = await target();
+    // Hold the writes so the queue fills.
+    server.faults.delayRequests({ match: { group: 'events.k8s.io', resource: 'events' }, delayMs: 300 });
+    const b = broadcaster({ queueSize: 5 });
+    const rec = b.newRecorder('c');
+    const started = performance.now();
+    for (let i = 0; i < 20; i++) rec.event(cm, 'Normal', `Reason${i}`, 'Do', 'x');
+    expect(performance.now() - started).toBeLessThan(50);
+    await b.shutdown();
+    const s = b.stats();
+    expect(s.recorded).toBe(20);
+    expect(s.dropped).toBeGreaterThanOrEqual(20 - 6);
+    expect(s.dropped + (await eventsAbout(cm.metadata?.name ?? '')).length).toBe(20);
+  });
+
+  it('shutdown flushes a series waiting for its update interval; a 404 on PATCH re-creates the Event', async () => {
+    const cm = await target();
+    const name = cm.metadata?.name ?? '';
+    const b = broadcaster({ seriesUpdateIntervalMs: 60_000 });
+    const rec = b.newRecorder('c');
+    rec.event(cm, 'Warning', 'Flaky', 'Do', 'x');
+    await vi.waitFor(async () => expect(await eventsAbout(name)).toHaveLength(1));
+    const [first] = await eventsAbout(name);
+    await client.delete(EventV1Kind, { namespace: 'default', name: first?.metadata?.name ?? '' });
+    rec.event(cm, 'Warning', 'Flaky', 'Do', 'x');
+    rec.event(cm, 'Warning', 'Flaky', 'Do', 'x');
+    await b.shutdown();
+    const after = await eventsAbout(name);
+    expect(after).toHaveLength(1);
+    expect(after[0]?.series?.count).toBe(3);
+    rec.event(cm, 'Warning', 'Flaky', 'Do', 'late');
+    expect(b.stats().dropped).toBe(1);
+  });
+});
