@@ -137,3 +137,49 @@ export function controllerMetrics(
     activeWorkers: (delta) => f.activeWorkers.inc(c, delta),
   };
 }
+
+/**
+ * What a controller reports to its metrics (the shape of the controller's `ControllerMetricsHook`):
+ * `init` zero-initialises the controller's series, `reconciled` counts one reconcile.
+ */
+export interface ControllerMetricsSink {
+  init(controller: string, maxConcurrentReconciles: number): void;
+  activeWorkers(controller: string, delta: 1 | -1): void;
+  reconciled(
+    controller: string,
+    outcome: { result: ReconcileResultLabel; seconds: number; terminal: boolean; panic: boolean },
+  ): void;
+  handlerError?(controller: string): void;
+}
+
+/**
+ * The Prometheus implementation of a controller's metrics hook on `registry`: pass it as the controller
+ * option `metrics` (the manager does). An `error` result also counts in `reconcile_errors_total`, and in
+ * `terminal_reconcile_errors_total` / `reconcile_panics_total` when terminal / a panic, as
+ * controller-runtime's `reconcileHandler` does; every reconcile's time is observed.
+ */
+export function controllerMetricsHook(registry: Registry): ControllerMetricsSink {
+  const byName = new Map<string, ControllerMetrics>();
+  const of = (name: string) => {
+    let m = byName.get(name);
+    if (!m) {
+      m = controllerMetrics(registry, name, { maxConcurrentReconciles: 1 });
+      byName.set(name, m);
+    }
+    return m;
+  };
+  return {
+    init: (name, max) => {
+      byName.set(name, controllerMetrics(registry, name, { maxConcurrentReconciles: max }));
+    },
+    activeWorkers: (name, delta) => of(name).activeWorkers(delta),
+    reconciled: (name, o) => {
+      const m = of(name);
+      m.reconciled(o.result);
+      if (o.result === 'error') m.reconcileError();
+      if (o.terminal) m.terminalError();
+      if (o.panic) m.panic();
+      m.observeReconcileTime(o.seconds);
+    },
+  };
+}

@@ -1,6 +1,8 @@
 export {
   type ControllerMetrics,
+  type ControllerMetricsSink,
   controllerMetrics,
+  controllerMetricsHook,
   RECONCILE_TIME_BUCKETS_SECONDS,
   type ReconcileResultLabel,
 } from './controller-metrics.js';

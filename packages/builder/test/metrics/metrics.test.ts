@@ -5,6 +5,7 @@ import { Counter, Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   controllerMetrics,
+  controllerMetricsHook,
   leaderElectionMetrics,
   MetricsServer,
   registerRestClientMetrics,
@@ -112,6 +113,25 @@ describe('metrics (controller-runtime names and labels) over HTTP', () => {
     expect(sample(body, 'controller_runtime_reconcile_time_seconds_bucket{le="0.2",controller="b"}')).toBe(1);
     expect(sample(body, 'controller_runtime_active_workers{controller="b"}')).toBe(1);
     expect(sample(body, 'my_operator_widgets_total')).toBe(3);
+  });
+
+  it('the controller hook counts errors, terminal errors and panics as controller-runtime does', async () => {
+    const registry = new Registry();
+    const hook = controllerMetricsHook(registry);
+    hook.init('c', 3);
+    hook.reconciled('c', { result: 'error', seconds: 0.01, terminal: true, panic: false });
+    hook.reconciled('c', { result: 'error', seconds: 0.01, terminal: false, panic: true });
+    hook.reconciled('c', { result: 'success', seconds: 0.01, terminal: false, panic: false });
+    hook.activeWorkers('c', 1);
+    const body = (await (await scrape(registry))()).body;
+    expect(sample(body, 'controller_runtime_max_concurrent_reconciles{controller="c"}')).toBe(3);
+    expect(sample(body, 'controller_runtime_reconcile_total{controller="c",result="error"}')).toBe(2);
+    expect(sample(body, 'controller_runtime_reconcile_total{controller="c",result="success"}')).toBe(1);
+    expect(sample(body, 'controller_runtime_reconcile_errors_total{controller="c"}')).toBe(2);
+    expect(sample(body, 'controller_runtime_terminal_reconcile_errors_total{controller="c"}')).toBe(1);
+    expect(sample(body, 'controller_runtime_reconcile_panics_total{controller="c"}')).toBe(1);
+    expect(sample(body, 'controller_runtime_reconcile_time_seconds_count{controller="c"}')).toBe(3);
+    expect(sample(body, 'controller_runtime_active_workers{controller="c"}')).toBe(1);
   });
 
   it('leader_election_master_status follows the elector; extra handlers; unknown paths 404', async () => {
