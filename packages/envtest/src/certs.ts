@@ -6,7 +6,9 @@
 import { webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+// Node's WebCrypto, passed to every @peculiar/x509 call that needs one, instead of setting the library's global
+// provider at import time (importing this package has no side effects: package.json says `sideEffects: false`).
+const CRYPTO = webcrypto as unknown as Parameters<typeof x509.X509CertificateGenerator.create>[1];
 
 type KeyPair = webcrypto.CryptoKeyPair;
 
@@ -51,19 +53,22 @@ export class CertificateAuthority {
   static async create(commonName = 'kubeloop-envtest-ca'): Promise<CertificateAuthority> {
     const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as KeyPair;
     const now = Date.now();
-    const cert = await x509.X509CertificateGenerator.createSelfSigned({
-      serialNumber: serial(),
-      name: new x509.Name([{ CN: [commonName] }]),
-      notBefore: new Date(now - DAY_MS),
-      notAfter: new Date(now + 3650 * DAY_MS),
-      keys,
-      signingAlgorithm: ALG,
-      extensions: [
-        new x509.BasicConstraintsExtension(true, undefined, true),
-        new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
-        await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
-      ],
-    });
+    const cert = await x509.X509CertificateGenerator.createSelfSigned(
+      {
+        serialNumber: serial(),
+        name: new x509.Name([{ CN: [commonName] }]),
+        notBefore: new Date(now - DAY_MS),
+        notAfter: new Date(now + 3650 * DAY_MS),
+        keys,
+        signingAlgorithm: ALG,
+        extensions: [
+          new x509.BasicConstraintsExtension(true, undefined, true),
+          new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+          await x509.SubjectKeyIdentifierExtension.create(keys.publicKey, false, CRYPTO),
+        ],
+      },
+      CRYPTO,
+    );
     return new CertificateAuthority(cert, keys);
   }
 
@@ -83,7 +88,7 @@ export class CertificateAuthority {
       new x509.ExtendedKeyUsageExtension([
         usage === 'server' ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.clientAuth,
       ]),
-      await x509.AuthorityKeyIdentifierExtension.create(this.#keys.publicKey),
+      await x509.AuthorityKeyIdentifierExtension.create(this.#keys.publicKey, false, CRYPTO),
     ];
     if (sans.length > 0)
       extensions.push(
@@ -91,17 +96,20 @@ export class CertificateAuthority {
           sans.map((s) => (isIp(s) ? { type: 'ip', value: s } : { type: 'dns', value: s })),
         ),
       );
-    const cert = await x509.X509CertificateGenerator.create({
-      serialNumber: serial(),
-      subject,
-      issuer: this.#cert.subject,
-      notBefore: new Date(now - DAY_MS),
-      notAfter: new Date(now + 365 * DAY_MS),
-      signingKey: this.#keys.privateKey,
-      publicKey: keys.publicKey,
-      signingAlgorithm: ALG,
-      extensions,
-    });
+    const cert = await x509.X509CertificateGenerator.create(
+      {
+        serialNumber: serial(),
+        subject,
+        issuer: this.#cert.subject,
+        notBefore: new Date(now - DAY_MS),
+        notAfter: new Date(now + 365 * DAY_MS),
+        signingKey: this.#keys.privateKey,
+        publicKey: keys.publicKey,
+        signingAlgorithm: ALG,
+        extensions,
+      },
+      CRYPTO,
+    );
     return { certPem: cert.toString('pem'), keyPem: await keyPem(keys.privateKey) };
   }
 

@@ -1,7 +1,10 @@
-import { stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
 import { inspect } from 'node:util';
 import { Agent, request } from 'undici';
 import { describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
 import { Environment } from '../../src/index.js';
 
 describe('Environment (embedded mode)', () => {
@@ -112,6 +115,61 @@ spec:
       expect(res.statusCode).toBe(200);
       await dispatcher.close();
     } finally {
+      await outer.stop();
+    }
+  });
+
+  it('USE_EXISTING_CLUSTER loads the kubeconfig with @kubeloop/config: exec plugins and a context from a later file', async () => {
+    const outer = new Environment({ env: {} });
+    await outer.start();
+    const dir = await mkdtemp(join(tmpdir(), 'envtest-existing-'));
+    try {
+      const base = parse(await readFile(outer.kubeconfigPath, 'utf8'));
+      // the second file of the list names the current context, whose user is an exec plugin
+      const cluster = base.clusters[0];
+      await writeFile(
+        join(dir, 'a.yaml'),
+        stringify({ apiVersion: 'v1', kind: 'Config', clusters: [cluster] }),
+      );
+      await writeFile(
+        join(dir, 'b.yaml'),
+        stringify({
+          apiVersion: 'v1',
+          kind: 'Config',
+          'current-context': 'via-exec',
+          contexts: [{ name: 'via-exec', context: { cluster: cluster.name, user: 'plugin' } }],
+          users: [
+            {
+              name: 'plugin',
+              user: {
+                exec: {
+                  apiVersion: 'client.authentication.k8s.io/v1',
+                  command: process.execPath,
+                  args: ['-e', 'process.stdout.write("{}")'],
+                  interactiveMode: 'Never',
+                },
+              },
+            },
+          ],
+        }),
+      );
+      const env = new Environment({
+        env: {
+          USE_EXISTING_CLUSTER: 'true',
+          KUBECONFIG: [join(dir, 'a.yaml'), join(dir, 'b.yaml')].join(delimiter),
+        },
+      });
+      const config = await env.start();
+      expect(config.host).toBe(outer.config.host);
+      expect(config.execProvider?.command).toBe(process.execPath);
+      expect(env.kubeconfigPath).toBe(join(dir, 'a.yaml'));
+      await env.stop();
+      const broken = new Environment({
+        env: { USE_EXISTING_CLUSTER: 'true', KUBECONFIG: join(dir, 'none.yaml') },
+      });
+      await expect(broken.start()).rejects.toMatchObject({ code: 'ENVTEST_KUBECONFIG' });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
       await outer.stop();
     }
   });
