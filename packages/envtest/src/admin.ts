@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FaultError, type FaultInjector, type RequestQuery, type Verb } from './faults.js';
+import { FaultError, type FaultInjector, type RequestQuery, type Verb } from './faults/index.js';
 
 /** Options of {@link startAdminServer}. */
 export interface AdminServerOptions {

@@ -21,7 +21,13 @@ import { CertificateAuthority, type CertificatePair } from './certs.js';
 import { crdResourceTypes, establishedStatus, validateCrd } from './crd.js';
 import { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
 import { ApiStatusError, EnvtestError, forbidden, pathNotFound, unauthorized } from './errors.js';
-import { FaultInjector, type RequestContext } from './faults.js';
+import {
+  appendRequest,
+  FaultInjector,
+  LogRecord,
+  type RequestContext,
+  type RequestRecord,
+} from './faults/index.js';
 import { negotiate, sendBody, sendStatus, sendText, statusFromUnknown } from './http.js';
 import { writeKubeconfig } from './kubeconfig.js';
 import { openApiDocument, openApiIndex } from './openapi.js';
@@ -55,19 +61,8 @@ export interface ApiServerOptions {
   readonly gitVersion?: string;
 }
 
-/** One served request, for tests that count requests at the server. */
-export interface RequestLogEntry {
-  readonly method: string;
-  readonly path: string;
-  readonly query: string;
-  readonly status: number;
-  /** Authenticated user name, or `system:anonymous`. */
-  readonly user: string;
-  /** When the request arrived. */
-  readonly time: Date;
-  readonly verb: string;
-  readonly resource?: string;
-}
+/** One served request, for tests that count requests at the server (the one request log's record). */
+export type RequestLogEntry = RequestRecord;
 
 const PUBLIC_PATHS = new Set(['/version', '/healthz', '/livez', '/readyz']);
 const HEALTH_CHECKS = [
@@ -92,7 +87,10 @@ export class ApiServer {
   readonly auth = new Authenticator();
   /** Served resource types (built-ins plus established CRDs). */
   readonly resources = new ResourceTable();
-  /** Requests served so far: at least the last 100,000 (trimmed back to that when it passes 110,000). */
+  /**
+   * Every request, logged when it arrives (status filled in when the response starts): at least the last
+   * 100,000 (trimmed back to that when it passes 110,000). The fault injector's `requests()` queries it.
+   */
   readonly requestLog: RequestLogEntry[] = [];
   /** The fault injector every request and watch event goes through. */
   readonly faults: FaultInjector;
@@ -322,33 +320,16 @@ export class ApiServer {
     await writeKubeconfig(path, { server: this.url, caPem: this.caPem, token: this.token });
   }
 
-  #log(entry: RequestLogEntry): void {
-    this.requestLog.push(entry);
-    // Kept to the last 100k entries, trimmed in batches: trimming one entry per request would shift the
-    // whole array on every request once the log is full.
-    if (this.requestLog.length > 110_000) this.requestLog.splice(0, this.requestLog.length - 100_000);
-  }
-
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const time = new Date();
     const url = new URL(req.url ?? '/', 'https://localhost');
     const path = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, '') : url.pathname;
     const q = url.searchParams;
     const method = (req.method ?? 'GET').toUpperCase();
     let user: UserInfo | undefined;
     let info: RequestInfo | undefined;
-    res.on('finish', () =>
-      this.#log({
-        method,
-        path,
-        query: url.search.replace(/^\?/, ''),
-        status: res.statusCode,
-        user: user?.name ?? 'system:anonymous',
-        time,
-        verb: info?.verb ?? 'nonresource',
-        ...(info?.resource ? { resource: info.resource } : {}),
-      }),
-    );
+    const record = new LogRecord(++this.#requestId, method, path, url.search.replace(/^\?/, ''));
+    record.track(res);
+    appendRequest(this.requestLog, record);
     try {
       const isPublic =
         PUBLIC_PATHS.has(path) ||
@@ -358,10 +339,11 @@ export class ApiServer {
       if (!isPublic) {
         user = this.auth.authenticate(req);
         if (!user) throw unauthorized();
+        record.user = user.name;
       }
       info = parseRequestInfo(method, path, q, (g, v, r) => this.resources.lookup(g, v, r));
       const ctx: RequestContext = {
-        id: ++this.#requestId,
+        id: record.id,
         method,
         path,
         query: q,
@@ -377,7 +359,12 @@ export class ApiServer {
             }
           : {}),
       };
-      if (await this.faults.onRequest(ctx, req, res)) return;
+      record.classify(ctx);
+      const faultId = await this.faults.onRequest(ctx, req, res);
+      if (faultId !== undefined) {
+        record.faultId = faultId;
+        return;
+      }
       if (!info.isResourceRequest) {
         this.#nonResource(req, res, path, q);
         return;

@@ -41,8 +41,8 @@ export {
   type FaultHandle,
   type FaultHost,
   FaultInjector,
-  type FaultInjectorOptions,
   type FaultSpec,
+  faultSpecSchema,
   matchesRequest,
   type RequestContext,
   type RequestMatch,
@@ -54,17 +54,16 @@ export {
   type StatusSpec,
   type SuppressInitialEventsEndSpec,
   statusFor,
+  VERBS,
   type Verb,
   validateFaultSpec,
   type WatchFaults,
   type WatchWriter,
-} from './faults.js';
+} from './faults/index.js';
 export {
   type KubeconfigSpec,
   loadCurrentKubeconfig,
   renderKubeconfig,
   writeKubeconfig,
 } from './kubeconfig.js';
-export { type LabelSelector, parseLabelSelector } from './label-selector.js';
 export type { KObject, ResourceType } from './resource-type.js';
-export { type Entry, ExpiredError, type Snapshot, Store, type StoreEvent } from './store.js';

@@ -6,7 +6,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { expired, failureStatus, invalid } from './errors.js';
-import type { RequestContext, WatchFaults, WatchWriter } from './faults.js';
+import type { RequestContext, WatchFaults, WatchWriter } from './faults/index.js';
 import { baseHeaders } from './http.js';
 import { parseRv, type Registry } from './registry.js';
 import { apiVersionOf, type KObject, type ResourceType } from './resource-type.js';

@@ -4,7 +4,7 @@ import { request } from 'node:http';
 import { networkInterfaces } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AdminServerError, startAdminServer } from '../../src/admin.js';
-import { FaultInjector } from '../../src/faults.js';
+import { FaultInjector } from '../../src/faults/index.js';
 
 interface Reply {
   status: number;

@@ -5,13 +5,17 @@ import { Socket } from 'node:net';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  appendRequest,
   FaultError,
   FaultInjector,
+  LogRecord,
+  queryRequests,
   type RequestContext,
+  type RequestRecord,
   splitPoints,
   validateFaultSpec,
   type WatchWriter,
-} from '../../src/faults.js';
+} from '../../src/faults/index.js';
 
 class RecordingWriter implements WatchWriter {
   readonly writes: Buffer[] = [];
@@ -315,6 +319,11 @@ describe('rule validation', () => {
     [{ type: 'expire', match: { verbs: 'list' } }, 'unknown match field'],
     [{ type: 'expire', times: 0 }, 'times'],
     [{ type: 'nope' }, 'unknown fault type'],
+    [{ type: 'endWatch', afterEvent: 2 }, 'unknown field "afterEvent" in endWatch'],
+    [{ type: 'shapeWatch', steps: [{ op: 'splt' }] }, 'shapeWatch.steps[0].op "splt" is unknown'],
+    [{ type: 'fail', status: 500, match: { verb: ['list', 'wach'] } }, 'match.verb[1] "wach" is not one of'],
+    [{ type: 'fail', status: 500, match: { pathPattern: '(' } }, 'match.pathPattern is not a valid regular'],
+    [{ type: 'requireSelector' }, 'requireSelector needs fieldSelector and/or labelSelector'],
   ])('rejects %j naming %s', (spec, field) => {
     let error: unknown;
     try {
@@ -356,35 +365,39 @@ describe('splitPoints', () => {
   });
 });
 
-describe('request log', () => {
-  it('keeps at least the last `requestLogLimit` requests, newest last, and filters them', () => {
-    const faults = new FaultInjector(undefined, { requestLogLimit: 10 });
-    for (let id = 1; id <= 100; id++) {
-      const req = new IncomingMessage(new Socket());
-      const res = new ServerResponse(req);
-      const verb = id % 2 === 0 ? 'list' : 'get';
-      faults.onRequest(watchCtx({ id, verb, query: new URLSearchParams() }), req, res);
-    }
+describe("request log (the server's, queried by the injector)", () => {
+  function record(id: number, verb: string, res?: ServerResponse): LogRecord {
+    const r = new LogRecord(id, 'GET', '/api/v1/namespaces/default/pods', '');
+    r.classify(watchCtx({ id, verb, query: new URLSearchParams() }));
+    if (res) r.track(res);
+    return r;
+  }
+
+  it('keeps at least the last `limit` requests, newest last, and the injector filters them', () => {
+    const log: RequestRecord[] = [];
+    for (let id = 1; id <= 100; id++) appendRequest(log, record(id, id % 2 === 0 ? 'list' : 'get'), 10);
+    const faults = new FaultInjector({ requestLog: log });
     const all = faults.requests();
     expect(all.length).toBeGreaterThanOrEqual(10);
-    expect(all.length).toBeLessThanOrEqual(12);
+    expect(all.length).toBeLessThanOrEqual(11);
     expect(all.at(-1)?.id).toBe(100);
     expect(all.map((r) => r.id)).toEqual([...all.map((r) => r.id)].sort((a, b) => a - b));
     expect(faults.requests({ verb: 'list' }).every((r) => r.id % 2 === 0)).toBe(true);
+    expect(queryRequests(log, { verb: 'get' }).length).toBeGreaterThan(0);
     faults.clearRequests();
     expect(faults.requests()).toEqual([]);
+    expect(log).toEqual([]);
   });
 
   it('records the status whether the handler calls writeHead or lets end() send implicit headers', () => {
-    const faults = new FaultInjector(undefined);
-    const req1 = new IncomingMessage(new Socket());
-    const res1 = new ServerResponse(req1);
-    faults.onRequest(watchCtx({ id: 1, verb: 'get' }), req1, res1);
+    const log: RequestRecord[] = [];
+    const faults = new FaultInjector({ requestLog: log });
+    const res1 = new ServerResponse(new IncomingMessage(new Socket()));
+    appendRequest(log, record(1, 'get', res1));
     res1.statusCode = 204;
     res1.end();
-    const req2 = new IncomingMessage(new Socket());
-    const res2 = new ServerResponse(req2);
-    faults.onRequest(watchCtx({ id: 2, verb: 'get' }), req2, res2);
+    const res2 = new ServerResponse(new IncomingMessage(new Socket()));
+    appendRequest(log, record(2, 'get', res2));
     res2.writeHead(418, { 'content-type': 'text/plain' });
     res2.end('x');
     expect(faults.requests().map((r) => [r.id, r.status])).toEqual([
@@ -392,5 +405,13 @@ describe('request log', () => {
       [2, 418],
     ]);
     expect(faults.requests({ status: 418 }).map((r) => r.id)).toEqual([2]);
+  });
+
+  it('has no log of its own: without a server log it answers empty', () => {
+    const faults = new FaultInjector(undefined);
+    faults.failRequests({ status: 500 });
+    const res = new ServerResponse(new IncomingMessage(new Socket()));
+    expect(faults.onRequest(watchCtx({ verb: 'get' }), new IncomingMessage(new Socket()), res)).toBe('f1');
+    expect(faults.requests()).toEqual([]);
   });
 });
