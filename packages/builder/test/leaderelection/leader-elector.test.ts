@@ -1,4 +1,4 @@
-import { type ApiClient, isNotFound, Namespace, newClient } from '@kubeloop/client';
+import { type ApiClient, isInvalid, isNotFound, Namespace, newClient } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
 import { type ApiServer, startApiServer } from '@kubeloop/envtest';
 import { FakeClock } from '@kubeloop/workqueue';
@@ -138,6 +138,14 @@ describe('LeaderElector (client-go tools/leaderelection) against envtest', () =>
       /not running in a cluster/,
     );
     expect(resolveLeaseNamespace('given', '/nonexistent')).toBe('given');
+  });
+
+  it('envtest validates Leases like kube-apiserver: leaseDurationSeconds 0 is refused (what a release must not write)', async () => {
+    const bad = api.create(LeaseKind, {
+      metadata: { namespace: 'le', name: leaseName() },
+      spec: { holderIdentity: '', leaseDurationSeconds: 0 },
+    });
+    await expect(bad).rejects.toSatisfy(isInvalid);
   });
 
   it('acquires a missing lease by creating it and renews it every retry period', async () => {
