@@ -22,6 +22,7 @@ export {
   type LeaderElectionMetrics,
   LeaderElector,
 } from './leader-elector.js';
+export { type ManagerLeaderElectionOptions, managerLeaderElector } from './manager-elector.js';
 export { formatMicroTime, type LeaderElectionRecord, type LeaseSpecJSON } from './record.js';
 export {
   defaultIdentity,

@@ -1,0 +1,31 @@
+import type { MetricsProvider } from '@kubeloop/workqueue';
+import type { Registry } from 'prom-client';
+import type { LeaderElectionMetrics } from '../leaderelection/leader-elector.js';
+import { type ControllerMetricsSink, controllerMetricsHook } from './controller-metrics.js';
+import { leaderElectionMetrics } from './leader-election-metrics.js';
+import { registerRestClientMetrics } from './rest-client-metrics.js';
+import { workqueueMetricsProvider } from './workqueue-metrics.js';
+
+/** Everything a manager reports to one registry. */
+export interface ManagerMetrics {
+  readonly registry: Registry;
+  /** For each controller (`ControllerOptions.metrics`). */
+  readonly controller: ControllerMetricsSink;
+  /** For each controller's queue (`ControllerOptions.queueMetricsProvider`). */
+  readonly queue: MetricsProvider;
+  readonly leaderElection: LeaderElectionMetrics;
+}
+
+/**
+ * Binds controller, workqueue, leader election and rest client metrics to `registry` (the rest client
+ * metrics subscribe to the process-wide client diagnostics channels once per registry).
+ */
+export function managerMetrics(registry: Registry): ManagerMetrics {
+  registerRestClientMetrics(registry);
+  return {
+    registry,
+    controller: controllerMetricsHook(registry),
+    queue: workqueueMetricsProvider(registry),
+    leaderElection: leaderElectionMetrics(registry),
+  };
+}
