@@ -1,74 +1,204 @@
-import type { Kind, KubeObject } from '@kubeloop/client';
+import { type Kind, type KubeObject, metadataOnly } from '@kubeloop/client';
 import { Controller, ControllerError, type ControllerOptions } from './controller.js';
-import { enqueueRequestForObject, type Predicate } from './handler.js';
+import { type EventHandler, enqueueRequestForObject, enqueueRequestForOwner } from './handler.js';
 import type { Manager } from './manager/manager.js';
+import type { Predicate } from './predicate.js';
 import type { Reconciler } from './reconcile.js';
-import { KindSource } from './source.js';
+import { KindSource, type Source } from './source.js';
 
 /** Options settable through `withOptions` (controller-runtime `controller.Options`). */
-export type BuilderControllerOptions = Omit<ControllerOptions, 'logger'>;
+export interface BuilderControllerOptions
+  extends Omit<ControllerOptions, 'logger' | 'metrics' | 'queueMetricsProvider'> {
+  /** Do not check that the name is unique in the manager (controller-runtime `SkipNameValidation`). @defaultValue false */
+  readonly skipNameValidation?: boolean;
+}
+
+/** Options of {@link ControllerBuilder.for} and {@link ControllerBuilder.watches}. */
+export interface BuilderWatchOptions<T extends KubeObject> {
+  /** Every predicate must pass an event of this watch (on top of `withEventFilter`). */
+  readonly predicates?: readonly Predicate<T>[];
+}
+
+/** Options of {@link ControllerBuilder.owns}. */
+export interface OwnsOptions<T extends KubeObject> extends BuilderWatchOptions<T> {
+  /** Only the owner reference marked `controller: true` counts (controller-runtime's default for `Owns`). @defaultValue true */
+  readonly onlyControllerOwner?: boolean;
+}
+
+interface WatchEntry {
+  readonly kind: Kind;
+  readonly handler: EventHandler;
+  readonly predicates: readonly Predicate[];
+}
+
+const NAME = /^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$/i;
+
+function checkKind(kind: Kind | undefined, where: string): asserts kind is Kind {
+  if (
+    !kind ||
+    typeof kind.apiVersion !== 'string' ||
+    typeof kind.kind !== 'string' ||
+    kind.apiVersion === '' ||
+    kind.kind === ''
+  ) {
+    throw new ControllerError(
+      `${where}: unknown kind ${JSON.stringify(kind)}; pass a kind descriptor such as Pod or kind('example.com/v1', 'Widget')`,
+    );
+  }
+}
 
 /**
  * The fluent builder (controller-runtime `pkg/builder`):
- * `newControllerManagedBy(mgr).for(Pod).complete(reconciler)` creates a controller named after the kind,
- * watching it through the manager's cache with `enqueueRequestForObject`, and adds it to the manager.
+ * `newControllerManagedBy(mgr).for(App).owns(ConfigMap).complete(reconciler)` creates a controller named
+ * after the `for` kind, watching that kind with `enqueueRequestForObject`, each owned kind with
+ * `enqueueRequestForOwner` (controller owner only, by default), and each `watches` with its handler — all
+ * through the manager's cache — and adds it to the manager. Misuse is reported by `build` with a
+ * {@link ControllerError} naming the problem.
  */
 export class ControllerBuilder {
-  #for: Kind | undefined;
+  #for: WatchEntry | undefined;
+  #forCalls = 0;
+  readonly #owns: Array<{ kind: Kind; options: OwnsOptions<KubeObject> }> = [];
+  readonly #watches: WatchEntry[] = [];
+  readonly #rawSources: Source[] = [];
+  readonly #globalPredicates: Predicate[] = [];
   #name: string | undefined;
-  readonly #predicates: Predicate[] = [];
   #options: BuilderControllerOptions = {};
 
   constructor(private readonly mgr: Manager) {}
 
-  /** The kind this controller reconciles. @throws ControllerError when called twice. */
-  for<T extends KubeObject>(kind: Kind<T>): this {
-    if (this.#for) throw new ControllerError('for() may only be called once');
-    this.#for = kind;
+  /** The kind this controller reconciles; its events enqueue the object itself. @throws ControllerError when called twice. */
+  for<T extends KubeObject>(kind: Kind<T>, options: BuilderWatchOptions<T> = {}): this {
+    if (++this.#forCalls > 1) throw new ControllerError('for() may only be called once');
+    this.#for = {
+      kind,
+      handler: enqueueRequestForObject(),
+      predicates: (options.predicates ?? []) as readonly Predicate[],
+    };
     return this;
   }
 
-  /** The controller's name (logs, metrics); must be unique in the manager. Default: the kind, lower-cased. */
-  named(name: string): this {
-    this.#name = name;
+  /**
+   * A kind this controller creates: an event of an object of `kind` enqueues its owner of the `for` kind
+   * (group and kind compared, version ignored). Only the controller owner unless `onlyControllerOwner: false`.
+   */
+  owns<T extends KubeObject>(kind: Kind<T>, options: OwnsOptions<T> = {}): this {
+    this.#owns.push({ kind, options: options as OwnsOptions<KubeObject> });
     return this;
   }
 
-  /** Predicates every event must pass (all of them). */
+  /** Events of `kind` go through `handler` (e.g. `enqueueRequestsFromMapFunc`) (controller-runtime `Watches`). */
+  watches<T extends KubeObject>(
+    kind: Kind<T>,
+    handler: EventHandler<T>,
+    options: BuilderWatchOptions<T> = {},
+  ): this {
+    this.#watches.push({
+      kind,
+      handler: handler as unknown as EventHandler,
+      predicates: (options.predicates ?? []) as readonly Predicate[],
+    });
+    return this;
+  }
+
+  /**
+   * Like `watches`, through a metadata-only informer: the handler and predicates get
+   * `PartialObjectMetadata` objects (apiVersion, kind, metadata), and the cache holds only metadata
+   * (controller-runtime `WatchesMetadata`).
+   */
+  watchesMetadata<T extends KubeObject>(
+    kind: Kind<T>,
+    handler: EventHandler<T>,
+    options: BuilderWatchOptions<T> = {},
+  ): this {
+    checkKind(kind, 'watchesMetadata');
+    return this.watches(metadataOnly(kind) as unknown as Kind<T>, handler, options);
+  }
+
+  /** A source the builder does not wrap: neither `withEventFilter` nor the cache apply (controller-runtime `WatchesRawSource`). */
+  watchesRawSource(source: Source): this {
+    this.#rawSources.push(source);
+    return this;
+  }
+
+  /** A predicate every event of `for`, `owns` and `watches` must pass (controller-runtime `WithEventFilter`). */
   withEventFilter<T extends KubeObject = KubeObject>(predicate: Predicate<T>): this {
-    this.#predicates.push(predicate as Predicate);
+    this.#globalPredicates.push(predicate as unknown as Predicate);
     return this;
   }
 
-  /** Controller options (`maxConcurrentReconciles`, `rateLimiter`, `cacheSyncTimeoutMs`). */
+  /** Controller options; later calls override earlier ones field by field. */
   withOptions(options: BuilderControllerOptions): this {
     this.#options = { ...this.#options, ...options };
     return this;
   }
 
+  /** The controller's name (logs, metrics); must be unique in the manager. Default: the `for` kind, lower-cased. */
+  named(name: string): this {
+    this.#name = name;
+    return this;
+  }
+
   /**
    * Builds the controller and adds it to the manager.
-   * @throws ControllerError without `for()`, or when the name is taken.
+   * @throws ControllerError — no `for` and no `named`; nothing to watch; `owns` without
+   *   `for`; an unknown (malformed) kind; a malformed name; a name already taken in the manager.
    */
   build(reconciler: Reconciler): Controller {
-    if (!this.#for) throw new ControllerError('must provide an object for reconciliation: call for(kind)');
-    const name = this.#name ?? this.#for.kind.toLowerCase();
-    if (!/^[a-zA-Z0-9][-a-zA-Z0-9_.]*$/.test(name)) {
-      throw new ControllerError(`controller name ${JSON.stringify(name)} must be a DNS-1123-like name`);
+    if (!this.#for && this.#watches.length === 0 && this.#rawSources.length === 0) {
+      throw new ControllerError(
+        'must provide an object for reconciliation: call for(kind), or watches() / watchesRawSource() with named()',
+      );
     }
-    this.mgr.registerControllerName(name);
+    if (this.#owns.length > 0 && !this.#for) {
+      throw new ControllerError('owns() can only be used together with for(kind)');
+    }
+    if (!this.#for && this.#name === undefined) {
+      throw new ControllerError('one of for(kind) or named(name) must be called');
+    }
+    if (this.#for) checkKind(this.#for.kind, 'for');
+    for (const o of this.#owns) checkKind(o.kind, 'owns');
+    for (const w of this.#watches) checkKind(w.kind, 'watches');
+    if (typeof reconciler?.reconcile !== 'function') {
+      throw new ControllerError(
+        'complete()/build() needs a Reconciler: an object with a reconcile(ctx, req) method',
+      );
+    }
+    const name = this.#name ?? (this.#for as WatchEntry).kind.kind.toLowerCase();
+    if (!NAME.test(name)) {
+      throw new ControllerError(
+        `controller name ${JSON.stringify(name)} must consist of letters, digits, '-', '_' or '.', and start and end with a letter or digit`,
+      );
+    }
+    const defaults = this.mgr.getControllerOptions();
+    const { skipNameValidation, ...options } = { ...defaults, ...this.#options };
+    if (!skipNameValidation) this.mgr.registerControllerName(name);
     const log = this.mgr.getLogger();
-    const ctrl = new Controller(name, reconciler, { ...this.#options, logger: log });
-    ctrl.watch(
-      new KindSource(
-        this.mgr.getCache(),
-        this.#for,
-        enqueueRequestForObject(),
-        this.#predicates,
-        log,
-        this.mgr.getRESTMapper(),
-      ),
-    );
+    const ctrl = new Controller(name, reconciler, { ...options, logger: log });
+    const mapper = this.mgr.getRESTMapper();
+    const cache = this.mgr.getCache();
+    const entries: WatchEntry[] = [];
+    if (this.#for) entries.push(this.#for);
+    for (const o of this.#owns) {
+      entries.push({
+        kind: o.kind,
+        handler: enqueueRequestForOwner(mapper, (this.#for as WatchEntry).kind, {
+          onlyController: o.options.onlyControllerOwner ?? true,
+        }),
+        predicates: o.options.predicates ?? [],
+      });
+    }
+    for (const w of this.#watches) entries.push(w);
+    for (const e of entries) {
+      ctrl.watch(
+        new KindSource(cache, e.kind, e.handler, {
+          predicates: [...this.#globalPredicates, ...e.predicates],
+          logger: log.child({ controller: name }),
+          restMapper: mapper,
+        }),
+      );
+    }
+    for (const s of this.#rawSources) ctrl.watch(s);
     this.mgr.add(ctrl);
     return ctrl;
   }

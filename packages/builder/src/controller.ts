@@ -1,27 +1,85 @@
 import { randomUUID } from 'node:crypto';
+import { withDeadline } from '@kubeloop/client';
 import {
+  type Clock,
   defaultControllerRateLimiter,
+  defaultPriorityQueueRateLimiter,
+  type MetricsProvider,
+  newPriorityQueue,
   newRateLimitingQueue,
+  type PriorityQueue,
   type RateLimiter,
   type RateLimitingQueue,
+  realClock,
 } from '@kubeloop/workqueue';
+import type { HandlerQueue } from './handler.js';
 import { signalWithTimeout } from './internal-signals.js';
 import { discardLogger, errorMessage, type Logger } from './logger.js';
 import type { Runnable } from './manager/runnable.js';
-import { type Reconciler, type Request, requestKey, TerminalError } from './reconcile.js';
+import { isTerminalError, type Reconciler, type Request, type Result, requestKey } from './reconcile.js';
 import type { Source } from './source.js';
+
+/** How one reconcile ended, as controller-runtime's `controller_runtime_reconcile_total{result}` labels it. */
+export type ReconcileResultLabel = 'success' | 'error' | 'requeue' | 'requeue_after';
+
+/**
+ * Where a controller reports what its metrics need (implemented by the builder's Prometheus metrics;
+ * controller-runtime `internal/controller/metrics`). Every method is called synchronously and must not throw.
+ */
+export interface ControllerMetricsHook {
+  /** Once, when the controller is created: zero-initialise its series. */
+  init(controller: string, maxConcurrentReconciles: number): void;
+  /** A worker started (+1) or finished (-1) a reconcile. */
+  activeWorkers(controller: string, delta: 1 | -1): void;
+  /**
+   * A reconcile ended. `seconds` runs from the moment a worker took the request off the queue (time
+   * spent queued is the workqueue's `queue_duration`); `terminal` and `panic` qualify an `error`.
+   */
+  reconciled(
+    controller: string,
+    outcome: { result: ReconcileResultLabel; seconds: number; terminal: boolean; panic: boolean },
+  ): void;
+  /** An event handler failed (e.g. a map function threw); counted, never fatal. */
+  handlerError?(controller: string): void;
+}
 
 /** Options of a {@link Controller} (controller-runtime `controller.Options`). */
 export interface ControllerOptions {
   /** Workers reconciling in parallel (never two for one request). @defaultValue 1 */
   readonly maxConcurrentReconciles?: number;
-  /** Per-request backoff. @defaultValue `defaultControllerRateLimiter()` (5 ms→1000 s per item, max with 10 qps/100 burst) */
+  /**
+   * Per-request backoff. @defaultValue with the priority queue, per-item exponential 5 ms → 1000 s
+   * (controller-runtime v0.23); with the plain queue, that and a 10 qps / 100 burst bucket, whichever is longer
+   */
   readonly rateLimiter?: RateLimiter<unknown>;
   /** How long `start` waits for its sources to sync, in ms. @defaultValue 120000 */
   readonly cacheSyncTimeoutMs?: number;
   readonly logger?: Logger;
   /** Whether the controller runs only on the leader. @defaultValue true (controller-runtime's default) */
   readonly needLeaderElection?: boolean;
+  /**
+   * Aborts each reconcile's `ctx.signal` this many ms after it starts (controller-runtime
+   * `ReconciliationTimeout`); a reconcile that then throws is retried with backoff. 0: none. @defaultValue 0
+   */
+  readonly reconciliationTimeoutMs?: number;
+  /**
+   * `true`: a reconciler that throws a programming error (`TypeError`, `ReferenceError`, `RangeError`,
+   * `SyntaxError`, `EvalError`, `URIError` — JavaScript's panics) is logged, counted as a panic and retried
+   * like any error. `false`: such an error is rethrown outside the controller, which crashes the process
+   * (controller-runtime `RecoverPanic`). Other errors are always retried. @defaultValue true
+   */
+  readonly recoverPanic?: boolean;
+  /**
+   * Use controller-runtime's priority queue (its default since v0.23): requests from initial lists and
+   * resyncs wait behind live changes. `false`: the plain rate-limiting queue (FIFO). @defaultValue true
+   */
+  readonly usePriorityQueue?: boolean;
+  /** Clock of the queue, the rate limiter and reconcile timing (tests inject a `FakeClock`). @defaultValue the real clock */
+  readonly clock?: Clock;
+  /** Receives the controller's metrics. */
+  readonly metrics?: ControllerMetricsHook;
+  /** Receives the queue's `workqueue_*` metrics (the queue is named after the controller). */
+  readonly queueMetricsProvider?: MetricsProvider;
 }
 
 /** A controller failed to start (e.g. its caches did not sync in time). Code `'ERR_CONTROLLER'`. */
@@ -30,22 +88,44 @@ export class ControllerError extends Error {
   override readonly name = 'ControllerError';
 }
 
+const PANIC_NAMES = new Set([
+  'TypeError',
+  'ReferenceError',
+  'RangeError',
+  'SyntaxError',
+  'EvalError',
+  'URIError',
+]);
+
+/** Whether a thrown value is one of JavaScript's programming errors (what Go would call a panic). */
+function isPanic(err: unknown): boolean {
+  return err instanceof Error && PANIC_NAMES.has(err.name);
+}
+
 /**
  * Workers over a rate-limited queue (controller-runtime `internal/controller`). Sources add requests;
  * each worker takes one, calls the reconciler, then: a thrown error → `addRateLimited` (a
- * {@link TerminalError} is only logged); `requeueAfterMs` → `forget` + `addAfter`; `requeue` →
+ * {@link TerminalError} is logged and forgotten); `requeueAfterMs` → `forget` + `addAfter`; `requeue` →
  * `addRateLimited`; otherwise `forget`. The queue guarantees one request is never reconciled by two
- * workers at once. On stop the queue shuts down and in-flight reconciles finish.
+ * workers at once. Once the signal aborts, no worker takes another request; reconciles in flight finish
+ * (their `ctx.signal` is aborted) and the manager waits for them.
  */
 export class Controller implements Runnable {
   readonly name: string;
   readonly queue: RateLimitingQueue<Request>;
+  readonly #pq: PriorityQueue<Request> | undefined;
   readonly #reconciler: Reconciler;
   readonly #sources: Source[] = [];
   readonly #workers: number;
   readonly #syncTimeoutMs: number;
+  readonly #timeoutMs: number;
+  readonly #recoverPanic: boolean;
+  readonly #clock: Clock;
+  readonly #metrics: ControllerMetricsHook | undefined;
   readonly #log: Logger;
   readonly #needLeaderElection: boolean;
+  readonly #handlerQueue: HandlerQueue;
+  #handlerErrors = 0;
   #started = false;
   #signal: AbortSignal | undefined;
 
@@ -54,13 +134,43 @@ export class Controller implements Runnable {
     this.#reconciler = reconciler;
     this.#workers = Math.max(1, options.maxConcurrentReconciles ?? 1);
     this.#syncTimeoutMs = options.cacheSyncTimeoutMs ?? 120_000;
+    this.#timeoutMs = options.reconciliationTimeoutMs ?? 0;
+    this.#recoverPanic = options.recoverPanic ?? true;
+    this.#clock = options.clock ?? realClock;
+    this.#metrics = options.metrics;
     this.#needLeaderElection = options.needLeaderElection ?? true;
     this.#log = (options.logger ?? discardLogger).child({ controller: name });
-    this.queue = newRateLimitingQueue<Request>({
+    const common = {
       name,
-      rateLimiter: options.rateLimiter ?? defaultControllerRateLimiter(),
       keyFn: requestKey,
-    });
+      clock: this.#clock,
+      ...(options.queueMetricsProvider ? { metricsProvider: options.queueMetricsProvider } : {}),
+    };
+    if (options.usePriorityQueue ?? true) {
+      this.#pq = newPriorityQueue<Request>({
+        ...common,
+        rateLimiter: options.rateLimiter ?? defaultPriorityQueueRateLimiter(),
+      });
+      this.queue = this.#pq;
+    } else {
+      this.queue = newRateLimitingQueue<Request>({
+        ...common,
+        rateLimiter: options.rateLimiter ?? defaultControllerRateLimiter(this.#clock),
+      });
+    }
+    const pq = this.#pq;
+    this.#handlerQueue = {
+      add: (req, opts) => {
+        if (pq && opts?.priority !== undefined) pq.add(req, { priority: opts.priority });
+        else this.queue.add(req);
+      },
+      handlerError: (err, details) => {
+        this.#handlerErrors++;
+        this.#metrics?.handlerError?.(name);
+        this.#log.error({ ...details, err }, 'event handler failed; the event is dropped');
+      },
+    };
+    this.#metrics?.init(name, this.#workers);
   }
 
   /** Whether the manager runs this controller only on the leader (controller-runtime `NeedLeaderElection`). */
@@ -68,84 +178,155 @@ export class Controller implements Runnable {
     return this.#needLeaderElection;
   }
 
+  /** How many times an event handler of this controller failed (a map function that threw or rejected). */
+  get handlerErrors(): number {
+    return this.#handlerErrors;
+  }
+
+  /** What sources and handlers write to: the queue, with priorities and handler-error reporting. */
+  get handlerQueue(): HandlerQueue {
+    return this.#handlerQueue;
+  }
+
   /** Adds a source; after start it is started at once. */
   watch(source: Source): void {
     this.#sources.push(source);
-    if (this.#signal) source.start(this.#signal, this.queue);
+    if (this.#signal) source.start(this.#signal, this.#handlerQueue);
   }
 
   /**
-   * Starts the sources, waits for them to sync, runs the workers until `signal` aborts, then drains.
-   * @throws ControllerError when started twice or when the sources do not sync in `cacheSyncTimeoutMs`.
+   * Starts the sources, waits for them to sync, runs the workers until `signal` aborts, then waits for the
+   * reconciles in flight.
+   * @throws ControllerError when started twice or when the sources do not sync in `cacheSyncTimeoutMs`
+   *   (its `cause` is the last lookup error of a source, e.g. a NoKindMatchError, when there is one).
    */
   async start(signal: AbortSignal): Promise<void> {
     if (this.#started) throw new ControllerError(`controller ${this.name} was already started`);
     this.#started = true;
     this.#signal = signal;
-    for (const s of this.#sources) s.start(signal, this.queue);
-    const syncWait = signalWithTimeout(signal, this.#syncTimeoutMs);
-    const synced = (await Promise.all(this.#sources.map((s) => s.waitForSync(syncWait.signal)))).every(
-      Boolean,
-    );
-    syncWait.clear();
-    if (!synced) {
-      this.queue.shutDown();
+    const onAbort = () => this.queue.shutDown();
+    if (signal.aborted) this.queue.shutDown();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      for (const s of this.#sources) s.start(signal, this.#handlerQueue);
+      const syncWait = signalWithTimeout(signal, this.#syncTimeoutMs);
+      let synced: boolean;
+      try {
+        synced = (await Promise.all(this.#sources.map((s) => s.waitForSync(syncWait.signal)))).every(Boolean);
+      } finally {
+        syncWait.clear();
+      }
+      if (!synced) {
+        this.queue.shutDown();
+        if (signal.aborted) return;
+        const why = this.#sources.map((s) => s.syncError?.()).find((e) => e !== undefined);
+        throw new ControllerError(
+          `controller ${this.name}: timed out waiting for caches to sync${why ? `: ${errorMessage(why)}` : ''}`,
+          ...(why ? [{ cause: why }] : []),
+        );
+      }
       if (signal.aborted) return;
-      const why = this.#sources.map((s) => s.syncError?.()).find((e) => e !== undefined);
-      throw new ControllerError(
-        `controller ${this.name}: timed out waiting for caches to sync${why ? `: ${errorMessage(why)}` : ''}`,
-        ...(why ? [{ cause: why }] : []),
-      );
+      this.#log.info({ workers: this.#workers }, 'Starting workers');
+      const workers = Array.from({ length: this.#workers }, () => this.#worker(signal));
+      await Promise.all(workers);
+      this.#log.info({}, 'All workers finished');
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      this.queue.shutDown();
     }
-    this.#log.info({ workers: this.#workers }, 'Starting workers');
-    const workers = Array.from({ length: this.#workers }, () => this.#worker(signal));
-    await new Promise<void>((resolve) => {
-      if (signal.aborted) return resolve();
-      signal.addEventListener('abort', () => resolve(), { once: true });
-    });
-    this.#log.info({}, 'Shutdown signal received, waiting for all workers to finish');
-    this.queue.shutDown();
-    await Promise.all(workers);
-    this.#log.info({}, 'All workers finished');
   }
 
   async #worker(signal: AbortSignal): Promise<void> {
     for (;;) {
-      const got = await this.queue.get();
-      if (got.shutdown) return;
-      const req = got.item;
+      let req: Request;
+      let priority: number | undefined;
+      if (this.#pq) {
+        const got = await this.#pq.getWithPriority();
+        if (got.shutdown) return;
+        req = got.item;
+        priority = got.priority;
+      } else {
+        const got = await this.queue.get();
+        if (got.shutdown) return;
+        req = got.item;
+      }
+      // Stopping: a queued backlog is not worked off with a dead signal (issue 16 item 9).
+      if (signal.aborted) {
+        this.queue.done(req);
+        return;
+      }
+      this.#metrics?.activeWorkers(this.name, 1);
       try {
-        await this.#reconcileHandler(req, signal);
+        await this.#reconcileHandler(req, priority, signal);
       } finally {
+        this.#metrics?.activeWorkers(this.name, -1);
         this.queue.done(req);
       }
     }
   }
 
-  async #reconcileHandler(req: Request, signal: AbortSignal): Promise<void> {
+  #requeueRateLimited(req: Request, priority: number | undefined): void {
+    if (this.#pq && priority !== undefined) this.#pq.add(req, { rateLimited: true, priority });
+    else this.queue.addRateLimited(req);
+  }
+
+  async #reconcileHandler(req: Request, priority: number | undefined, signal: AbortSignal): Promise<void> {
+    const startedAt = this.#clock.now();
     const reconcileID = randomUUID();
     const log = this.#log.child({ namespace: req.namespace, name: req.name, reconcileID });
-    let result: Awaited<ReturnType<Reconciler['reconcile']>>;
+    const deadline = this.#timeoutMs > 0 ? withDeadline(signal, this.#timeoutMs, this.#clock) : undefined;
+    const observe = (result: ReconcileResultLabel, terminal = false, panic = false) =>
+      this.#metrics?.reconciled(this.name, {
+        result,
+        seconds: (this.#clock.now() - startedAt) / 1000,
+        terminal,
+        panic,
+      });
+    // biome-ignore lint/suspicious/noConfusingVoidType: what Reconciler.reconcile may resolve to
+    let result: Result | undefined | void;
     try {
-      result = await this.#reconciler.reconcile({ signal, log, reconcileID }, req);
+      result = await this.#reconciler.reconcile(
+        { signal: deadline?.signal ?? signal, log, reconcileID },
+        req,
+      );
     } catch (err) {
-      if (err instanceof TerminalError) {
-        log.error({ err: errorMessage(err) }, 'Reconciler error (terminal, not retried)');
+      if (isPanic(err)) {
+        if (!this.#recoverPanic) {
+          observe('error', false, true);
+          // Crash, as an unrecovered Go panic does: rethrown outside any promise chain.
+          process.nextTick(() => {
+            throw err;
+          });
+          return;
+        }
+        log.error({ err }, 'Observed a panic in reconciler');
+      }
+      if (isTerminalError(err)) {
+        log.error({ err }, 'Reconciler error (terminal, not retried)');
         this.queue.forget(req);
+        observe('error', true, isPanic(err));
         return;
       }
-      log.error({ err: errorMessage(err) }, 'Reconciler error');
-      this.queue.addRateLimited(req);
+      const timedOut = deadline?.timedOut === true;
+      log.error({ err, ...(timedOut ? { timeoutMs: this.#timeoutMs } : {}) }, 'Reconciler error');
+      this.#requeueRateLimited(req, priority);
+      observe('error', false, isPanic(err));
       return;
+    } finally {
+      deadline?.dispose();
     }
     const after = result?.requeueAfterMs ?? 0;
     if (after > 0) {
       this.queue.forget(req);
-      this.queue.addAfter(req, after);
+      if (this.#pq && priority !== undefined) this.#pq.add(req, { after, priority });
+      else this.queue.addAfter(req, after);
+      observe('requeue_after');
     } else if (result?.requeue) {
-      this.queue.addRateLimited(req);
+      this.#requeueRateLimited(req, priority);
+      observe('requeue');
     } else {
       this.queue.forget(req);
+      observe('success');
     }
   }
 }

@@ -8,20 +8,41 @@
  */
 export {
   type BuilderControllerOptions,
+  type BuilderWatchOptions,
   ControllerBuilder,
   newControllerManagedBy,
+  type OwnsOptions,
 } from './builder.js';
-export { Controller, ControllerError, type ControllerOptions } from './controller.js';
 export {
+  Controller,
+  ControllerError,
+  type ControllerMetricsHook,
+  type ControllerOptions,
+  type ReconcileResultLabel,
+} from './controller.js';
+export {
+  type CreateEvent,
+  type DeleteEvent,
+  type EnqueueOptions,
+  type EnqueueRequestForOwnerOptions,
   type EventHandler,
   enqueueRequestForObject,
-  generationChangedPredicate,
-  type Predicate,
-  resourceVersionChangedPredicate,
+  enqueueRequestForOwner,
+  enqueueRequestsFromMapFunc,
+  type GenericEvent,
+  type HandlerQueue,
+  type MapFunc,
+  type UpdateEvent,
 } from './handler.js';
 export { discardLogger, errorMessage, type Logger, type NewLoggerOptions, newLogger } from './logger.js';
 export { GracefulShutdownTimeoutError, LeaderElectionLostError } from './manager/errors.js';
-export { type FieldIndexer, type Manager, type ManagerOptions, newManager } from './manager/manager.js';
+export {
+  type FieldIndexer,
+  type Manager,
+  type ManagerControllerOptions,
+  type ManagerOptions,
+  newManager,
+} from './manager/manager.js';
 export type {
   HTTPServerRunnable,
   LeaderElectionCallbacks,
@@ -29,6 +50,22 @@ export type {
   Runnable,
 } from './manager/runnable.js';
 export {
+  and,
+  annotationChangedPredicate,
+  type GenerationChangedOptions,
+  generationChangedPredicate,
+  labelChangedPredicate,
+  labelSelectorPredicate,
+  newPredicateFuncs,
+  not,
+  or,
+  type Predicate,
+  resourceVersionChangedPredicate,
+} from './predicate.js';
+export {
+  asReconciler,
+  isTerminalError,
+  type ObjectReconcileFunc,
   type ReconcileContext,
   type Reconciler,
   type Request,
@@ -38,4 +75,4 @@ export {
   TerminalError,
 } from './reconcile.js';
 export { SignalHandlerError, setupSignalHandler } from './signals.js';
-export { KindSource, type Source } from './source.js';
+export { ChannelSource, KindSource, type KindSourceOptions, type Source } from './source.js';

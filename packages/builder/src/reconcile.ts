@@ -1,3 +1,4 @@
+import { isNotFound, type Kind, type KubeObject, type Reader } from '@kubeloop/client';
 import type { Logger } from './logger.js';
 
 /** Names the object to reconcile (controller-runtime `reconcile.Request`). `namespace` is `''` for cluster-scoped objects. */
@@ -20,7 +21,7 @@ export interface Result {
 
 /** Per-reconcile context: Go's `context.Context` as a signal, plus a logger and the reconcile ID. */
 export interface ReconcileContext {
-  /** Aborted when the controller stops. */
+  /** Aborted when the controller stops, or when `reconciliationTimeoutMs` passes. */
   readonly signal: AbortSignal;
   /** Logger bound with `controller`, `namespace`, `name` and `reconcileID`. */
   readonly log: Logger;
@@ -43,10 +44,73 @@ export function reconcilerFunc(fn: Reconciler['reconcile']): Reconciler {
   return { reconcile: fn };
 }
 
-/** An error that retrying will not fix (controller-runtime `reconcile.TerminalError`). Code `'ERR_TERMINAL'`. */
+/** Reconciles one object already read from the cache (controller-runtime `reconcile.ObjectReconciler`). */
+export type ObjectReconcileFunc<T extends KubeObject> = (
+  ctx: ReconcileContext,
+  obj: T,
+  // biome-ignore lint/suspicious/noConfusingVoidType: nothing to ask for may return nothing
+) => Promise<Result | undefined | void>;
+
+/**
+ * A {@link Reconciler} that gets the request's object of `kind` through `reader` (usually the manager's
+ * cache-backed client) and calls `fn` with it; a request whose object is gone (NotFound) is done without
+ * calling `fn` (controller-runtime `reconcile.AsReconciler`). Other read errors are thrown (retried).
+ */
+export function asReconciler<T extends KubeObject>(
+  reader: Reader,
+  kind: Kind<T>,
+  fn: ObjectReconcileFunc<T>,
+): Reconciler {
+  return {
+    async reconcile(ctx, req) {
+      let obj: T;
+      try {
+        obj = await reader.get(kind, req, { signal: ctx.signal });
+      } catch (err) {
+        if (isNotFound(err)) return;
+        throw err;
+      }
+      return fn(ctx, obj);
+    },
+  };
+}
+
+const TERMINAL = Symbol.for('kubeloop.builder.TerminalError');
+
+/**
+ * An error that retrying will not fix (controller-runtime `reconcile.TerminalError`): logged, counted and
+ * not requeued. Code `'ERR_TERMINAL'`. Recognised by {@link isTerminalError} (and `instanceof`) also when it
+ * comes from another installed copy of this package: it carries a `Symbol.for` brand. Wrap another error
+ * with `new TerminalError(msg, { cause })`.
+ */
 export class TerminalError extends Error {
   readonly code = 'ERR_TERMINAL' as const;
   override readonly name = 'TerminalError';
+  readonly [TERMINAL] = true;
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // Subclasses keep plain prototype checks; TerminalError itself also accepts other copies' instances.
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the class instanceof was asked about (maybe a subclass)
+    if (this !== TerminalError) return Function.prototype[Symbol.hasInstance].call(this, value);
+    return hasBrand(value);
+  }
+}
+
+function hasBrand(v: unknown): boolean {
+  return typeof v === 'object' && v !== null && (v as { [TERMINAL]?: unknown })[TERMINAL] === true;
+}
+
+/**
+ * Whether `err` is, or wraps through its `cause` chain, a {@link TerminalError} from any copy of this
+ * package (controller-runtime checks `errors.Is(err, reconcile.TerminalError(nil))`).
+ */
+export function isTerminalError(err: unknown): boolean {
+  let e: unknown = err;
+  for (let depth = 0; depth < 16 && typeof e === 'object' && e !== null; depth++) {
+    if (hasBrand(e)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 /** The queue key of a request: `namespace/name` or `name`. */

@@ -1,78 +1,142 @@
 import type { Cache, ResourceEventHandlerRegistration } from '@kubeloop/cache';
+import { objectOfDelete } from '@kubeloop/cache';
 import {
+  Backoff,
+  type Clock,
   gvkOf,
   gvkString,
   isNoMatchError,
   type Kind,
   type KubeObject,
   type RESTMapper,
+  realClock,
+  sleep,
 } from '@kubeloop/client';
-import type { RateLimitingQueue } from '@kubeloop/workqueue';
-import type { EventHandler, Predicate } from './handler.js';
-import type { Logger } from './logger.js';
-import { errorMessage } from './logger.js';
-import type { Request } from './reconcile.js';
+import { LOW_PRIORITY } from '@kubeloop/workqueue';
+import type { EventHandler, HandlerQueue } from './handler.js';
+import { discardLogger, type Logger } from './logger.js';
+import type { Predicate } from './predicate.js';
 
 /** Source knows how to feed a controller's queue from somewhere (controller-runtime `source.Source`). */
 export interface Source {
-  /** Starts delivering into `queue`; stops when `signal` aborts. */
-  start(signal: AbortSignal, queue: RateLimitingQueue<Request>): void;
+  /** Starts delivering into `queue`; stops when `signal` aborts. Must not throw. */
+  start(signal: AbortSignal, queue: HandlerQueue): void;
   /** Resolves `true` once the source has delivered its initial state, `false` if `signal` aborts first. */
   waitForSync(signal: AbortSignal): Promise<boolean>;
   /** Why the source has not synced yet, when it knows (e.g. its kind is not served); shown in the timeout error. */
   syncError?(): unknown;
 }
 
+/** Calls `fn`, reporting a throw or a rejection of what it returns to `queue.handlerError`: never fatal, never unhandled. */
+function deliver(queue: HandlerQueue, details: Record<string, unknown>, fn: () => unknown): void {
+  try {
+    const r = fn();
+    if (r instanceof Promise) r.catch((err: unknown) => queue.handlerError(err, details));
+  } catch (err) {
+    queue.handlerError(err, details);
+  }
+}
+
+/** The same queue, with requests added at {@link LOW_PRIORITY} unless the handler chose a priority. */
+function lowPriority(queue: HandlerQueue): HandlerQueue {
+  return {
+    add: (req, options) => queue.add(req, { priority: options?.priority ?? LOW_PRIORITY }),
+    handlerError: (err, details) => queue.handlerError(err, details),
+  };
+}
+
+/** Options of {@link KindSource}. */
+export interface KindSourceOptions<T extends KubeObject> {
+  /** Every predicate must pass an event before the handler sees it. */
+  readonly predicates?: readonly Predicate<T>[];
+  readonly logger?: Logger;
+  /**
+   * When given, the source first waits until the kind is served (controller-runtime's `source.Kind`): a
+   * lookup that fails — a kind not served yet (a CRD not installed), a 503 or a refused connection while
+   * the API server restarts — is retried with backoff until the controller's sync timeout; the first
+   * failure of each kind of error is logged, the last one is kept for `syncError()`.
+   */
+  readonly restMapper?: RESTMapper;
+  /** Clock for the lookup backoff (tests inject a fake). @defaultValue the real clock */
+  readonly clock?: Clock;
+}
+
 /**
  * Events of one kind from the manager's cache (controller-runtime `source.Kind`): the kind's shared
- * informer, filtered by predicates (all must pass), mapped to requests by the handler.
+ * informer, filtered by predicates (all must pass), mapped to requests by the handler. Events from the
+ * informer's initial list and resyncs (an update whose old and new object are the same version) go to the
+ * queue at {@link LOW_PRIORITY}, so live changes overtake a start-up backlog (controller-runtime's
+ * `WithLowPriorityWhenUnchanged`, the default with its priority queue).
  */
 export class KindSource<T extends KubeObject = KubeObject> implements Source {
+  readonly #cache: Cache;
+  readonly #kind: Kind<T>;
+  readonly #handler: EventHandler<T>;
+  readonly #options: KindSourceOptions<T>;
+  readonly #log: Logger;
   #registration: ResourceEventHandlerRegistration | undefined;
+  #registered: Promise<boolean> | undefined;
   #syncError: unknown;
 
-  constructor(
-    private readonly cache: Cache,
-    private readonly kind: Kind<T>,
-    private readonly handler: EventHandler<T>,
-    private readonly predicates: readonly Predicate<T>[] = [],
-    private readonly log?: Logger,
-    /** When given, `waitForSync` first waits for the kind to be served (controller-runtime's Kind source). */
-    private readonly restMapper?: RESTMapper,
-  ) {}
+  constructor(cache: Cache, kind: Kind<T>, handler: EventHandler<T>, options: KindSourceOptions<T> = {}) {
+    this.#cache = cache;
+    this.#kind = kind;
+    this.#handler = handler;
+    this.#options = options;
+    this.#log = options.logger ?? discardLogger;
+  }
 
-  start(signal: AbortSignal, queue: RateLimitingQueue<Request>): void {
-    const informer = this.cache.getInformer(this.kind);
-    const ps = this.predicates;
-    const guard = (what: string, fn: () => void) => {
-      try {
-        fn();
-      } catch (err) {
-        this.log?.error(
-          { kind: this.kind.kind, event: what, err: errorMessage(err) },
-          'event handler failed',
-        );
-      }
-    };
-    this.#registration = informer.addEventHandler({
-      onAdd: (obj) =>
-        guard('create', () => ps.every((p) => p.create?.(obj) ?? true) && this.handler.create(obj, queue)),
+  start(signal: AbortSignal, queue: HandlerQueue): void {
+    this.#registered = this.#register(signal, queue);
+  }
+
+  async #register(signal: AbortSignal, queue: HandlerQueue): Promise<boolean> {
+    const mapper = this.#options.restMapper;
+    if (mapper && !(await this.#waitForKind(mapper, signal))) return false;
+    if (signal.aborted) return false;
+    const ps = this.#options.predicates ?? [];
+    const handler = this.#handler;
+    const kind = this.#kind.kind;
+    const low = lowPriority(queue);
+    this.#registration = this.#cache.getInformer(this.#kind).addEventHandler({
+      onAdd: (obj, isInInitialList) =>
+        deliver(queue, { kind, event: 'create' }, () => {
+          if (ps.every((p) => p.create?.(obj) ?? true))
+            return handler.create({ object: obj, isInInitialList }, isInInitialList ? low : queue);
+        }),
       onUpdate: (a, b) =>
-        guard('update', () => ps.every((p) => p.update?.(a, b) ?? true) && this.handler.update(a, b, queue)),
-      onDelete: (obj) =>
-        guard('delete', () => ps.every((p) => p.delete?.(obj) ?? true) && this.handler.delete(obj, queue)),
+        deliver(queue, { kind, event: 'update' }, () => {
+          if (!ps.every((p) => p.update?.(a, b) ?? true)) return;
+          const resync = a === b || a.metadata?.resourceVersion === b.metadata?.resourceVersion;
+          return handler.update({ objectOld: a, objectNew: b }, resync ? low : queue);
+        }),
+      onDelete: (tomb) =>
+        deliver(queue, { kind, event: 'delete' }, () => {
+          const obj = objectOfDelete(tomb);
+          const deleteStateUnknown = obj !== tomb;
+          if (ps.every((p) => p.delete?.(obj, deleteStateUnknown) ?? true))
+            return handler.delete({ object: obj, deleteStateUnknown }, queue);
+        }),
     });
     signal.addEventListener('abort', () => this.#registration?.remove(), { once: true });
+    return true;
   }
 
   /**
-   * Waits for the kind's informer to sync. With a RESTMapper, first waits until the kind is served: a kind
-   * that is not (a CRD not installed yet) is logged once, naming it, and looked up again with backoff until
-   * `signal` aborts (controller-runtime's `source.Kind`); `syncError()` then holds the NoKindMatchError.
+   * Resolves `true` once the kind is served, the handler registered and the informer synced; `false` if
+   * `signal` aborts first. {@link KindSource.syncError} then tells why, when a lookup failed.
    */
   async waitForSync(signal: AbortSignal): Promise<boolean> {
-    if (this.restMapper && !(await this.#waitForKind(this.restMapper, signal))) return false;
-    return this.cache.getInformer(this.kind).waitForSync(signal);
+    if (!this.#registered) return false;
+    const registered = await Promise.race([
+      this.#registered,
+      new Promise<boolean>((resolve) => {
+        if (signal.aborted) resolve(false);
+        else signal.addEventListener('abort', () => resolve(false), { once: true });
+      }),
+    ]);
+    if (!registered) return false;
+    return this.#cache.getInformer(this.#kind).waitForSync(signal);
   }
 
   syncError(): unknown {
@@ -80,33 +144,94 @@ export class KindSource<T extends KubeObject = KubeObject> implements Source {
   }
 
   async #waitForKind(mapper: RESTMapper, signal: AbortSignal): Promise<boolean> {
-    let delayMs = 100;
+    const clock = this.#options.clock ?? realClock;
+    const backoff = new Backoff({ initialMs: 100, maxMs: 10_000, factor: 2, jitter: 0.1, clock });
+    const seen = new Set<string>();
+    const gvk = gvkString(gvkOf(this.#kind));
     for (;;) {
       try {
-        await mapper.restMapping(gvkOf(this.kind));
+        await mapper.restMapping(gvkOf(this.#kind));
         this.#syncError = undefined;
         return true;
       } catch (err) {
-        if (!isNoMatchError(err)) throw err;
-        if (this.#syncError === undefined)
-          this.log?.error(
-            { kind: gvkString(gvkOf(this.kind)), err: errorMessage(err) },
-            'kind is not served by the API server; if it is a CRD, it should be installed before the controller starts',
-          );
         this.#syncError = err;
+        const sort = errorSort(err);
+        if (!seen.has(sort)) {
+          seen.add(sort);
+          this.#log.error(
+            { kind: gvk, err },
+            isNoMatchError(err)
+              ? 'kind is not served by the API server; if it is a CRD, it should be installed before the controller starts'
+              : 'looking up the kind failed; retrying until the cache sync timeout',
+          );
+        }
       }
       if (signal.aborted) return false;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          signal.removeEventListener('abort', done);
-          resolve();
-        };
-        const timer = setTimeout(done, delayMs);
-        signal.addEventListener('abort', done, { once: true });
-      });
-      if (signal.aborted) return false;
-      delayMs = Math.min(delayMs * 2, 10_000);
+      try {
+        await sleep(backoff.nextDelayMs(), signal, clock);
+      } catch {
+        return false;
+      }
     }
+  }
+}
+
+/** A key telling kinds of errors apart for "log the first of each": the code, reason or name. */
+function errorSort(err: unknown): string {
+  if (typeof err !== 'object' || err === null) return typeof err;
+  const e = err as { code?: unknown; reason?: unknown; name?: unknown; status?: { reason?: unknown } };
+  return String(e.status?.reason ?? e.reason ?? e.code ?? e.name ?? 'Error');
+}
+
+/**
+ * Events from any async iterable — a timer, a webhook, another system (controller-runtime `source.Channel`):
+ * each object it yields goes through the predicates' `generic` and the handler's `generic` (which must
+ * exist). Synced from the start. The iteration is stopped (`return()`) when the controller stops; a failure
+ * of the iterable is logged and ends the source.
+ */
+export class ChannelSource<T extends KubeObject = KubeObject> implements Source {
+  /** @throws TypeError when `handler` has no `generic` method. */
+  constructor(
+    private readonly events: AsyncIterable<T>,
+    private readonly handler: EventHandler<T>,
+    private readonly options: {
+      readonly predicates?: readonly Predicate<T>[];
+      readonly logger?: Logger;
+    } = {},
+  ) {
+    if (!handler.generic) throw new TypeError('ChannelSource: the handler has no generic() method');
+  }
+
+  start(signal: AbortSignal, queue: HandlerQueue): void {
+    const generic = this.handler.generic;
+    if (!generic) return;
+    const ps = this.options.predicates ?? [];
+    const it = this.events[Symbol.asyncIterator]();
+    const stop = () => void it.return?.().catch(() => undefined);
+    signal.addEventListener('abort', stop, { once: true });
+    void (async () => {
+      try {
+        while (!signal.aborted) {
+          const next = await it.next();
+          if (next.done || signal.aborted) break;
+          const obj = next.value;
+          deliver(queue, { source: 'channel', event: 'generic' }, () => {
+            if (ps.every((p) => p.generic?.(obj) ?? true))
+              return generic.call(this.handler, { object: obj }, queue);
+          });
+        }
+      } catch (err) {
+        (this.options.logger ?? discardLogger).error(
+          { err },
+          'channel source failed; no more events from it',
+        );
+      } finally {
+        signal.removeEventListener('abort', stop);
+      }
+    })();
+  }
+
+  async waitForSync(): Promise<boolean> {
+    return true;
   }
 }

@@ -1,7 +1,8 @@
-import { ItemExponentialFailureRateLimiter, type RateLimitingQueue } from '@kubeloop/workqueue';
+import { ItemExponentialFailureRateLimiter } from '@kubeloop/workqueue';
 import { describe, expect, it } from 'vitest';
 import {
   Controller,
+  type HandlerQueue,
   type Logger,
   type Reconciler,
   type Request,
@@ -12,8 +13,8 @@ import {
 
 /** Pushes requests straight into the controller's queue (like controller-runtime's `source.Channel`). */
 class PushSource implements Source {
-  queue: RateLimitingQueue<Request> | undefined;
-  start(_signal: AbortSignal, queue: RateLimitingQueue<Request>): void {
+  queue: HandlerQueue | undefined;
+  start(_signal: AbortSignal, queue: HandlerQueue): void {
     this.queue = queue;
   }
   async waitForSync(): Promise<boolean> {
@@ -81,7 +82,10 @@ describe('Controller', () => {
     expect(calls).toEqual(['a', 'a', 'a', 'a']);
     const errors = lines.filter((l) => l.msg === 'Reconciler error');
     expect(errors).toHaveLength(3);
-    expect(errors[0]).toMatchObject({ controller: 'retry', namespace: 'ns', name: 'a', err: 'not yet' });
+    expect(errors[0]).toMatchObject({ controller: 'retry', namespace: 'ns', name: 'a' });
+    // The error is logged whole (stack and cause), not as its message.
+    expect(errors[0]?.err).toBeInstanceOf(Error);
+    expect(String(errors[0]?.err)).toBe('Error: not yet');
     expect(typeof errors[0]?.reconcileID).toBe('string');
   });
 

@@ -10,7 +10,8 @@ import {
   type TransportOptions,
 } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
-import { ControllerError } from '../controller.js';
+import type { BuilderControllerOptions } from '../builder.js';
+import { ControllerError, type ControllerOptions } from '../controller.js';
 import { signalWithTimeout } from '../internal-signals.js';
 import { discardLogger, type Logger } from '../logger.js';
 import { DelegatingClient } from './delegating-client.js';
@@ -43,7 +44,16 @@ export interface ManagerOptions {
    * Absent: this replica always leads (controller-runtime `LeaderElection: false`).
    */
   readonly leaderElector?: LeaderElectorHook;
+  /**
+   * Defaults for every controller the builder makes in this manager (controller-runtime
+   * `Options.Controller`); `withOptions` overrides them per controller.
+   */
+  readonly controller?: ManagerControllerOptions;
 }
+
+/** Controller defaults of a manager: builder options plus the metrics hooks the manager's metrics set. */
+export type ManagerControllerOptions = BuilderControllerOptions &
+  Pick<ControllerOptions, 'metrics' | 'queueMetricsProvider'>;
 
 /** FieldIndexer knows how to index a field of a kind for cached `list` field selectors (controller-runtime `client.FieldIndexer`). */
 export interface FieldIndexer {
@@ -94,6 +104,8 @@ export interface Manager {
    *   LeaderElectionLostError when the lease is lost; GracefulShutdownTimeoutError when stopping overran.
    */
   start(signal: AbortSignal): Promise<void>;
+  /** Defaults for controllers built in this manager (controller-runtime `GetControllerOptions`). */
+  getControllerOptions(): ManagerControllerOptions;
   /** Registers a controller name; @throws ControllerError when it is taken (names must be unique). @internal */
   registerControllerName(name: string): void;
 }
@@ -179,6 +191,9 @@ class ControllerManager implements Manager {
   }
   elected(): Promise<void> {
     return this.#elected;
+  }
+  getControllerOptions(): ManagerControllerOptions {
+    return this.#options.controller ?? {};
   }
 
   registerControllerName(name: string): void {

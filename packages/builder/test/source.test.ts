@@ -1,0 +1,212 @@
+import type { Cache, ResourceEventHandler } from '@kubeloop/cache';
+import {
+  FakeClock,
+  type KubeObject,
+  kind,
+  NoKindMatchError,
+  type RESTMapper,
+  StaticRESTMapper,
+  StatusError,
+} from '@kubeloop/client';
+import { LOW_PRIORITY } from '@kubeloop/workqueue';
+import { describe, expect, it, vi } from 'vitest';
+import {
+  ChannelSource,
+  type EnqueueOptions,
+  enqueueRequestForObject,
+  type HandlerQueue,
+  KindSource,
+  type Logger,
+  type Request,
+} from '../src/index.js';
+
+const Widget = kind('example.com/v1', 'Widget');
+const mapping = {
+  gvk: { group: 'example.com', version: 'v1', kind: 'Widget' },
+  resource: { group: 'example.com', version: 'v1', resource: 'widgets' },
+  scope: 'Namespaced' as const,
+};
+
+/** A cache with one fake informer whose handler the test drives. */
+function fakeCache() {
+  let handler: ResourceEventHandler | undefined;
+  let synced = false;
+  const informer = {
+    addEventHandler: (h: ResourceEventHandler) => {
+      handler = h;
+      return { hasSynced: () => synced, remove: () => (handler = undefined) };
+    },
+    waitForSync: async () => {
+      await vi.waitFor(() => expect(synced).toBe(true));
+      return true;
+    },
+  };
+  const cache = { getInformer: () => informer } as unknown as Cache;
+  return {
+    cache,
+    handler: () => handler,
+    sync: () => {
+      synced = true;
+    },
+  };
+}
+
+function recordingQueue() {
+  const added: Array<Request & EnqueueOptions> = [];
+  const errors: unknown[] = [];
+  const q: HandlerQueue = {
+    add: (req, options) => added.push({ ...req, ...options }),
+    handlerError: (err) => errors.push(err),
+  };
+  return { q, added, errors };
+}
+
+function logLines() {
+  const lines: Array<{ msg: string; err?: unknown }> = [];
+  const log: Logger = {
+    debug: () => {},
+    info: () => {},
+    warn: () => {},
+    error: (f, msg) => lines.push({ msg, err: f.err }),
+    child: () => log,
+  };
+  return { log, lines };
+}
+
+const w = (name: string, rv = '1'): KubeObject => ({
+  apiVersion: 'example.com/v1',
+  kind: 'Widget',
+  metadata: { namespace: 'ns', name, resourceVersion: rv },
+});
+
+describe('KindSource (controller-runtime source.Kind)', () => {
+  it('issue 16 item 6: a transient discovery error (503, connection refused) is retried until the kind resolves; the first of each kind of error is logged', async () => {
+    const clock = new FakeClock();
+    const failures: unknown[] = [
+      new StatusError({
+        apiVersion: 'v1',
+        kind: 'Status',
+        status: 'Failure',
+        code: 503,
+        reason: 'ServiceUnavailable',
+        message: 'apiserver restarting',
+      }),
+      new StatusError({
+        apiVersion: 'v1',
+        kind: 'Status',
+        status: 'Failure',
+        code: 503,
+        reason: 'ServiceUnavailable',
+        message: 'apiserver restarting',
+      }),
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' }),
+      new NoKindMatchError('kind "Widget" in version "example.com/v1"'),
+    ];
+    let lookups = 0;
+    const mapper = {
+      restMapping: async () => {
+        lookups++;
+        const f = failures.shift();
+        if (f) throw f;
+        return mapping;
+      },
+    } as unknown as RESTMapper;
+    const { log, lines } = logLines();
+    const fc = fakeCache();
+    const src = new KindSource(fc.cache, Widget, enqueueRequestForObject(), {
+      restMapper: mapper,
+      logger: log,
+      clock,
+    });
+    const ac = new AbortController();
+    src.start(ac.signal, recordingQueue().q);
+    const synced = src.waitForSync(ac.signal);
+    for (let i = 0; i < 50 && lookups < 5; i++) {
+      await new Promise((r) => setImmediate(r));
+      clock.step(1000);
+    }
+    await vi.waitFor(() => expect(fc.handler()).toBeDefined());
+    fc.sync();
+    expect(await synced).toBe(true);
+    expect(lookups).toBe(5);
+    expect(src.syncError()).toBeUndefined();
+    // One line per kind of error: the 503 (twice, logged once), the refused connection, the no-match.
+    expect(lines.map((l) => l.msg)).toEqual([
+      'looking up the kind failed; retrying until the cache sync timeout',
+      'looking up the kind failed; retrying until the cache sync timeout',
+      expect.stringMatching(/not served/),
+    ]);
+    expect(lines[0]?.err).toBeInstanceOf(StatusError);
+    ac.abort();
+  });
+
+  it('issue 16 item 6: when the sync wait ends first, the last lookup error is kept for the final error', async () => {
+    const clock = new FakeClock();
+    let n = 0;
+    const mapper = {
+      restMapping: async () => {
+        throw n++ === 0 ? new Error('connect ECONNREFUSED') : new NoKindMatchError('kind "Widget"');
+      },
+    } as unknown as RESTMapper;
+    const fc = fakeCache();
+    const src = new KindSource(fc.cache, Widget, enqueueRequestForObject(), { restMapper: mapper, clock });
+    const ac = new AbortController();
+    src.start(ac.signal, recordingQueue().q);
+    const wait = new AbortController();
+    const synced = src.waitForSync(wait.signal);
+    for (let i = 0; i < 5; i++) {
+      await new Promise((r) => setImmediate(r));
+      clock.step(1000);
+    }
+    wait.abort();
+    expect(await synced).toBe(false);
+    expect(src.syncError()).toBeInstanceOf(NoKindMatchError);
+    ac.abort();
+  });
+
+  it('initial-list events and resyncs are enqueued at low priority, live changes at the default; predicates filter; handler failures are reported', async () => {
+    const fc = fakeCache();
+    const { q, added, errors } = recordingQueue();
+    const src = new KindSource(fc.cache, Widget, enqueueRequestForObject(), {
+      restMapper: new StaticRESTMapper([mapping]),
+      predicates: [{ create: (o) => o.metadata?.name !== 'skip' }],
+    });
+    const ac = new AbortController();
+    src.start(ac.signal, q);
+    await vi.waitFor(() => expect(fc.handler()).toBeDefined());
+    const h = fc.handler() as ResourceEventHandler;
+    h.onAdd?.(w('listed'), true);
+    h.onAdd?.(w('skip'), false);
+    h.onAdd?.(w('live'), false);
+    const same = w('resynced', '7');
+    h.onUpdate?.(same, same);
+    h.onUpdate?.(w('changed', '1'), w('changed', '2'));
+    expect(added).toEqual([
+      { namespace: 'ns', name: 'listed', priority: LOW_PRIORITY },
+      { namespace: 'ns', name: 'live' },
+      { namespace: 'ns', name: 'resynced', priority: LOW_PRIORITY },
+      { namespace: 'ns', name: 'changed' },
+    ]);
+    expect(errors).toEqual([]);
+    ac.abort();
+    expect(fc.handler()).toBeUndefined();
+  });
+});
+
+describe('ChannelSource (controller-runtime source.Channel)', () => {
+  it('delivers each object of an async iterable to the handler generic method, filtered by generic predicates', async () => {
+    async function* ticks() {
+      yield w('a');
+      yield w('b');
+      yield w('c');
+    }
+    const { q, added } = recordingQueue();
+    const src = new ChannelSource(ticks(), enqueueRequestForObject(), {
+      predicates: [{ generic: (o) => o.metadata?.name !== 'b' }],
+    });
+    expect(await src.waitForSync()).toBe(true);
+    src.start(new AbortController().signal, q);
+    await vi.waitFor(() => expect(added.map((r) => r.name)).toEqual(['a', 'c']));
+    expect(() => new ChannelSource(ticks(), { create() {}, update() {}, delete() {} })).toThrow(TypeError);
+  });
+});
