@@ -2,22 +2,34 @@
  * @packageDocumentation
  * `@kubeloop/cache` keeps local, indexed copies of Kubernetes objects in step with the API server: the
  * `Reflector` (list, then watch from the list's resourceVersion; re-watch, relist on 410, backoff), the
- * `Indexer` store with secondary indexes, the `SharedIndexInformer` (many handlers, `hasSynced`,
- * tombstones for deletes found by a relist) and the per-kind `InformerCache` whose `Reader` serves reads
- * from memory. Mirrors client-go `tools/cache` and controller-runtime `pkg/cache`.
+ * `Indexer` store with secondary indexes, the in-order `RealFIFO`, the `SharedIndexInformer` (many handlers,
+ * `hasSynced`, tombstones for deletes found by a relist) and the per-kind `InformerCache` whose `Reader`
+ * serves reads from memory. Mirrors client-go `tools/cache` and controller-runtime `pkg/cache`.
  */
-
+export type { BackoffOptions } from '@kubeloop/client';
 export { CompactIndexer, type CompactIndexerOptions } from './compact-store.js';
 export {
+  type Delta,
+  type DeltaType,
+  FIFOClosedError,
+  type KeyListerGetter,
+  RealFIFO,
+  type RealFIFOOptions,
+} from './fifo.js';
+export {
+  type ByObject,
   type Cache,
   CacheNotStartedError,
+  CacheOptionsError,
   CacheUnsupportedError,
+  DEFAULT_SYNC_PERIOD_MS,
+  FieldNotIndexedError,
   fieldIndexName,
   InformerCache,
   type InformerCacheOptions,
   type Informers,
+  ResourceNotCachedError,
 } from './informer-cache.js';
-export type { BackoffOptions } from './internal/backoff.js';
 export {
   type ListCallOptions,
   type ListerWatcher,
@@ -25,10 +37,19 @@ export {
   listWatchFor,
   type WatchCallOptions,
 } from './list-watch.js';
-export { type CacheLogger, discardLogger } from './logger.js';
-export { Reflector, type ReflectorOptions, type ReflectorStore, VeryShortWatchError } from './reflector.js';
 export {
+  INITIAL_EVENTS_END_ANNOTATION,
+  isTooLargeResourceVersionError,
+  Reflector,
+  type ReflectorOptions,
+  type ReflectorStore,
+  VeryShortWatchError,
+} from './reflector.js';
+export {
+  type HandlerOptions,
+  type Informer,
   InformerError,
+  type InformerStatus,
   type ResourceEventHandler,
   type ResourceEventHandlerRegistration,
   SharedIndexInformer,
@@ -50,3 +71,10 @@ export {
   StoreError,
   splitMetaNamespaceKey,
 } from './store.js';
+export {
+  composeTransforms,
+  LAST_APPLIED_CONFIG_ANNOTATION,
+  stripLastAppliedConfiguration,
+  stripManagedFields,
+  type TransformFunc,
+} from './transforms.js';

@@ -1,39 +1,101 @@
 import {
   type Client,
-  formatLabelSelector,
+  type Clock,
+  discardLogger,
+  type FieldSelectorInput,
   type GetOptions,
   gvkOf,
   gvkString,
   type Kind,
   type KubeObject,
+  type LabelRequirement,
+  type LabelSelectorInput,
+  type LabelSelectorObject,
   type ListOptions,
+  type Logger,
   matchesLabelRequirements,
+  NoKindMatchError,
   newNotFound,
   type ObjectKey,
   type ObjectList,
   parseLabelSelector,
   type Reader,
+  SelectorParseError,
   StatusError,
 } from '@kubeloop/client';
+import { parseFieldSelectorRequirements } from './internal/field-selector.js';
+import { MultiNamespaceInformer } from './internal/multi-namespace-informer.js';
 import { listWatchFor } from './list-watch.js';
-import { type CacheLogger, discardLogger } from './logger.js';
-import { SharedIndexInformer, type SharedIndexInformerOptions } from './shared-index-informer.js';
-import { type IndexerReader, metaNamespaceKeyFunc, NAMESPACE_INDEX } from './store.js';
+import {
+  type Informer,
+  SharedIndexInformer,
+  type SharedIndexInformerOptions,
+} from './shared-index-informer.js';
+import { type IndexerReader, NAMESPACE_INDEX } from './store.js';
+import type { TransformFunc } from './transforms.js';
 
-/** Options of {@link InformerCache}. */
+/** Per-kind overrides of the cache-wide defaults (controller-runtime `cache.ByObject`). */
+export interface ByObject<T extends KubeObject = KubeObject> {
+  readonly kind: Kind<T>;
+  /** Watch only these namespaces (one informer each, merged reads). Overrides `defaultNamespaces`. */
+  readonly namespaces?: readonly string[];
+  /** Overrides `defaultLabelSelector`. */
+  readonly labelSelector?: LabelSelectorInput;
+  /** Overrides `defaultFieldSelector`. */
+  readonly fieldSelector?: FieldSelectorInput;
+  /** Overrides `defaultTransform`; `null` turns the default off for this kind. */
+  readonly transform?: TransformFunc<T> | null;
+  /** Overrides `syncPeriodMs`. */
+  readonly syncPeriodMs?: number;
+  /** Overrides `useWatchList`. */
+  readonly useWatchList?: boolean;
+}
+
+/** Options of {@link InformerCache} (controller-runtime `cache.Options`). */
 export interface InformerCacheOptions {
   /** Lists and watches go through this client (the live API client). */
   readonly client: Client;
-  /** Watch only this namespace (controller-runtime `DefaultNamespaces` with one entry). Absent: all. */
+  /**
+   * Watch only these namespaces: one informer per namespace for namespaced kinds, reads merged across them,
+   * never a cluster-wide request (controller-runtime `DefaultNamespaces`). Cluster-scoped kinds get one
+   * cluster-wide informer. Absent or empty: all namespaces.
+   */
+  readonly defaultNamespaces?: readonly string[];
+  /** @deprecated use `defaultNamespaces: [namespace]`. */
   readonly namespace?: string;
-  /** Resync period of every informer, in ms; 0 disables. @defaultValue 0 */
+  /** Only objects matching this label selector are cached (a restricted cache: others read as NotFound). */
+  readonly defaultLabelSelector?: LabelSelectorInput;
+  /** Only objects matching this field selector are cached. */
+  readonly defaultFieldSelector?: FieldSelectorInput;
+  /** Applied to every object before it is cached (e.g. `stripManagedFields`); `byObject` may override. */
+  readonly defaultTransform?: TransformFunc;
+  /** @deprecated use `defaultTransform`. */
+  readonly transform?: TransformFunc;
+  /** Per-kind overrides. @throws CacheOptionsError (from the constructor) when a kind appears twice. */
+  readonly byObject?: readonly ByObject[];
+  /**
+   * Resync period of every informer, in ms, jittered ±10 % per period; 0 disables
+   * (controller-runtime `SyncPeriod`). @defaultValue 36 000 000 (10 h)
+   */
+  readonly syncPeriodMs?: number;
+  /** @deprecated use `syncPeriodMs`. */
   readonly resyncPeriodMs?: number;
-  /** Transform applied to every object before it is cached. */
-  readonly transform?: (obj: KubeObject) => KubeObject;
-  readonly logger?: CacheLogger;
-  /** Reflector knobs for every informer (page size, watch timeout, backoff). */
+  /**
+   * A read of a kind that has no informer yet throws {@link ResourceNotCachedError} instead of starting one
+   * (controller-runtime `ReaderFailOnMissingInformer`). @defaultValue false
+   */
+  readonly readerFailOnMissingInformer?: boolean;
+  /** Initial sync by streaming list (WatchList, see `ReflectorOptions.useWatchList`). @defaultValue false */
+  readonly useWatchList?: boolean;
+  readonly logger?: Logger;
+  /** Reflector knobs for every informer (page size, watch timeout, backoff, WatchList timeout). */
   readonly reflector?: SharedIndexInformerOptions['reflector'];
+  /** Time source of resyncs and reflector backoffs. @defaultValue the real clock */
+  readonly clock?: Clock;
 }
+
+/** controller-runtime's default `SyncPeriod`: 10 hours, in ms. */
+export const DEFAULT_SYNC_PERIOD_MS = 10 * 60 * 60 * 1000;
 
 /** Reading from a cache that has not been started. Code `'ERR_CACHE_NOT_STARTED'`. */
 export class CacheNotStartedError extends Error {
@@ -50,11 +112,45 @@ export class CacheUnsupportedError extends Error {
   override readonly name = 'CacheUnsupportedError';
 }
 
+/** A cached `list` with a field selector on a field that has no index (C34). Code `'ERR_FIELD_NOT_INDEXED'`. */
+export class FieldNotIndexedError extends Error {
+  readonly code = 'ERR_FIELD_NOT_INDEXED' as const;
+  override readonly name = 'FieldNotIndexedError';
+  constructor(
+    readonly kind: string,
+    readonly field: string,
+  ) {
+    super(
+      `field selector on ${JSON.stringify(field)} of ${kind} can not be answered by the cache: the field has no index; ` +
+        `call cache.indexField(${kind}, ${JSON.stringify(field)}, (obj) => [value]) before the first read (mgr.getFieldIndexer().indexField in a manager)`,
+    );
+  }
+}
+
+/** A read of a kind with no informer while `readerFailOnMissingInformer` is set. Code `'ERR_RESOURCE_NOT_CACHED'`. */
+export class ResourceNotCachedError extends Error {
+  readonly code = 'ERR_RESOURCE_NOT_CACHED' as const;
+  override readonly name = 'ResourceNotCachedError';
+  constructor(readonly kind: string) {
+    super(
+      `${kind} is not cached: no informer for it, and readerFailOnMissingInformer is set (call getInformer first)`,
+    );
+  }
+}
+
+/** Invalid cache options. Code `'ERR_CACHE_OPTIONS'`. */
+export class CacheOptionsError extends Error {
+  readonly code = 'ERR_CACHE_OPTIONS' as const;
+  override readonly name = 'CacheOptionsError';
+}
+
 /**
  * Informers knows how to hand out the shared informer for a kind, and to run them all.
  */
 export interface Informers {
-  getInformer<T extends KubeObject>(kind: Kind<T>): SharedIndexInformer<T>;
+  getInformer<T extends KubeObject>(kind: Kind<T>): Informer<T>;
+  /** Stops the kind's informer and forgets it (a later read or `getInformer` starts a new one). */
+  removeInformer(kind: Kind): Promise<void>;
   start(signal: AbortSignal): Promise<void>;
   waitForCacheSync(signal?: AbortSignal): Promise<boolean>;
   /** Indexes a field so `list` can select on it. */
@@ -68,49 +164,94 @@ export interface Informers {
 /** Cache knows how to serve reads from informers (controller-runtime `cache.Cache` = Reader + Informers). */
 export interface Cache extends Reader, Informers {}
 
+interface Entry {
+  readonly informer: Informer<KubeObject> & { run(signal: AbortSignal): Promise<void> };
+  readonly abort: AbortController;
+  run: Promise<void> | undefined;
+}
+
 /**
- * controller-runtime's informer cache (`pkg/cache/informer_cache.go`, `internal/informers.go`): one
- * shared informer per kind, created on first use (a read of a new kind starts its informer and waits for
- * it to sync once the cache runs), and a {@link Reader} served from the informers' stores. Objects read
- * from the cache are frozen and shared — no deep copy per read; copy before changing one. Reads are
- * eventually consistent: a get right after your own write may return the older state.
+ * controller-runtime's informer cache (`pkg/cache/informer_cache.go`, `internal/informers.go`,
+ * `multi_namespace_cache.go`): one shared informer per kind (and per representation: a
+ * `metadataOnly(kind)` informer is separate from the typed one), created on first use (a read of a new kind
+ * starts its informer and waits for it to sync once the cache runs), and a {@link Reader} served from the
+ * informers' stores. Objects read from the cache are frozen and shared — no deep copy per read; copy before
+ * changing one. Reads are eventually consistent: a get right after your own write may return the older state.
+ *
+ * Each informer runs under its own AbortController; the cache puts one listener on the `start` signal, so
+ * any number of informers never piles listeners on a shared signal.
  */
 export class InformerCache implements Cache {
   readonly #options: InformerCacheOptions;
-  readonly #informers = new Map<string, SharedIndexInformer<KubeObject>>();
-  readonly #runs: Promise<void>[] = [];
-  readonly #log: CacheLogger;
+  readonly #entries = new Map<string, Entry>();
+  readonly #byObject = new Map<string, ByObject>();
+  readonly #log: Logger;
   #signal: AbortSignal | undefined;
 
+  /** @throws CacheOptionsError for a kind twice in `byObject`, or a negative `syncPeriodMs`. */
   constructor(options: InformerCacheOptions) {
     this.#options = options;
     this.#log = options.logger ?? discardLogger;
+    for (const b of options.byObject ?? []) {
+      const key = informerKey(b.kind);
+      if (this.#byObject.has(key)) throw new CacheOptionsError(`byObject lists ${key} twice`);
+      this.#byObject.set(key, b);
+    }
+    const sp = options.syncPeriodMs ?? options.resyncPeriodMs;
+    if (sp !== undefined && !(sp >= 0)) throw new CacheOptionsError(`syncPeriodMs must be >= 0, got ${sp}`);
   }
 
-  getInformer<T extends KubeObject>(kind: Kind<T>): SharedIndexInformer<T> {
+  getInformer<T extends KubeObject>(kind: Kind<T>): Informer<T> {
     const key = informerKey(kind);
-    let inf = this.#informers.get(key) as SharedIndexInformer<T> | undefined;
-    if (!inf) {
-      inf = new SharedIndexInformer<T>(
-        listWatchFor(
-          this.#options.client,
-          kind,
-          this.#options.namespace ? { namespace: this.#options.namespace } : {},
-        ),
+    let entry = this.#entries.get(key);
+    if (!entry) {
+      entry = { informer: this.#newInformer(kind, key), abort: new AbortController(), run: undefined };
+      this.#entries.set(key, entry);
+      if (this.isStarted()) this.#run(entry);
+    }
+    return entry.informer as unknown as Informer<T>;
+  }
+
+  #newInformer<T extends KubeObject>(kind: Kind<T>, key: string): Entry['informer'] {
+    const o = this.#options;
+    const by = this.#byObject.get(key) as ByObject<T> | undefined;
+    const namespaces = by?.namespaces ?? o.defaultNamespaces ?? (o.namespace ? [o.namespace] : []);
+    const labelSelector = by?.labelSelector ?? o.defaultLabelSelector;
+    const fieldSelector = by?.fieldSelector ?? o.defaultFieldSelector;
+    const transform =
+      by?.transform === null ? undefined : (by?.transform ?? o.defaultTransform ?? o.transform);
+    const syncPeriodMs = by?.syncPeriodMs ?? o.syncPeriodMs ?? o.resyncPeriodMs ?? DEFAULT_SYNC_PERIOD_MS;
+    const useWatchList = by?.useWatchList ?? o.useWatchList ?? false;
+    const make = (namespace: string | undefined): SharedIndexInformer<T> =>
+      new SharedIndexInformer<T>(
+        listWatchFor(o.client, kind, {
+          ...(namespace ? { namespace } : {}),
+          ...(labelSelector !== undefined ? { labelSelector } : {}),
+          ...(fieldSelector !== undefined ? { fieldSelector } : {}),
+        }),
         {
-          name: key,
+          name: namespace ? `${key}@${namespace}` : key,
           logger: this.#log,
-          ...(this.#options.resyncPeriodMs ? { resyncPeriodMs: this.#options.resyncPeriodMs } : {}),
-          ...(this.#options.transform
-            ? { transform: this.#options.transform as unknown as (o: T) => T }
-            : {}),
-          ...(this.#options.reflector ? { reflector: this.#options.reflector } : {}),
+          resyncPeriodMs: syncPeriodMs,
+          ...(transform ? { transform: transform as TransformFunc<T> } : {}),
+          ...(o.clock ? { clock: o.clock } : {}),
+          reflector: { ...(o.reflector ?? {}), ...(useWatchList ? { useWatchList } : {}) },
         },
       );
-      this.#informers.set(key, inf as unknown as SharedIndexInformer<KubeObject>);
-      if (this.#signal && !this.#signal.aborted) this.#runs.push(inf.run(this.#signal));
-    }
-    return inf;
+    if (namespaces.length === 0) return make(undefined) as unknown as Entry['informer'];
+    return new MultiNamespaceInformer<T>(
+      namespaces,
+      make,
+      () => o.client.restMapper.isNamespaced(gvkOf(kind)),
+      this.#log,
+      o.clock,
+    ) as unknown as Entry['informer'];
+  }
+
+  #run(entry: Entry): void {
+    entry.run = entry.informer.run(entry.abort.signal).catch((err: unknown) => {
+      this.#log.error({ err }, 'informer stopped with an error');
+    });
   }
 
   /** Whether `start` has been called (and not yet ended). */
@@ -120,41 +261,63 @@ export class InformerCache implements Cache {
 
   /**
    * Runs every informer (and those created later) until `signal` aborts; resolves once all stopped.
+   * @throws CacheOptionsError when already started.
    */
   async start(signal: AbortSignal): Promise<void> {
+    if (this.isStarted()) throw new CacheOptionsError('the cache is already started');
     this.#signal = signal;
-    for (const inf of this.#informers.values()) if (!inf.isStarted()) this.#runs.push(inf.run(signal));
+    for (const entry of this.#entries.values()) if (!entry.run) this.#run(entry);
     await new Promise<void>((resolve) => {
       if (signal.aborted) return resolve();
       signal.addEventListener('abort', () => resolve(), { once: true });
     });
-    // Informers created while stopping are in #runs as well.
-    await Promise.all(this.#runs);
+    // One listener on the caller's signal stops every informer (also those created while stopping).
+    const runs: Promise<void>[] = [];
+    for (const entry of this.#entries.values()) {
+      entry.abort.abort();
+      if (entry.run) runs.push(entry.run);
+    }
+    await Promise.all(runs);
   }
 
-  /** Resolves `true` once every informer created so far has synced; `false` if `signal` aborts first. */
+  /**
+   * Stops the kind's informer (its watch and any list end at once) and frees its store; handlers registered
+   * on it get nothing more. Resolves when it has stopped. No-op for a kind without an informer.
+   */
+  async removeInformer(kind: Kind): Promise<void> {
+    const key = informerKey(kind);
+    const entry = this.#entries.get(key);
+    if (!entry) return;
+    this.#entries.delete(key);
+    entry.abort.abort();
+    await entry.run;
+  }
+
+  /** Resolves `true` once every informer created so far has synced; `false` if `signal` aborts or one stops first. */
   async waitForCacheSync(signal?: AbortSignal): Promise<boolean> {
-    const results = await Promise.all([...this.#informers.values()].map((i) => i.waitForSync(signal)));
+    const results = await Promise.all([...this.#entries.values()].map((e) => e.informer.waitForSync(signal)));
     return results.every(Boolean);
   }
 
-  async #syncedInformer<T extends KubeObject>(
-    kind: Kind<T>,
-    signal?: AbortSignal,
-  ): Promise<SharedIndexInformer<T>> {
-    if (!this.#informers.has(informerKey(kind))) {
+  async #syncedInformer<T extends KubeObject>(kind: Kind<T>, signal?: AbortSignal): Promise<Informer<T>> {
+    const key = informerKey(kind);
+    if (!this.#entries.has(key)) {
+      if (this.#options.readerFailOnMissingInformer) throw new ResourceNotCachedError(gvkString(gvkOf(kind)));
       // A kind the server does not serve would start an informer that never syncs, and the read would hang:
       // resolve the mapping first, as controller-runtime's informer map does (throws NoKindMatchError, which
       // names the kind and version).
       await this.#options.client.restMapper.restMapping(gvkOf(kind));
     }
     const inf = this.getInformer(kind);
-    if (inf.hasSynced()) return inf;
+    if (inf.hasSynced()) {
+      // The kind stopped being served under a running informer (CRD deleted, C36): fail fast.
+      if (inf.status().unserved)
+        throw new NoKindMatchError(`kind ${gvkString(gvkOf(kind))} (no longer served)`);
+      return inf;
+    }
     if (!this.isStarted()) throw new CacheNotStartedError();
-    const stop = this.#signal!;
-    const both = signal ? AbortSignal.any([signal, stop]) : stop;
-    if (!(await inf.waitForSync(both))) {
-      if (stop.aborted) throw new CacheNotStartedError();
+    if (!(await inf.waitForSync(signal))) {
+      if (!this.isStarted() || inf.isStopped()) throw new CacheNotStartedError();
       // The caller gave up first: a Timeout, as controller-runtime's informer cache answers (NewTimeoutError).
       throw new StatusError({
         apiVersion: 'v1',
@@ -172,7 +335,7 @@ export class InformerCache implements Cache {
   /**
    * Indexes a field of a kind so `list` can select on it (controller-runtime `FieldIndexer.IndexField`):
    * `extract` returns the values an object has for `field`; `list(kind, { fieldSelector: { [field]: v } })`
-   * then answers from the index. Allowed before or after start.
+   * then answers from the index. Allowed before or after start (existing objects are indexed at once).
    * @throws StoreError when the field is already indexed.
    */
   indexField<T extends KubeObject>(
@@ -184,13 +347,20 @@ export class InformerCache implements Cache {
   }
 
   /**
-   * The cached object named by `key`.
+   * The cached object named by `key`. For a cluster-scoped kind the key's namespace is ignored
+   * (controller-runtime's cache reader does the same).
    * @throws StatusError NotFound (message as the API server's), StatusError Timeout (`options.signal` aborted
-   *   before the kind's informer synced), CacheNotStartedError, NoKindMatchError (a kind the server does not serve).
+   *   before the kind's informer synced), CacheNotStartedError, NoKindMatchError (a kind the server does not
+   *   serve, or no longer serves), ResourceNotCachedError (`readerFailOnMissingInformer`).
    */
   async get<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, options?: GetOptions): Promise<T> {
     const inf = await this.#syncedInformer(kind, options?.signal);
-    const obj = inf.getIndexer().get(key.namespace ? `${key.namespace}/${key.name}` : key.name);
+    const store = inf.getIndexer();
+    let obj = store.get(key.namespace ? `${key.namespace}/${key.name}` : key.name);
+    if (!obj && key.namespace) {
+      const mapping = await this.#options.client.restMapper.restMapping(gvkOf(kind)).catch(() => undefined);
+      if (mapping && mapping.scope === 'Cluster') obj = store.get(key.name);
+    }
     if (!obj) {
       const mapping = await this.#options.client.restMapper.restMapping(gvkOf(kind)).catch(() => undefined);
       throw newNotFound(
@@ -202,23 +372,29 @@ export class InformerCache implements Cache {
   }
 
   /**
-   * Cached objects, by namespace, label selector and field selector (`metadata.name`,
-   * `metadata.namespace`, or any field indexed with `indexField`; `=`, `==` and `!=`). `limit` cuts the result; `continue` is not supported (controller-runtime's rule).
-   * @throws CacheUnsupportedError, SelectorParseError, CacheNotStartedError, StatusError Timeout (`options.signal`
-   *   aborted before the kind's informer synced), NoKindMatchError (a kind the server does not serve).
+   * Cached objects, by namespace, label selector and field selector. A field selector is answered from
+   * indexes only: `metadata.name` and `metadata.namespace` (always), or a field indexed with `indexField`;
+   * only exact matches (`=`, `==`); several requirements are intersected. `limit` cuts the result; `continue`
+   * is not supported (controller-runtime's rules).
+   * @throws FieldNotIndexedError (a field without an index, naming it and how to index it),
+   *   CacheUnsupportedError (`!=`, a set operator, `continue`), SelectorParseError, CacheNotStartedError,
+   *   StatusError Timeout (`options.signal` aborted before the kind's informer synced), NoKindMatchError,
+   *   ResourceNotCachedError.
    */
   async list<T extends KubeObject>(kind: Kind<T>, options: ListOptions = {}): Promise<ObjectList<T>> {
     if (options.continue) throw new CacheUnsupportedError('continue is not supported by the cache reader');
+    // Parse the selectors before waiting for a sync: a bad selector fails at once.
+    const labelReqs = labelRequirements(options.labelSelector);
+    const fieldReqs = fieldRequirements(options.fieldSelector);
     const inf = await this.#syncedInformer(kind, options.signal);
     const store = inf.getIndexer();
-    let items = options.namespace ? store.byIndex(NAMESPACE_INDEX, options.namespace) : store.list();
-    const ls = formatLabelSelector(options.labelSelector);
-    if (ls) {
-      const reqs = parseLabelSelector(ls);
-      items = items.filter((o) => matchesLabelRequirements(reqs, o.metadata?.labels));
-    }
-    const fieldFilter = fieldMatcher(options.fieldSelector, store);
-    if (fieldFilter) items = items.filter(fieldFilter);
+    let items = fieldReqs.length
+      ? byFieldIndexes(store, fieldReqs, options.namespace, gvkString(gvkOf(kind)))
+      : options.namespace
+        ? store.byIndex(NAMESPACE_INDEX, options.namespace)
+        : store.list();
+    if (labelReqs.length)
+      items = items.filter((o) => matchesLabelRequirements(labelReqs, o.metadata?.labels));
     if (options.limit && options.limit > 0 && items.length > options.limit)
       items = items.slice(0, options.limit);
     return {
@@ -235,42 +411,101 @@ export function fieldIndexName(field: string): string {
   return `field:${field}`;
 }
 
-function fieldMatcher(
-  sel: ListOptions['fieldSelector'],
-  store: IndexerReader<KubeObject>,
-): ((o: KubeObject) => boolean) | undefined {
-  if (sel === undefined) return undefined;
-  const pairs: Array<[string, string, boolean]> = [];
-  if (typeof sel === 'string') {
-    if (!sel.trim()) return undefined;
-    for (const part of sel.split(',')) {
-      const m = /^\s*([^!=\s]+)\s*(==|=|!=)\s*(.*?)\s*$/.exec(part);
-      if (!m) throw new CacheUnsupportedError(`field selector ${JSON.stringify(sel)} does not parse`);
-      pairs.push([m[1]!, m[3]!.replace(/\\(.)/g, '$1'), m[2] === '!=']);
+function labelRequirements(sel: LabelSelectorInput | undefined): readonly LabelRequirement[] {
+  if (sel === undefined) return [];
+  if (typeof sel === 'string') return sel.trim() ? parseLabelSelector(sel) : [];
+  const reqs: LabelRequirement[] = [];
+  const o = sel as LabelSelectorObject;
+  const isObject =
+    (o.matchLabels !== undefined && typeof o.matchLabels === 'object') ||
+    (o.matchExpressions !== undefined && Array.isArray(o.matchExpressions));
+  const labels = isObject ? (o.matchLabels ?? {}) : (sel as Readonly<Record<string, string>>);
+  for (const key of Object.keys(labels)) reqs.push({ key, operator: 'in', values: [labels[key]!] });
+  if (isObject) {
+    for (const e of o.matchExpressions ?? []) {
+      const values = e.values ?? [];
+      switch (e.operator) {
+        case 'In':
+        case 'NotIn':
+          if (values.length === 0)
+            throw new SelectorParseError(`${e.operator} for key ${e.key} needs values`);
+          reqs.push({ key: e.key, operator: e.operator === 'In' ? 'in' : 'notin', values });
+          break;
+        case 'Exists':
+          reqs.push({ key: e.key, operator: 'exists', values: [] });
+          break;
+        case 'DoesNotExist':
+          reqs.push({ key: e.key, operator: '!', values: [] });
+          break;
+        default:
+          throw new SelectorParseError(`unknown label selector operator ${JSON.stringify(e.operator)}`);
+      }
     }
-  } else {
-    for (const [k, v] of Object.entries(sel)) pairs.push([k, v, false]);
   }
-  const names = new Set(store.indexerNames());
-  const tests = pairs.map(([k, v, neg]): ((o: KubeObject) => boolean) => {
-    if (k === 'metadata.name' || k === 'metadata.namespace') {
-      return (o) => {
-        const actual = k === 'metadata.name' ? (o.metadata?.name ?? '') : (o.metadata?.namespace ?? '');
-        return neg ? actual !== v : actual === v;
-      };
-    }
-    if (!names.has(fieldIndexName(k))) {
-      throw new CacheUnsupportedError(
-        `field selector on ${k} needs an index: call indexField(kind, ${JSON.stringify(k)}, extract) first`,
-      );
-    }
-    const keys = new Set(store.indexKeys(fieldIndexName(k), v));
-    return (o) => keys.has(metaNamespaceKeyFunc(o)) !== neg;
-  });
-  return (o) => tests.every((t) => t(o));
+  return reqs;
 }
 
-/** The informer map's key of a kind: `apiVersion/Kind`. */
+interface FieldReq {
+  readonly field: string;
+  readonly operator: string;
+  readonly value: string;
+}
+
+function fieldRequirements(sel: FieldSelectorInput | undefined): readonly FieldReq[] {
+  if (sel === undefined) return [];
+  if (typeof sel === 'string') return parseFieldSelectorRequirements(sel);
+  return Object.entries(sel).map(([field, value]) => ({ field, operator: '=', value }));
+}
+
+/**
+ * Objects matching every requirement, from indexes (controller-runtime `requiresExactMatch` + `byIndexes`):
+ * `metadata.namespace` narrows the namespace, `metadata.name` is a key lookup, any other field needs its
+ * `field:<name>` index; the first indexed requirement selects, the others filter by their index keys.
+ */
+function byFieldIndexes<T extends KubeObject>(
+  store: IndexerReader<T>,
+  reqs: readonly FieldReq[],
+  namespace: string | undefined,
+  kind: string,
+): T[] {
+  const names = new Set(store.indexerNames());
+  let ns = namespace;
+  const filters: Array<(o: T) => boolean> = [];
+  let selected: T[] | undefined;
+  for (const r of reqs) {
+    if (r.operator !== '=' && r.operator !== '==')
+      throw new CacheUnsupportedError(
+        `field selector ${r.field}${r.operator}${r.value} of ${kind}: the cache answers only exact matches (= or ==), not ${JSON.stringify(r.operator)}; list from the API server or filter the result yourself`,
+      );
+    if (r.field === 'metadata.namespace') {
+      if (ns !== undefined && ns !== '' && ns !== r.value) return [];
+      ns = r.value;
+      continue;
+    }
+    if (r.field === 'metadata.name') {
+      filters.push((o) => o.metadata?.name === r.value);
+      continue;
+    }
+    const idx = fieldIndexName(r.field);
+    if (!names.has(idx)) throw new FieldNotIndexedError(kind, r.field);
+    if (!selected) selected = store.byIndex(idx, r.value);
+    else {
+      const keys = new Set(store.indexKeys(idx, r.value));
+      filters.push((o) => keys.has(keyOf(o)));
+    }
+  }
+  let items = selected ?? (ns ? store.byIndex(NAMESPACE_INDEX, ns) : store.list());
+  if (selected && ns) items = items.filter((o) => (o.metadata?.namespace ?? '') === ns);
+  for (const f of filters) items = items.filter(f);
+  return items;
+}
+
+function keyOf(o: KubeObject): string {
+  const ns = o.metadata?.namespace;
+  return ns ? `${ns}/${o.metadata?.name}` : (o.metadata?.name ?? '');
+}
+
+/** The informer map's key of a kind: `apiVersion/Kind`, plus `#metadata` for a metadata-only descriptor. */
 function informerKey(kind: Kind): string {
-  return `${kind.apiVersion}/${kind.kind}`;
+  return `${kind.apiVersion}/${kind.kind}${(kind as { metadataOnly?: boolean }).metadataOnly ? '#metadata' : ''}`;
 }

@@ -23,6 +23,9 @@ export interface WatchCallOptions {
   readonly allowWatchBookmarks: boolean;
   /** Server-side timeout of this watch, in seconds. */
   readonly timeoutSeconds: number;
+  /** Streaming list (WatchList): initial state as ADDED events, then a bookmark marking their end. */
+  readonly sendInitialEvents?: boolean;
+  readonly resourceVersionMatch?: 'NotOlderThan';
   readonly signal: AbortSignal;
 }
 
@@ -70,6 +73,8 @@ export function listWatchFor<T extends KubeObject>(
         resourceVersion: o.resourceVersion,
         allowWatchBookmarks: o.allowWatchBookmarks,
         timeoutSeconds: o.timeoutSeconds,
+        ...(o.sendInitialEvents !== undefined ? { sendInitialEvents: o.sendInitialEvents } : {}),
+        ...(o.resourceVersionMatch !== undefined ? { resourceVersionMatch: o.resourceVersionMatch } : {}),
       }),
   };
 }

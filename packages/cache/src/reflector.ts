@@ -1,14 +1,26 @@
 import {
+  asStatusError,
+  Backoff,
+  type BackoffOptions,
+  type Clock,
+  discardLogger,
+  isBadRequest,
   isExpired,
+  isForbidden,
+  isInvalid,
+  isNotFound,
   isTimeout,
   isTooManyRequests,
   type KubeObject,
+  type Logger,
+  realClock,
+  retryAfterSecondsOf,
   StatusError,
+  sleep,
   WatchDecodeError,
+  type WatchEvent,
 } from '@kubeloop/client';
-import { Backoff, type BackoffOptions, sleep } from './internal/backoff.js';
 import type { ListerWatcher } from './list-watch.js';
-import { type CacheLogger, discardLogger } from './logger.js';
 
 /** ReflectorStore knows how to take what a reflector sees: a full listing, then single changes. */
 export interface ReflectorStore<T extends KubeObject = KubeObject> {
@@ -26,28 +38,72 @@ export interface ReflectorStore<T extends KubeObject = KubeObject> {
 export interface ReflectorOptions {
   /** Name used in logs. */
   readonly name?: string;
-  /** List page size. @defaultValue 500 */
+  /** List page size; a positive integer. @defaultValue 500 */
   readonly pageSize?: number;
   /** Lower bound of the random server-side watch timeout, in seconds; the timeout is in [min, 2×min). @defaultValue 300 */
   readonly minWatchTimeoutSeconds?: number;
-  /** Backoff between failed list-and-watch cycles (ms). @defaultValue 800 ms ×2 up to 30 s, jitter 1.0, reset after 2 min */
+  /** Backoff between failed list-and-watch cycles (ms; its clock defaults to `clock`). @defaultValue 800 ms ×2 up to 30 s, jitter 1.0, reset after 2 min */
   readonly backoff?: BackoffOptions;
-  readonly logger?: CacheLogger;
-  /** Called with every error that ended a list or watch (after logging). */
+  readonly logger?: Logger;
+  /** Called with every error that ended a list or watch (after logging); client-go `WatchErrorHandler`. */
   readonly onWatchError?: (err: unknown) => void;
   readonly random?: () => number;
+  /** Time source for backoff waits and the very-short-watch rule. @defaultValue the real clock */
+  readonly clock?: Clock;
+  /**
+   * Initial sync as a streaming list (client-go WatchList, KEP-3157): one watch with `sendInitialEvents=true`,
+   * `resourceVersionMatch=NotOlderThan`; the store is replaced when the bookmark annotated
+   * `k8s.io/initial-events-end` arrives, and the same watch goes on. @defaultValue false
+   */
+  readonly useWatchList?: boolean;
+  /**
+   * How long a streaming initial sync may wait for its end bookmark, in ms, before the reflector gives up on
+   * WatchList (logged once) and uses list + watch from then on. @defaultValue 60000
+   */
+  readonly watchListTimeoutMs?: number;
+  /** Called after every successful list (or streaming initial sync) and every list failure. */
+  readonly onListResult?: (err: unknown | undefined) => void;
+}
+
+interface ListResult<T> {
+  readonly items: T[];
+  readonly resourceVersion: string;
+  /** Some page carried a continue token. */
+  readonly paginated: boolean;
 }
 
 /** A watch that ended within this many ms without one event counts as a failure (client-go `VeryShortWatchError`). */
 const VERY_SHORT_WATCH_MS = 1000;
 
+/** The annotation on the bookmark that ends a streaming list's initial events. */
+export const INITIAL_EVENTS_END_ANNOTATION = 'k8s.io/initial-events-end';
+
+/** A list or watch with a resourceVersion the server has not reached (client-go `isTooLargeResourceVersionError`). */
+export function isTooLargeResourceVersionError(err: unknown): boolean {
+  const se = asStatusError(err);
+  if (!se || !isTimeout(se)) return false;
+  const causes = se.status.details?.causes ?? [];
+  if (causes.some((c) => c.reason === 'ResourceVersionTooLarge')) return true;
+  return /too large resource version/i.test(se.message);
+}
+
 /**
- * Keeps a store in step with the server (client-go `tools/cache/reflector.go`): list — paginated — then
- * watch from the list's resourceVersion; a watch that ends cleanly is restarted from the last seen
- * resourceVersion without a relist; bookmarks advance the resourceVersion; a 410 Expired/Gone relists;
- * 429 re-watches after a backoff; a decode error or any other failure backs off (exponential with jitter)
- * and relists. The initial list asks for `resourceVersion=0` (any, cache-served), later lists for the
- * last seen one, and a list after an expiry for `''` (most recent).
+ * Keeps a store in step with the server (client-go `tools/cache/reflector.go` and `tools/pager`):
+ *
+ * - The first list asks for `resourceVersion=0` (any state, served from the API server's watch cache), paged
+ *   by `pageSize`. If that first list came back paginated (the watch cache is off), later lists are paged too.
+ * - A relist asks for the last seen resourceVersion **without `limit`** (unless the first list was paginated):
+ *   kube-apiserver answers a list with a specific resourceVersion *and* a limit as an exact read of the state
+ *   at that version, so a paged relist after a watch 410 would read the same old snapshot again (C38). Without
+ *   a limit it is answered "not older than" that version.
+ * - A list refused with 410 Expired or "too large resource version" is retried at once with
+ *   `resourceVersion=""` (most recent); an expired continue token gives one full list without paging.
+ * - Then watch from the list's resourceVersion (`allowWatchBookmarks`, random `timeoutSeconds` in
+ *   [min, 2×min)). A clean end re-watches from the last seen resourceVersion; bookmarks advance it; a 410
+ *   relists from the last seen resourceVersion; 429, a connection failure or a decode error after good
+ *   events re-watch after a backoff without a relist; anything else, or a watch closing within 1 s without
+ *   an event, backs off and relists.
+ * - List items are gathered with a loop, never a spread, so a list of any length is fine.
  */
 export class Reflector<T extends KubeObject = KubeObject> {
   readonly #lw: ListerWatcher<T>;
@@ -56,22 +112,34 @@ export class Reflector<T extends KubeObject = KubeObject> {
   readonly #pageSize: number;
   readonly #minWatchTimeoutS: number;
   readonly #backoff: Backoff;
-  readonly #log: CacheLogger;
+  readonly #log: Logger;
   readonly #onWatchError: ((err: unknown) => void) | undefined;
+  readonly #onListResult: ((err: unknown | undefined) => void) | undefined;
   readonly #random: () => number;
+  readonly #clock: Clock;
+  readonly #watchListTimeoutMs: number;
+  #useWatchList: boolean;
   #lastSyncRV = '';
   #rvUnavailable = false;
+  #paginatedResult = false;
 
   constructor(lw: ListerWatcher<T>, store: ReflectorStore<T>, options: ReflectorOptions = {}) {
+    const pageSize = options.pageSize ?? 500;
+    if (!Number.isInteger(pageSize) || pageSize <= 0)
+      throw new RangeError(`Reflector pageSize must be a positive integer, got ${String(options.pageSize)}`);
     this.#lw = lw;
     this.#store = store;
     this.#name = options.name ?? 'reflector';
-    this.#pageSize = options.pageSize ?? 500;
+    this.#pageSize = pageSize;
     this.#minWatchTimeoutS = options.minWatchTimeoutSeconds ?? 300;
-    this.#backoff = new Backoff(options.backoff);
+    this.#clock = options.clock ?? realClock;
+    this.#backoff = new Backoff({ clock: this.#clock, ...(options.backoff ?? {}) });
     this.#log = options.logger ?? discardLogger;
     this.#onWatchError = options.onWatchError;
+    this.#onListResult = options.onListResult;
     this.#random = options.random ?? Math.random;
+    this.#useWatchList = options.useWatchList ?? false;
+    this.#watchListTimeoutMs = options.watchListTimeoutMs ?? 60_000;
   }
 
   /** The resourceVersion of the last list, watch event or bookmark seen. */
@@ -89,18 +157,39 @@ export class Reflector<T extends KubeObject = KubeObject> {
         this.#reportError(err);
       }
       if (signal.aborted) break;
-      await sleep(this.#backoff.nextDelayMs(), signal);
+      await this.#sleep(this.#backoff.nextDelayMs(), signal);
+    }
+  }
+
+  async #sleep(ms: number, signal: AbortSignal): Promise<void> {
+    try {
+      await sleep(ms, signal, this.#clock);
+    } catch {
+      // aborted: the caller checks the signal
     }
   }
 
   #reportError(err: unknown): void {
-    const e = err as { message?: string; code?: unknown; reason?: unknown };
+    const se = asStatusError(err);
     this.#log.warn(
-      { reflector: this.#name, err: e?.message ?? String(err), code: e?.code, reason: e?.reason },
+      {
+        reflector: this.#name,
+        err,
+        code: se?.httpStatus ?? (err as { code?: unknown })?.code,
+        reason: se?.reason,
+      },
       'watch ended with error',
     );
     try {
       this.#onWatchError?.(err);
+    } catch {
+      // a faulty hook must not stop the reflector
+    }
+  }
+
+  #listResult(err: unknown | undefined): void {
+    try {
+      this.#onListResult?.(err);
     } catch {
       // a faulty hook must not stop the reflector
     }
@@ -111,87 +200,117 @@ export class Reflector<T extends KubeObject = KubeObject> {
     return this.#lastSyncRV === '' ? '0' : this.#lastSyncRV;
   }
 
-  async #list(signal: AbortSignal): Promise<void> {
-    const rv = this.#relistResourceVersion();
+  /** client-go pager: pages of `limit` until no `continue`; an expired continue token gives one unpaged list. */
+  async #pagedList(rv: string, limit: number, signal: AbortSignal): Promise<ListResult<T>> {
     const items: T[] = [];
     let listRV = '';
     let cont: string | undefined;
-    try {
-      for (;;) {
-        let page: Awaited<ReturnType<ListerWatcher<T>['list']>>;
-        try {
-          page = await this.#lw.list({
-            signal,
-            limit: this.#pageSize,
-            ...(cont ? { continue: cont } : { resourceVersion: rv }),
-          });
-        } catch (err) {
-          if (cont && isExpired(err)) {
-            // The continue token expired mid-way: one full list without paging (client-go FullListIfExpired).
-            items.length = 0;
-            page = await this.#lw.list({ signal, resourceVersion: rv });
-            cont = undefined;
-            items.push(...page.items);
-            listRV = page.metadata.resourceVersion ?? '';
-            break;
-          }
-          throw err;
+    let paginated = false;
+    for (;;) {
+      let page: Awaited<ReturnType<ListerWatcher<T>['list']>>;
+      try {
+        page = await this.#lw.list({
+          signal,
+          ...(limit > 0 ? { limit } : {}),
+          // Later pages carry only the continue token (a resourceVersion with continue is refused).
+          ...(cont ? { continue: cont } : { resourceVersion: rv }),
+        });
+      } catch (err) {
+        if (cont && isExpired(err)) {
+          // The continue token expired mid-way: one full list without paging (client-go FullListIfExpired;
+          // the pager has already cleared the resourceVersion, so this reads the most recent state).
+          const full = await this.#lw.list({ signal, resourceVersion: '' });
+          return {
+            items: full.items ?? [],
+            resourceVersion: full.metadata?.resourceVersion ?? '',
+            paginated,
+          };
         }
-        items.push(...page.items);
-        listRV = page.metadata.resourceVersion ?? listRV;
-        cont = page.metadata.continue || undefined;
-        if (!cont) break;
+        throw err;
+      }
+      const pageItems = page.items ?? [];
+      for (let i = 0; i < pageItems.length; i++) items.push(pageItems[i]!);
+      listRV = page.metadata?.resourceVersion ?? listRV;
+      cont = page.metadata?.continue || undefined;
+      if (!cont) break;
+      paginated = true;
+    }
+    return { items, resourceVersion: listRV, paginated };
+  }
+
+  async #list(signal: AbortSignal): Promise<void> {
+    const rv = this.#relistResourceVersion();
+    // client-go reflector.list: with a specific resourceVersion and a first list that was not paginated, turn
+    // pagination off so the server answers from its watch cache "not older than" rv, instead of an exact
+    // (old) snapshot from etcd.
+    const limit = this.#paginatedResult ? this.#pageSize : rv !== '' && rv !== '0' ? 0 : this.#pageSize;
+    let result: ListResult<T>;
+    try {
+      try {
+        result = await this.#pagedList(rv, limit, signal);
+      } catch (err) {
+        if (!(isExpired(err) || isTooLargeResourceVersionError(err)) || signal.aborted) throw err;
+        // The resourceVersion is compacted or not reached yet: retry at once with the most recent state.
+        this.#rvUnavailable = true;
+        this.#log.info(
+          { reflector: this.#name, resourceVersion: rv, reason: asStatusError(err)?.reason },
+          'list at resourceVersion refused, listing the most recent state',
+        );
+        // Same pager as the refused list (client-go reuses it): unpaged if that one was.
+        result = await this.#pagedList('', limit, signal);
       }
     } catch (err) {
-      // An expired or too-large RV: the next list reads the most recent state.
-      if (isExpired(err) || isTimeout(err)) this.#rvUnavailable = true;
+      if (!signal.aborted) this.#listResult(err);
       throw err;
     }
+    // Only a paginated answer to resourceVersion=0 says the watch cache is off (client-go keeps paging then).
+    if (rv === '0' && result.paginated) this.#paginatedResult = true;
     this.#rvUnavailable = false;
-    this.#store.replace(items, listRV);
-    this.#lastSyncRV = listRV;
+    this.#store.replace(result.items, result.resourceVersion);
+    this.#lastSyncRV = result.resourceVersion;
+    this.#listResult(undefined);
   }
 
   async #listAndWatch(signal: AbortSignal): Promise<void> {
-    await this.#list(signal);
+    let pending: AsyncIterator<WatchEvent<T>> | undefined;
+    let pendingAbort: AbortController | undefined;
+    if (this.#useWatchList) {
+      const streamed = await this.#watchList(signal);
+      if (streamed) ({ iterator: pending, abort: pendingAbort } = streamed);
+    }
+    if (!pending) await this.#list(signal);
     this.#log.debug({ reflector: this.#name, resourceVersion: this.#lastSyncRV }, 'listed');
     while (!signal.aborted) {
       const timeoutSeconds = Math.floor(this.#minWatchTimeoutS * (1 + this.#random()));
-      const started = Date.now();
+      const started = this.#clock.now();
       let events = 0;
+      const watchAbort = pendingAbort ?? new AbortController();
+      const unlink = link(signal, watchAbort);
       try {
-        const stream = this.#lw.watch({
-          resourceVersion: this.#lastSyncRV,
-          allowWatchBookmarks: true,
-          timeoutSeconds,
-          signal,
-        });
-        for await (const ev of stream) {
+        const it =
+          pending ??
+          this.#lw
+            .watch({
+              resourceVersion: this.#lastSyncRV,
+              allowWatchBookmarks: true,
+              timeoutSeconds,
+              signal: watchAbort.signal,
+            })
+            [Symbol.asyncIterator]();
+        pending = undefined;
+        pendingAbort = undefined;
+        for (;;) {
+          const next = await it.next();
+          if (next.done) break;
           events++;
-          if (ev.type === 'ERROR') throw new StatusError(ev.object);
-          const obj = ev.object;
-          const rv = obj.metadata?.resourceVersion;
-          switch (ev.type) {
-            case 'ADDED':
-              this.#store.add(obj);
-              break;
-            case 'MODIFIED':
-              this.#store.update(obj);
-              break;
-            case 'DELETED':
-              this.#store.delete(obj);
-              break;
-            case 'BOOKMARK':
-              if (rv) this.#store.bookmark?.(rv);
-              break;
-          }
-          if (rv) this.#lastSyncRV = rv;
+          this.#apply(next.value);
         }
       } catch (err) {
         if (signal.aborted) return;
         // A stream that delivered events was healthy: the next failure starts the backoff from the beginning.
         if (events > 0) this.#backoff.reset();
         if (isExpired(err)) {
+          // Relist from the last seen resourceVersion first (client-go: not marked unavailable).
           this.#log.info(
             { reflector: this.#name, resourceVersion: this.#lastSyncRV },
             'watch expired, relisting',
@@ -199,24 +318,132 @@ export class Reflector<T extends KubeObject = KubeObject> {
           throw err;
         }
         if (isTooManyRequests(err) || isConnectionError(err)) {
-          // Re-watch from the same resourceVersion after a backoff, without relisting.
+          // Re-watch from the same resourceVersion after a backoff (and no earlier than the server's
+          // Retry-After, C40), without relisting.
           this.#reportError(err);
-          await sleep(this.#backoff.nextDelayMs(), signal);
+          const retryAfterS = retryAfterSecondsOf(asStatusError(err)) ?? 0;
+          await this.#sleep(Math.max(this.#backoff.nextDelayMs(), retryAfterS * 1000), signal);
           continue;
         }
         if (err instanceof WatchDecodeError && events > 0) {
           // The stream broke after good events: resume from the last good resourceVersion.
           this.#reportError(err);
-          await sleep(this.#backoff.nextDelayMs(), signal);
+          await this.#sleep(this.#backoff.nextDelayMs(), signal);
           continue;
         }
         throw err;
+      } finally {
+        unlink();
+        watchAbort.abort();
       }
       if (signal.aborted) return;
-      if (events === 0 && Date.now() - started < VERY_SHORT_WATCH_MS) {
+      if (events === 0 && this.#clock.now() - started < VERY_SHORT_WATCH_MS) {
         throw new VeryShortWatchError(`${this.#name}: the watch closed at once without events`);
       }
       if (events > 0) this.#backoff.reset();
+    }
+  }
+
+  #apply(ev: WatchEvent<T>): void {
+    if (ev.type === 'ERROR') throw new StatusError(ev.object);
+    const obj = ev.object;
+    const rv = obj.metadata?.resourceVersion;
+    switch (ev.type) {
+      case 'ADDED':
+        this.#store.add(obj);
+        break;
+      case 'MODIFIED':
+        this.#store.update(obj);
+        break;
+      case 'DELETED':
+        this.#store.delete(obj);
+        break;
+      case 'BOOKMARK':
+        if (rv) this.#store.bookmark?.(rv);
+        break;
+    }
+    if (rv) this.#lastSyncRV = rv;
+  }
+
+  /**
+   * The streaming initial sync. Resolves with the still-open watch once the end bookmark arrived and the store
+   * was replaced; `undefined` when the server refused it or the bookmark did not come in time (WatchList is
+   * then off for this reflector, logged once). Other failures reject (backoff, then another try).
+   */
+  async #watchList(
+    signal: AbortSignal,
+  ): Promise<{ iterator: AsyncIterator<WatchEvent<T>>; abort: AbortController } | undefined> {
+    const abort = new AbortController();
+    const unlink = link(signal, abort);
+    let timedOut = false;
+    const timer = this.#clock.setTimer(() => {
+      timedOut = true;
+      abort.abort();
+    }, this.#watchListTimeoutMs);
+    const items: T[] = [];
+    let ok = false;
+    try {
+      const it = this.#lw
+        .watch({
+          // client-go: the last known resourceVersion, or '' (most recent) at first or after an expiry.
+          resourceVersion: this.#rvUnavailable ? '' : this.#lastSyncRV,
+          allowWatchBookmarks: true,
+          sendInitialEvents: true,
+          resourceVersionMatch: 'NotOlderThan',
+          timeoutSeconds: Math.floor(this.#minWatchTimeoutS * (1 + this.#random())),
+          signal: abort.signal,
+        })
+        [Symbol.asyncIterator]();
+      for (;;) {
+        const next = await it.next();
+        if (next.done)
+          throw new WatchListEndedError(`${this.#name}: streaming list ended before its end bookmark`);
+        const ev = next.value;
+        if (ev.type === 'ERROR') throw new StatusError(ev.object);
+        if (ev.type === 'ADDED') {
+          items.push(ev.object);
+          continue;
+        }
+        if (ev.type === 'BOOKMARK') {
+          const ann = ev.object.metadata?.annotations?.[INITIAL_EVENTS_END_ANNOTATION];
+          if (ann !== 'true') continue;
+          const rv = ev.object.metadata?.resourceVersion ?? '';
+          this.#rvUnavailable = false;
+          this.#store.replace(items, rv);
+          this.#lastSyncRV = rv;
+          this.#listResult(undefined);
+          ok = true;
+          return { iterator: it, abort };
+        }
+        // MODIFIED/DELETED before the end marker: not expected from a conforming server; apply to the temp list.
+        const key = keyOf(ev.object);
+        const at = items.findIndex((o) => keyOf(o) === key);
+        if (ev.type === 'DELETED') {
+          if (at >= 0) items.splice(at, 1);
+        } else if (at >= 0) items[at] = ev.object;
+        else items.push(ev.object);
+      }
+    } catch (err) {
+      if (signal.aborted) throw err;
+      if (timedOut || err instanceof WatchListEndedError || isRefusal(err)) {
+        this.#useWatchList = false;
+        this.#log.warn(
+          { reflector: this.#name, err, timeoutMs: this.#watchListTimeoutMs },
+          timedOut
+            ? 'streaming list sent no end bookmark in time; falling back to list and watch'
+            : 'streaming list not served; falling back to list and watch',
+        );
+        return undefined;
+      }
+      if (isExpired(err) || isTooLargeResourceVersionError(err)) this.#rvUnavailable = true;
+      this.#listResult(err);
+      throw err;
+    } finally {
+      timer.cancel();
+      if (!ok) {
+        unlink();
+        abort.abort();
+      } else unlink();
     }
   }
 }
@@ -225,6 +452,34 @@ export class Reflector<T extends KubeObject = KubeObject> {
 export class VeryShortWatchError extends Error {
   readonly code = 'ERR_VERY_SHORT_WATCH' as const;
   override readonly name = 'VeryShortWatchError';
+}
+
+class WatchListEndedError extends Error {
+  override readonly name = 'WatchListEndedError';
+}
+
+function keyOf(o: KubeObject): string {
+  const ns = o.metadata?.namespace;
+  return ns ? `${ns}/${o.metadata?.name ?? ''}` : (o.metadata?.name ?? '');
+}
+
+/** A server that does not serve streaming lists answers with one of these. */
+function isRefusal(err: unknown): boolean {
+  const se = asStatusError(err);
+  return (
+    !!se && (isBadRequest(se) || isInvalid(se) || isForbidden(se) || isNotFound(se) || se.httpStatus === 405)
+  );
+}
+
+/** Aborts `child` when `parent` aborts; returns the unlink (one listener on `parent` while linked). */
+function link(parent: AbortSignal, child: AbortController): () => void {
+  if (parent.aborted) {
+    child.abort(parent.reason);
+    return () => {};
+  }
+  const onAbort = () => child.abort(parent.reason);
+  parent.addEventListener('abort', onAbort, { once: true });
+  return () => parent.removeEventListener('abort', onAbort);
 }
 
 function isConnectionError(err: unknown): boolean {

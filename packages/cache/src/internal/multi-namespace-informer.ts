@@ -1,0 +1,214 @@
+import { type Clock, type KubeObject, type Logger, realClock, sleep } from '@kubeloop/client';
+import {
+  type HandlerOptions,
+  type Informer,
+  InformerError,
+  type InformerStatus,
+  type ResourceEventHandler,
+  type ResourceEventHandlerRegistration,
+  type SharedIndexInformer,
+} from '../shared-index-informer.js';
+import type { IndexerReader, Indexers } from '../store.js';
+
+/**
+ * One informer per namespace behind one {@link Informer} (controller-runtime `multiNamespaceInformer`):
+ * handlers are registered on each, reads are merged. Which namespaces is decided when it runs: a namespaced
+ * kind gets one informer per namespace (never a cluster-wide request), a cluster-scoped kind one
+ * cluster-wide informer. Until then it holds handlers and indexers and reads as empty.
+ */
+export class MultiNamespaceInformer<T extends KubeObject> implements Informer<T> {
+  readonly #namespaces: readonly string[];
+  readonly #make: (namespace: string | undefined) => SharedIndexInformer<T>;
+  readonly #isNamespaced: () => Promise<boolean>;
+  readonly #log: Logger;
+  readonly #clock: Clock;
+  #children: SharedIndexInformer<T>[] = [];
+  readonly #handlers: Array<{
+    handler: ResourceEventHandler<T>;
+    options: HandlerOptions;
+    regs: ResourceEventHandlerRegistration[];
+    removed: boolean;
+  }> = [];
+  readonly #indexers: Indexers<T>[] = [];
+  #watchErrorHandler: ((err: unknown) => void) | undefined;
+  #resolved = false;
+  #started = false;
+  #stopped = false;
+  #waiters = new Set<() => void>();
+
+  constructor(
+    namespaces: readonly string[],
+    make: (namespace: string | undefined) => SharedIndexInformer<T>,
+    isNamespaced: () => Promise<boolean>,
+    log: Logger,
+    clock: Clock = realClock,
+  ) {
+    this.#namespaces = [...new Set(namespaces)];
+    this.#make = make;
+    this.#isNamespaced = isNamespaced;
+    this.#log = log;
+    this.#clock = clock;
+  }
+
+  get lastSyncResourceVersion(): string {
+    // Each namespace has its own resourceVersion; a merged list has none (controller-runtime leaves it empty).
+    return this.#children.length === 1 ? this.#children[0]!.lastSyncResourceVersion : '';
+  }
+
+  addEventHandler(
+    handler: ResourceEventHandler<T>,
+    options: HandlerOptions = {},
+  ): ResourceEventHandlerRegistration {
+    const h = { handler, options, regs: [] as ResourceEventHandlerRegistration[], removed: false };
+    this.#handlers.push(h);
+    for (const c of this.#children) h.regs.push(c.addEventHandler(handler, options));
+    return {
+      hasSynced: () => this.hasSynced(),
+      remove: () => {
+        h.removed = true;
+        for (const r of h.regs) r.remove();
+        const i = this.#handlers.indexOf(h);
+        if (i >= 0) this.#handlers.splice(i, 1);
+      },
+    };
+  }
+
+  addIndexers(indexers: Indexers<T>): void {
+    for (const c of this.#children) c.addIndexers(indexers);
+    this.#indexers.push(indexers);
+  }
+
+  setWatchErrorHandler(handler: (err: unknown) => void): void {
+    if (this.#started) throw new InformerError('setWatchErrorHandler after start');
+    this.#watchErrorHandler = handler;
+  }
+
+  hasSynced(): boolean {
+    return this.#resolved && this.#children.every((c) => c.hasSynced());
+  }
+
+  isStarted(): boolean {
+    return this.#started;
+  }
+
+  isStopped(): boolean {
+    return this.#stopped;
+  }
+
+  status(): InformerStatus {
+    const ss = this.#children.map((c) => c.status());
+    return {
+      synced: this.hasSynced(),
+      started: this.#started,
+      stopped: this.#stopped,
+      lastListError: ss.find((s) => s.lastListError !== undefined)?.lastListError,
+      unserved: ss.some((s) => s.unserved),
+      transformErrors: ss.reduce((n, s) => n + s.transformErrors, 0),
+    };
+  }
+
+  async waitForSync(signal?: AbortSignal): Promise<boolean> {
+    if (!this.#resolved) {
+      if (this.#stopped || signal?.aborted) return false;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          this.#waiters.delete(done);
+          signal?.removeEventListener('abort', done);
+          resolve();
+        };
+        this.#waiters.add(done);
+        signal?.addEventListener('abort', done, { once: true });
+      });
+      if (!this.#resolved) return false;
+    }
+    const results = await Promise.all(this.#children.map((c) => c.waitForSync(signal)));
+    return results.every(Boolean);
+  }
+
+  getIndexer(): IndexerReader<T> {
+    return new MergedReader(() => this.#children);
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    if (this.#started) throw new InformerError('informer already started');
+    this.#started = true;
+    try {
+      let namespaced: boolean | undefined;
+      for (
+        let delay = 500;
+        namespaced === undefined && !signal.aborted;
+        delay = Math.min(delay * 2, 30_000)
+      ) {
+        try {
+          namespaced = await this.#isNamespaced();
+        } catch (err) {
+          this.#log.warn({ err }, 'can not tell whether the kind is namespaced; retrying');
+          await sleep(delay, signal, this.#clock).catch(() => {});
+        }
+      }
+      if (namespaced === undefined) return;
+      this.#children = namespaced ? this.#namespaces.map((ns) => this.#make(ns)) : [this.#make(undefined)];
+      for (const c of this.#children) {
+        for (const ix of this.#indexers) c.addIndexers(ix);
+        for (const h of this.#handlers) if (!h.removed) h.regs.push(c.addEventHandler(h.handler, h.options));
+        if (this.#watchErrorHandler) c.setWatchErrorHandler(this.#watchErrorHandler);
+      }
+      this.#resolved = true;
+      this.#wake();
+      await Promise.all(this.#children.map((c) => c.run(signal)));
+    } finally {
+      this.#stopped = true;
+      this.#wake();
+    }
+  }
+
+  #wake(): void {
+    for (const w of [...this.#waiters]) w();
+  }
+}
+
+/** Reads over several stores as one. */
+class MergedReader<T extends KubeObject> implements IndexerReader<T> {
+  constructor(readonly children: () => readonly SharedIndexInformer<T>[]) {}
+  #stores(): IndexerReader<T>[] {
+    return this.children().map((c) => c.getIndexer());
+  }
+  get(key: string): T | undefined {
+    for (const s of this.#stores()) {
+      const o = s.get(key);
+      if (o) return o;
+    }
+    return undefined;
+  }
+  #concat<V>(f: (s: IndexerReader<T>) => V[]): V[] {
+    const out: V[] = [];
+    for (const s of this.#stores()) {
+      const part = f(s);
+      for (let i = 0; i < part.length; i++) out.push(part[i]!);
+    }
+    return out;
+  }
+  list(): T[] {
+    return this.#concat((s) => s.list());
+  }
+  listKeys(): string[] {
+    return this.#concat((s) => s.listKeys());
+  }
+  byIndex(indexName: string, value: string): T[] {
+    return this.#concat((s) => s.byIndex(indexName, value));
+  }
+  indexKeys(indexName: string, value: string): string[] {
+    return this.#concat((s) => s.indexKeys(indexName, value));
+  }
+  listIndexFuncValues(indexName: string): string[] {
+    return [...new Set(this.#concat((s) => s.listIndexFuncValues(indexName)))];
+  }
+  indexerNames(): string[] {
+    return this.#stores()[0]?.indexerNames() ?? [];
+  }
+  size(): number {
+    let n = 0;
+    for (const s of this.#stores()) n += s.size();
+    return n;
+  }
+}
