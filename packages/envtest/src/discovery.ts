@@ -75,7 +75,7 @@ export function apiResourceList(
       verbs: [...rt.verbs],
       ...(rt.shortNames.length ? { shortNames: [...rt.shortNames] } : {}),
       ...(rt.categories.length ? { categories: [...rt.categories] } : {}),
-      storageVersionHash: rt.storageVersionHash,
+      ...(rt.storageVersionHash ? { storageVersionHash: rt.storageVersionHash } : {}),
     });
     if (rt.resource === 'namespaces' && rt.group === '')
       resources.push({

@@ -2,6 +2,7 @@
  * fieldValidation (Strict / Warn / Ignore, protocol §11): find fields the kind does not declare, then refuse
  * them (Strict, 400), warn about them (Warn, `Warning: 299`), or drop them silently (Ignore).
  */
+import { POD_TEMPLATE_SPEC } from './builtin/workloads.js';
 import { badRequest } from './errors.js';
 import { getPath, type KObject, OBJECT_META_FIELDS, type ResourceType } from './resource-type.js';
 
@@ -171,12 +172,16 @@ function builtinUnknownFields(rt: ResourceType, o: KObject): string[] {
     for (const k of Object.keys(o.spec)) if (!KNOWN_POD_SPEC.has(k)) out.push(`spec.${k}`);
     out.push(...unknownContainerFields(o.spec, 'spec'));
   }
-  if (rt.kind === 'Deployment' && isObj(o.spec)) {
+  if (rt.kind === 'Deployment' && isObj(o.spec))
     for (const k of Object.keys(o.spec)) if (!KNOWN_DEPLOY_SPEC.has(k)) out.push(`spec.${k}`);
-    const ps = getPath(o, 'spec.template.spec');
-    if (isObj(ps))
-      for (const k of Object.keys(ps)) if (!KNOWN_POD_SPEC.has(k)) out.push(`spec.template.spec.${k}`);
-    if (isObj(ps)) out.push(...unknownContainerFields(ps, 'spec.template.spec'));
+  // the pod template of every workload kind (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, …)
+  const tmpl = rt.crdName === undefined ? POD_TEMPLATE_SPEC[`${rt.group}/${rt.resource}`] : undefined;
+  if (tmpl) {
+    const ps = getPath(o, tmpl);
+    if (isObj(ps)) {
+      for (const k of Object.keys(ps)) if (!KNOWN_POD_SPEC.has(k)) out.push(`${tmpl}.${k}`);
+      out.push(...unknownContainerFields(ps, tmpl));
+    }
   }
   return out;
 }

@@ -1,5 +1,5 @@
 /** The set of served resource types: the built-ins plus those CRDs add at runtime. */
-import { BUILTIN_RESOURCES } from './builtin-resources.js';
+import { BUILTIN_RESOURCES } from './builtin/index.js';
 import { groupResources, type ServedGroups } from './discovery.js';
 import type { ResourceType } from './resource-type.js';
 

@@ -70,6 +70,8 @@ export interface ResourceType {
     readonly group?: string;
     readonly version?: string;
   }[];
+  /** Not stored: a create answers with the object and keeps nothing (TokenReview, SubjectAccessReview, …). */
+  readonly ephemeral?: boolean;
   /** Admission mutation on create (not counted in managedFields). */
   admit?(obj: KObject): void;
   /** Validation; return field errors. */

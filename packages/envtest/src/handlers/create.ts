@@ -1,6 +1,7 @@
 /** create (POST on a collection). */
 import { ApiStatusError, failureStatus } from '../errors.js';
 import { negotiate, readBody, sendBody } from '../http.js';
+import { apiVersionOf } from '../resource-type.js';
 import { dryRunOf, fieldManagerOf, type ResourceRequest, warningHeaders } from './context.js';
 import { decodeObject } from './decode.js';
 
@@ -20,6 +21,18 @@ export async function handleCreate(r: ResourceRequest): Promise<void> {
   }
   const fmt = negotiate(String(req.headers.accept ?? ''), {});
   const body = decodeObject(rt, req, await readBody(req), q, warnings);
+  if (rt.ephemeral) {
+    // a review kind: the server evaluates it and answers with it; nothing is stored (no name, no RV)
+    const { kind: _k, apiVersion: _a, ...rest } = body;
+    const metadata = { ...(body.metadata ?? {}), creationTimestamp: null };
+    sendBody(
+      res,
+      201,
+      { kind: rt.kind, apiVersion: apiVersionOf(rt), ...rest, metadata, status: rest.status ?? {} },
+      fmt,
+    );
+    return;
+  }
   const obj = registry.create(rt, ns, body, {
     dryRun: dryRunOf(q),
     fieldManager: fieldManagerOf(req, q),

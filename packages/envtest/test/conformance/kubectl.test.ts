@@ -7,6 +7,7 @@ import { chmodSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { startCluster, type TestCluster } from '../support/cluster.js';
+import { loadGolden, WIRE_MISSING, WIRE_REQUIRED } from '../support/golden.js';
 import { Kubectl, kubectlMissingReason } from '../support/kubectl.js';
 import { waitFor } from '../support/wait.js';
 
@@ -142,6 +143,57 @@ describe.skipIf(missing !== undefined)(
         .map((r) => r.name);
       for (const r of core) expect(row(r), `api-resources misses ${r}`).not.toBe('');
     });
+
+    it.skipIf(WIRE_MISSING !== undefined && !WIRE_REQUIRED)(
+      'api-resources lists exactly the resources of the recorded kube-apiserver 1.32 discovery',
+      async () => {
+        // expected rows from the recorded aggregated discovery (the preferred, first, version of each group)
+        const expected: string[] = [];
+        for (const [file, core] of [
+          ['discovery-api-aggregated', true],
+          ['discovery-apis-aggregated', false],
+        ] as const) {
+          const doc = loadGolden(file).response.body as {
+            items: {
+              metadata: { name?: string };
+              versions: {
+                version: string;
+                resources: {
+                  resource: string;
+                  scope: string;
+                  responseKind: { kind: string };
+                  shortNames?: string[];
+                }[];
+              }[];
+            }[];
+          };
+          for (const g of doc.items) {
+            const v = g.versions[0]!;
+            const gv = core ? v.version : `${g.metadata.name}/${v.version}`;
+            for (const r of v.resources)
+              expected.push(
+                [
+                  r.resource,
+                  (r.shortNames ?? []).join(','),
+                  gv,
+                  r.scope === 'Namespaced',
+                  r.responseKind.kind,
+                ].join(' '),
+              );
+          }
+        }
+        const out = await kubectl.ok(['api-resources', '--no-headers']);
+        const got = out
+          .trim()
+          .split('\n')
+          .map((l) => {
+            const cols = l.trim().split(/\s+/);
+            // SHORTNAMES is blank for many resources: NAME [SHORTNAMES] APIVERSION NAMESPACED KIND
+            return cols.length === 5 ? cols.join(' ') : [cols[0], '', ...cols.slice(1)].join(' ');
+          });
+        expect(got.sort()).toEqual(expected.sort());
+      },
+    );
 
     it('create -f creates pods the server then holds', async () => {
       const f = kubectl.file(
