@@ -10,17 +10,28 @@ import {
   type TransportOptions,
 } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
+import type { Registry } from 'prom-client';
 import type { BuilderControllerOptions } from '../builder.js';
 import { ControllerError, type ControllerOptions } from '../controller.js';
+import { type Checker, HealthProbeServer } from '../healthz/healthz.js';
+import type { RequestHandler } from '../healthz/http-server.js';
 import { signalWithTimeout } from '../internal-signals.js';
+import {
+  type ManagerLeaderElectionOptions,
+  managerLeaderElector,
+} from '../leaderelection/manager-elector.js';
 import { discardLogger, type Logger } from '../logger.js';
+import { type ManagerMetrics, managerMetrics } from '../metrics/manager-metrics.js';
+import { metricsRegistry } from '../metrics/registry.js';
+import { MetricsServer } from '../metrics/server.js';
+import { EventBroadcaster, type EventBroadcasterOptions, type EventRecorder } from '../recorder/recorder.js';
 import { DelegatingClient } from './delegating-client.js';
 import { GracefulShutdownTimeoutError, LeaderElectionLostError } from './errors.js';
 import type { HTTPServerRunnable, LeaderElectorHook, Runnable } from './runnable.js';
 import { RunnableGroup } from './runnable-group.js';
 
 /** Options of {@link newManager} (controller-runtime `manager.Options`, the parts this package has). */
-export interface ManagerOptions {
+export interface ManagerOptions extends ManagerLeaderElectionOptions {
   /** Root logger; components log through children of it. @defaultValue a logger that drops everything */
   readonly logger?: Logger;
   /** Restrict the cache to one namespace (controller-runtime `Cache.DefaultNamespaces`). Absent: all namespaces. */
@@ -44,6 +55,24 @@ export interface ManagerOptions {
    * Absent: this replica always leads (controller-runtime `LeaderElection: false`).
    */
   readonly leaderElector?: LeaderElectorHook;
+  /**
+   * Where `/metrics` is served (`":8080"`, `"127.0.0.1:0"`); `"0"` disables. Served on every replica.
+   * @defaultValue `"0"` (controller-runtime's default is `":8080"`; off here so that several managers in one
+   * process, or tests, never fight over a port)
+   */
+  readonly metricsBindAddress?: string;
+  /** The registry the manager's metrics go to and `/metrics` serves. @defaultValue the process-wide `metricsRegistry` */
+  readonly metricsRegistry?: Registry;
+  /** More handlers on the metrics server, by path (controller-runtime `Metrics.ExtraHandlers`). */
+  readonly metricsExtraHandlers?: Readonly<Record<string, RequestHandler>>;
+  /** Where `/healthz` and `/readyz` are served; `"0"` or absent disables (controller-runtime `HealthProbeBindAddress`). */
+  readonly healthProbeBindAddress?: string;
+  /** @defaultValue `/healthz` */
+  readonly livenessEndpointName?: string;
+  /** @defaultValue `/readyz` */
+  readonly readinessEndpointName?: string;
+  /** Options of the event broadcaster behind `getEventRecorderFor` (queue size, series interval, retries). */
+  readonly events?: Omit<EventBroadcasterOptions, 'client' | 'logger'>;
   /**
    * Defaults for every controller the builder makes in this manager (controller-runtime
    * `Options.Controller`); `withOptions` overrides them per controller.
@@ -108,6 +137,27 @@ export interface Manager {
   getControllerOptions(): ManagerControllerOptions;
   /** Registers a controller name; @throws ControllerError when it is taken (names must be unique). @internal */
   registerControllerName(name: string): void;
+  /**
+   * Adds a liveness check served on `/healthz` (controller-runtime `AddHealthzCheck`).
+   * @throws HealthCheckError when the name is empty, has a `/`, or is taken.
+   */
+  addHealthzCheck(name: string, check: Checker): void;
+  /**
+   * Adds a readiness check served on `/readyz` (controller-runtime `AddReadyzCheck`); e.g.
+   * `cacheSyncCheck(mgr.getCache())`. @throws HealthCheckError as {@link Manager.addHealthzCheck}.
+   */
+  addReadyzCheck(name: string, check: Checker): void;
+  /**
+   * A recorder of events.k8s.io/v1 Events reporting as `name` (controller-runtime `GetEventRecorder`);
+   * Events are written in the background and flushed when the manager stops.
+   */
+  getEventRecorderFor(name: string): EventRecorder;
+  /** The registry `/metrics` serves; register your own metrics on it. */
+  getMetricsRegistry(): Registry;
+  /** `host:port` the metrics server listens on, once it does (useful with port 0). */
+  metricsServerAddress(): string | undefined;
+  /** `host:port` the health probe server listens on, once it does. */
+  healthProbeServerAddress(): string | undefined;
 }
 
 class ControllerManager implements Manager {
@@ -127,7 +177,13 @@ class ControllerManager implements Manager {
   #markElected!: () => void;
   #started = false;
   #firstError: unknown;
+  readonly #metrics: ManagerMetrics;
+  readonly #probes: HealthProbeServer;
+  readonly #metricsServer: MetricsServer;
+  readonly #elector: LeaderElectorHook | undefined;
+  #events: EventBroadcaster | undefined;
 
+  /** @throws LeaderElectionConfigError or BindAddressError for bad options. */
   constructor(config: RestConfig, options: ManagerOptions) {
     this.#config = config;
     this.#options = options;
@@ -151,6 +207,25 @@ class ControllerManager implements Manager {
     this.#elected = new Promise<void>((resolve) => {
       this.#markElected = resolve;
     });
+    this.#metrics = managerMetrics(options.metricsRegistry ?? metricsRegistry);
+    this.#elector =
+      options.leaderElector ??
+      managerLeaderElector(config, options, { logger: this.#log, metrics: this.#metrics.leaderElection });
+    this.#probes = new HealthProbeServer({
+      bindAddress: options.healthProbeBindAddress ?? '0',
+      ...(options.livenessEndpointName ? { livenessEndpointName: options.livenessEndpointName } : {}),
+      ...(options.readinessEndpointName ? { readinessEndpointName: options.readinessEndpointName } : {}),
+      logger: this.#log.child({ component: 'health-probes' }),
+    });
+    this.#metricsServer = new MetricsServer({
+      bindAddress: options.metricsBindAddress ?? '0',
+      registry: this.#metrics.registry,
+      ...(options.metricsExtraHandlers ? { extraHandlers: options.metricsExtraHandlers } : {}),
+      logger: this.#log.child({ component: 'metrics' }),
+    });
+    for (const server of [this.#probes, this.#metricsServer]) {
+      if (server.enabled) this.addHTTPServer(server);
+    }
     const syncTimeoutMs = options.cacheSyncTimeoutMs ?? 120_000;
     this.#caches.add({
       start: (signal) => this.#cache.start(signal),
@@ -193,7 +268,34 @@ class ControllerManager implements Manager {
     return this.#elected;
   }
   getControllerOptions(): ManagerControllerOptions {
-    return this.#options.controller ?? {};
+    return {
+      metrics: this.#metrics.controller,
+      queueMetricsProvider: this.#metrics.queue,
+      ...this.#options.controller,
+    };
+  }
+  addHealthzCheck(name: string, check: Checker): void {
+    this.#probes.addHealthzCheck(name, check);
+  }
+  addReadyzCheck(name: string, check: Checker): void {
+    this.#probes.addReadyzCheck(name, check);
+  }
+  getEventRecorderFor(name: string): EventRecorder {
+    this.#events ??= new EventBroadcaster({
+      client: this.#live,
+      logger: this.#log,
+      ...this.#options.events,
+    });
+    return this.#events.newRecorder(name);
+  }
+  getMetricsRegistry(): Registry {
+    return this.#metrics.registry;
+  }
+  metricsServerAddress(): string | undefined {
+    return this.#metricsServer.address();
+  }
+  healthProbeServerAddress(): string | undefined {
+    return this.#probes.address();
   }
 
   registerControllerName(name: string): void {
@@ -243,7 +345,7 @@ class ControllerManager implements Manager {
     if (signal.aborted) stop.abort();
     else signal.addEventListener('abort', onAbort, { once: true });
     this.#log.info({}, 'Starting manager');
-    const elector = this.#options.leaderElector;
+    const elector = this.#elector;
     const electorStop = new AbortController();
     let electorRun: Promise<void> | undefined;
     let leaderStopped = false;
@@ -315,6 +417,9 @@ class ControllerManager implements Manager {
       for (const group of [this.#others, this.#caches, this.#http]) {
         ok = (await group.stop(deadline.signal)) && ok;
       }
+      // Events recorded until now are written before the connections close (controller-runtime flushes
+      // the event broadcaster during its stop procedure).
+      await this.#events?.shutdown(deadline.signal);
       const closed = settledBefore(this.#live.close(), deadline.signal);
       if (!(await closed)) {
         ok = false;
