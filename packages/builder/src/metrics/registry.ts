@@ -7,3 +7,8 @@ import { Registry } from 'prom-client';
  * registered; call prom-client's `collectDefaultMetrics({ register: metricsRegistry })` for them.
  */
 export const metricsRegistry: Registry = new Registry();
+
+/** A new, empty registry (for a manager of its own, e.g. several managers in one process or a test). */
+export function newMetricsRegistry(): Registry {
+  return new Registry();
+}
