@@ -1,0 +1,328 @@
+/**
+ * `runChaos`: a manager under test, random traffic and a seeded fault schedule against an in-process API
+ * server; then the faults stop and the run measures what the controller-runtime promises say must hold.
+ */
+import { randomBytes } from 'node:crypto';
+import { type Manager, newManager } from '@kubeloop/builder';
+import { type ApiClient, type KubeObject, Namespace, newClient } from '@kubeloop/client';
+import type { RestConfig } from '@kubeloop/config';
+import { type ApiServer, startApiServer } from '@kubeloop/envtest';
+import { ReconcileProbe } from './probe.js';
+import { type Random, randomSeed, seededRandom } from './random.js';
+import { applyFault, drawSchedule, FAULT_KINDS, type FaultKind } from './schedule.js';
+import { configMapTraffic, type TrafficContext, type TrafficGenerator } from './traffic.js';
+
+/** What the setup function and the invariant get. */
+export interface ChaosEnv {
+  /** The in-process API server (its `faults` are driven by the schedule). */
+  readonly server: ApiServer;
+  /** The manager under test, not started yet when `setup` runs; its requests carry the faulted token. */
+  readonly manager: Manager;
+  /** The manager's config (its own bearer token, so faults hit only its requests). */
+  readonly config: RestConfig;
+  /** An unfaulted client (admin token) for checks. */
+  readonly client: ApiClient;
+  /** The namespace the run uses (the manager's cache is scoped to it). */
+  readonly namespace: string;
+  /** Wrap the reconciler of the controller `for` the traffic's kind with `probe.wrap(kind, mgr.getClient(), r)`. */
+  readonly probe: ReconcileProbe;
+  /** The traffic generator's kind and names. */
+  readonly traffic: TrafficGenerator;
+}
+
+/** Options of {@link runChaos}. */
+export interface ChaosOptions {
+  /** Seed for the schedule and the traffic; default a random one (always reported). */
+  seed?: number;
+  /** Objects created before the manager starts. Default 200. */
+  objects?: number;
+  /** **Milliseconds** of traffic and faults. Default 20,000. */
+  durationMs?: number;
+  /** Mean **milliseconds** between faults. Default 1,000. */
+  faultGapMs?: number;
+  /** Writes per second during the fault phase. Default 40. */
+  writesPerSecond?: number;
+  /** **Milliseconds** after the faults stop within which the cache must equal the server and nothing be lost. Default 10,000. */
+  settleMs?: number;
+  /** Fault kinds drawn from; default every one of {@link FAULT_KINDS}. */
+  faults?: readonly FaultKind[];
+  /**
+   * Build the controllers on `env.manager` (do not start it). The controller for the traffic's kind must
+   * wrap its reconciler with `env.probe.wrap(env.traffic.kind, env.manager.getClient(), reconciler)`.
+   */
+  setup(env: ChaosEnv): void | Promise<void>;
+  /** The writes; default {@link configMapTraffic}. */
+  traffic?: TrafficGenerator;
+  /** Checked after the settle phase: return the violations (empty = holds). */
+  invariant?(env: ChaosEnv): readonly string[] | Promise<readonly string[]>;
+  /** Progress lines; default none. */
+  log?(line: string): void;
+}
+
+/** The figures of one run. The promises: every figure under "must be 0" is 0. */
+export interface ChaosReport {
+  readonly seed: number;
+  readonly objects: number;
+  readonly durationMs: number;
+  /** Faults applied, per kind. */
+  readonly faultsApplied: Readonly<Partial<Record<FaultKind, number>>>;
+  /** Traffic writes made, and how many of them failed (e.g. during a restart; not a violation). */
+  readonly writes: number;
+  readonly writeErrors: number;
+  /** Reconciles run, and how many threw (retried by the controller). */
+  readonly reconciles: number;
+  readonly reconcileErrors: number;
+  /** Must be 0: objects whose last write no reconcile saw (present: its final resourceVersion; deleted: NotFound). */
+  readonly lostChanges: number;
+  /** Must be 0: keys where the manager's cache and the server differ (by resourceVersion) at the end of the settle phase. */
+  readonly divergentCacheEntries: number;
+  /** **Milliseconds** from the end of the faults until the cache equalled the server and nothing was lost (-1: never within `settleMs`). */
+  readonly settledAfterMs: number;
+  /** Must be 0: reconciles that started while another of the same key ran. */
+  readonly concurrentReconciles: number;
+  /** Must be 0: unhandled promise rejections in the process during the run. */
+  readonly unhandledRejections: number;
+  /** Must be empty: what the invariant reported. */
+  readonly invariantViolations: readonly string[];
+  /** Some examples of lost and divergent keys, for the failure message. */
+  readonly examples: readonly string[];
+}
+
+/** Whether every promise held. */
+export function chaosPassed(r: ChaosReport): boolean {
+  return (
+    r.lostChanges === 0 &&
+    r.divergentCacheEntries === 0 &&
+    r.concurrentReconciles === 0 &&
+    r.unhandledRejections === 0 &&
+    r.invariantViolations.length === 0
+  );
+}
+
+/** The report as the lines a run prints (the seed first, so a failing run can be replayed). */
+export function formatChaosReport(r: ChaosReport): string {
+  const faults = Object.entries(r.faultsApplied)
+    .map(([k, n]) => `${k}=${n}`)
+    .join(' ');
+  return [
+    `chaos seed=${r.seed} objects=${r.objects} durationMs=${r.durationMs} (replay: npm run test:chaos -- --seed ${r.seed})`,
+    `  faults: ${faults || 'none'}`,
+    `  writes=${r.writes} writeErrors=${r.writeErrors} reconciles=${r.reconciles} reconcileErrors=${r.reconcileErrors}`,
+    `  lost changes=${r.lostChanges}  divergent cache entries=${r.divergentCacheEntries} (settled after ${r.settledAfterMs} ms)`,
+    `  concurrent reconciles of one key=${r.concurrentReconciles}  unhandled rejections=${r.unhandledRejections}`,
+    `  invariant violations=${r.invariantViolations.length}${r.invariantViolations.length ? `: ${r.invariantViolations.slice(0, 5).join('; ')}` : ''}`,
+    ...(r.examples.length ? [`  examples: ${r.examples.join(', ')}`] : []),
+    `  ${chaosPassed(r) ? 'PASS' : 'FAIL'}`,
+  ].join('\n');
+}
+
+/**
+ * Run a chaos schedule against a controller. Starts an in-process API server, creates a namespace and the
+ * starting objects, calls `setup` to build the controllers on a fresh manager (scoped to the namespace,
+ * with its own bearer token), starts it, waits for its cache to sync, then for `durationMs` makes random
+ * writes while applying the seeded fault schedule. The faults then stop (rules cleared, black holes
+ * released) and within `settleMs` the cache must equal the server and every object's last write must have
+ * been seen by a reconcile. Stops everything before returning.
+ *
+ * The same seed gives the same schedule and the same writes (the timing of the system under test still
+ * varies). Follows the promises of client-go's informers and controller-runtime's controllers: level-based
+ * reconciliation eventually sees the latest state, a key is never reconciled by two workers at once.
+ * @throws whatever `setup` throws, or an error if the manager's cache does not sync within 60 s.
+ */
+export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
+  const seed = options.seed ?? randomSeed();
+  const root = seededRandom(seed);
+  const scheduleRandom = root.fork();
+  const trafficRandom = root.fork();
+  const objects = options.objects ?? 200;
+  const durationMs = options.durationMs ?? 20_000;
+  const settleMs = options.settleMs ?? 10_000;
+  const log = options.log ?? (() => {});
+  const traffic = options.traffic ?? configMapTraffic();
+  const schedule = drawSchedule(
+    scheduleRandom,
+    durationMs,
+    options.faultGapMs ?? 1000,
+    options.faults ?? FAULT_KINDS,
+  );
+
+  let unhandled = 0;
+  const onUnhandled = () => {
+    unhandled++;
+  };
+  process.on('unhandledRejection', onUnhandled);
+
+  const server = await startApiServer();
+  const token = randomBytes(24).toString('base64url');
+  server.auth.addToken(token, { user: 'chaos-manager', groups: ['system:masters'] });
+  const base: RestConfig = {
+    host: server.url,
+    tlsClientConfig: { caData: server.caPem },
+    qps: -1,
+    burst: 0,
+    timeoutMs: 30_000,
+    userAgent: 'kubeloop-chaos',
+  };
+  const client = newClient({ ...base, bearerToken: server.token });
+  const config: RestConfig = { ...base, bearerToken: token };
+  const namespace = `chaos-${seed.toString(36)}`;
+  const stop = new AbortController();
+  let running: Promise<void> | undefined;
+  try {
+    await client.create(Namespace, { metadata: { name: namespace } });
+    const tctx: TrafficContext = { client, namespace, random: trafficRandom };
+    await traffic.populate(tctx, objects);
+    log(`chaos: seed ${seed}, ${objects} objects, ${schedule.length} faults over ${durationMs} ms`);
+
+    const manager = newManager(config, { namespace });
+    const probe = new ReconcileProbe();
+    const env: ChaosEnv = { server, manager, config, client, namespace, probe, traffic };
+    await options.setup(env);
+    running = manager.start(stop.signal);
+    running.catch(() => {});
+    await waitUntil(
+      async () => (await cachedKeys(manager, traffic, namespace)).size >= Math.min(1, objects),
+      60_000,
+    );
+
+    // Fault phase: traffic and the schedule run side by side.
+    const faultsApplied: Partial<Record<FaultKind, number>> = {};
+    let writes = 0;
+    let writeErrors = 0;
+    const t0 = Date.now();
+    const gapMs = 1000 / (options.writesPerSecond ?? 40);
+    const trafficLoop = (async () => {
+      let next = t0;
+      while (Date.now() - t0 < durationMs) {
+        writes++;
+        try {
+          await traffic.step(tctx);
+        } catch {
+          writeErrors++;
+        }
+        next += gapMs;
+        const wait = next - Date.now();
+        if (wait > 0) await sleep(wait);
+      }
+    })();
+    const faultLoop = (async () => {
+      for (const f of schedule) {
+        const wait = t0 + f.atMs - Date.now();
+        if (wait > 0) await sleep(wait);
+        try {
+          await applyFault(f, { server, token, namespace, namePrefix: traffic.namePrefix });
+          faultsApplied[f.kind] = (faultsApplied[f.kind] ?? 0) + 1;
+        } catch (err) {
+          log(`chaos: fault ${f.kind} could not be applied: ${(err as Error).message}`);
+        }
+      }
+    })();
+    await Promise.all([trafficLoop, faultLoop]);
+    server.faults.reset();
+    server.faults.releaseBlackholes(true);
+    log(`chaos: faults stopped after ${Date.now() - t0} ms; settling`);
+
+    // Settle phase: the cache must equal the server and nothing be lost, within settleMs.
+    const settleStart = Date.now();
+    let check = await measure(manager, client, traffic, namespace, probe);
+    let settledAfterMs = -1;
+    while (Date.now() - settleStart < settleMs) {
+      if (check.lost.length === 0 && check.divergent.length === 0) {
+        settledAfterMs = Date.now() - settleStart;
+        break;
+      }
+      await sleep(100);
+      check = await measure(manager, client, traffic, namespace, probe);
+    }
+    const violations = options.invariant ? await options.invariant(env) : [];
+    const report: ChaosReport = {
+      seed,
+      objects,
+      durationMs,
+      faultsApplied,
+      writes,
+      writeErrors,
+      reconciles: probe.reconciles,
+      reconcileErrors: probe.reconcileErrors,
+      lostChanges: check.lost.length,
+      divergentCacheEntries: check.divergent.length,
+      settledAfterMs,
+      concurrentReconciles: probe.concurrentReconciles,
+      unhandledRejections: unhandled,
+      invariantViolations: violations,
+      examples: [
+        ...check.lost.slice(0, 3).map((k) => `lost ${k}`),
+        ...check.divergent.slice(0, 3).map((k) => `divergent ${k}`),
+      ],
+    };
+    return report;
+  } finally {
+    stop.abort();
+    await running?.catch(() => {});
+    await client.close();
+    await server.stop();
+    // Late rejections from the stop are counted too; then the listener goes.
+    await sleep(10);
+    process.off('unhandledRejection', onUnhandled);
+  }
+}
+
+async function measure(
+  manager: Manager,
+  client: ApiClient,
+  traffic: TrafficGenerator,
+  namespace: string,
+  probe: ReconcileProbe,
+): Promise<{ lost: string[]; divergent: string[] }> {
+  const server = new Map<string, string>();
+  for (const o of (await client.list(traffic.kind, { namespace })).items)
+    server.set(keyOf(o), o.metadata?.resourceVersion ?? '');
+  const cache = await cachedKeys(manager, traffic, namespace);
+  const divergent: string[] = [];
+  for (const [k, rv] of server) if (cache.get(k) !== rv) divergent.push(k);
+  for (const k of cache.keys()) if (!server.has(k)) divergent.push(k);
+  const lost: string[] = [];
+  for (const [k, rv] of server) if (!probe.observations(k)?.seen.has(rv)) lost.push(k);
+  // A deleted object the controller had seen must have been reconciled as gone.
+  for (const k of probe.knownKeys()) {
+    if (server.has(k)) continue;
+    const o = probe.observations(k);
+    if (o !== undefined && o.seen.size > 0 && !o.lastWasGone) lost.push(k);
+  }
+  return { lost, divergent };
+}
+
+async function cachedKeys(
+  manager: Manager,
+  traffic: TrafficGenerator,
+  namespace: string,
+): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const o of (await manager.getClient().list(traffic.kind, { namespace })).items)
+    out.set(keyOf(o), o.metadata?.resourceVersion ?? '');
+  return out;
+}
+
+function keyOf(o: KubeObject): string {
+  return `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+async function waitUntil(cond: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if (await cond()) return;
+    } catch {
+      // not ready yet (e.g. the cache is still syncing)
+    }
+    if (Date.now() > deadline)
+      throw new Error(`chaos: the manager's cache did not sync within ${timeoutMs} ms`);
+    await sleep(50);
+  }
+}
+
+export type { Random };

@@ -1,0 +1,27 @@
+/**
+ * @packageDocumentation
+ * `@kubeloop/testing`: a chaos harness for controllers built with `@kubeloop/builder`. `runChaos` runs your
+ * manager against an in-process envtest API server under random traffic and a seeded schedule of faults
+ * (watch drops, black-holed watches, 410 on watch/list/continue, 5xx, 429 with Retry-After, broken frames,
+ * delayed events, compaction, a server restart that keeps state and resourceVersions) and reports the
+ * figures: lost changes, divergent cache entries, concurrent reconciles of one key, unhandled rejections.
+ */
+export { type KeyObservations, ReconcileProbe } from './chaos/probe.js';
+export { type Random, randomSeed, seededRandom } from './chaos/random.js';
+export {
+  type ChaosEnv,
+  type ChaosOptions,
+  type ChaosReport,
+  chaosPassed,
+  formatChaosReport,
+  runChaos,
+} from './chaos/run.js';
+export {
+  applyFault,
+  drawSchedule,
+  FAULT_KINDS,
+  type FaultKind,
+  type FaultTarget,
+  type ScheduledFault,
+} from './chaos/schedule.js';
+export { configMapTraffic, type TrafficContext, type TrafficGenerator } from './chaos/traffic.js';

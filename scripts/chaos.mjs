@@ -1,0 +1,26 @@
+#!/usr/bin/env node
+// npm run test:chaos [-- --seed N] [--profile short|long]: runs the chaos suite of @kubeloop/testing.
+// The seed and profile reach the test as CHAOS_SEED / CHAOS_PROFILE; a failing run prints its seed.
+import { spawnSync } from 'node:child_process';
+import { parseArgs } from 'node:util';
+
+const { values } = parseArgs({
+  options: { seed: { type: 'string' }, profile: { type: 'string', default: 'short' } },
+  strict: true,
+});
+if (values.seed !== undefined && !/^\d+$/.test(values.seed)) {
+  console.error(`--seed must be a non-negative integer, not ${JSON.stringify(values.seed)}`);
+  process.exit(2);
+}
+if (!['short', 'long'].includes(values.profile)) {
+  console.error(`--profile must be short or long, not ${JSON.stringify(values.profile)}`);
+  process.exit(2);
+}
+const env = { ...process.env, CHAOS_PROFILE: values.profile };
+if (values.seed !== undefined) env.CHAOS_SEED = values.seed;
+const r = spawnSync(
+  process.execPath,
+  ['node_modules/vitest/vitest.mjs', 'run', '--project', '@kubeloop/testing', 'test/chaos.test.ts'],
+  { stdio: 'inherit', env, cwd: new URL('..', import.meta.url) },
+);
+process.exit(r.status ?? 1);
