@@ -1,4 +1,6 @@
 import type { RestConfig } from '@kubeloop/config';
+import { type ApplyConfiguration, type ApplyOptions, applyBody } from './apply.js';
+import { type DeleteAllOfOptions, deleteAllOf } from './delete-all-of.js';
 import {
   InvalidRequestError,
   isUnsupportedMediaType,
@@ -8,9 +10,24 @@ import {
   UnsupportedPatchTypeError,
 } from './errors.js';
 import type { HttpRequest, HttpTransport } from './http.js';
-import type { Client } from './interfaces.js';
-import { gvkOf, gvkString, type Kind, type KubeObject, type ObjectKey, type ObjectList } from './kinds.js';
+import type { Client, StatusWriter, SubResourceClient } from './interfaces.js';
+import type { ClientInternals } from './internal/client-internals.js';
+import {
+  gvkOf,
+  gvkString,
+  isMetadataOnly,
+  type Kind,
+  type KubeObject,
+  type ObjectKey,
+  type ObjectList,
+  objectKeyFromObject,
+} from './kinds.js';
 import { formatFieldSelector, formatLabelSelector } from './label-selector.js';
+import {
+  PARTIAL_OBJECT_METADATA_ACCEPT,
+  PARTIAL_OBJECT_METADATA_LIST_ACCEPT,
+  toPartialObjectMetadata,
+} from './metadata-only.js';
 import {
   type DeleteOptions,
   type GetOptions,
@@ -21,7 +38,9 @@ import {
   type WatchOptions,
   type WriteOptions,
 } from './options.js';
-import { DynamicRESTMapper, type RESTMapper, type RESTMapping } from './rest-mapper.js';
+import { type ListPage, type ListPagesOptions, listAll, listPages } from './pager.js';
+import { DynamicRESTMapper, isResourceNotFound, type RESTMapper, type RESTMapping } from './rest-mapper.js';
+import { ApiSubResourceClient } from './sub-resource.js';
 import { Transport, type TransportOptions } from './transport/index.js';
 import { decodeWatchStream, type WatchEvent } from './watch.js';
 
@@ -62,11 +81,32 @@ export class ApiClient implements Client {
   readonly restMapper: RESTMapper;
   readonly #transport: HttpTransport;
   readonly #fieldOwner: string | undefined;
+  readonly #internals: ClientInternals;
 
   constructor(options: ClientOptions) {
     this.#transport = options.transport;
     this.restMapper = options.restMapper ?? new DynamicRESTMapper(options.transport);
     this.#fieldOwner = options.fieldOwner;
+    this.#internals = {
+      request: (kind, build) => this.#fresh(kind, async () => this.#send(build(await this.#mapping(kind)))),
+      writeQuery: (o) => this.#writeQuery(o),
+    };
+  }
+
+  /**
+   * Runs `fn` (which resolves the kind's mapping and sends); when the answer is a 404 for the resource, not
+   * for an object — the kind's group version or the kind in it is gone (CRD deleted, version no longer
+   * served) — tells the RESTMapper to forget that group version and runs `fn` once more, so the request is
+   * sent with a fresh mapping or fails with a NoKindMatchError naming what is served (cases C31, C32).
+   */
+  async #fresh<R>(kind: Kind, fn: () => Promise<R>): Promise<R> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!isResourceNotFound(err) || !this.restMapper.invalidate) throw err;
+      this.restMapper.invalidate(gvkOf(kind));
+      return fn();
+    }
   }
 
   /** Closes the transport. */
@@ -114,17 +154,115 @@ export class ApiClient implements Client {
     return q;
   }
 
-  async get<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, options?: GetOptions): Promise<T> {
+  get<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, options?: GetOptions): Promise<T> {
+    return this.#fresh(kind, () => this.#get(kind, key, options));
+  }
+
+  list<T extends KubeObject>(kind: Kind<T>, options?: ListOptions): Promise<ObjectList<T>> {
+    return this.#fresh(kind, () => this.#list(kind, options));
+  }
+
+  create<T extends KubeObject>(kind: Kind<T>, obj: T, options?: WriteOptions): Promise<T> {
+    return this.#fresh(kind, () => this.#create(kind, obj, options));
+  }
+
+  update<T extends KubeObject>(kind: Kind<T>, obj: T, options?: WriteOptions): Promise<T> {
+    return this.#fresh(kind, () => this.#update(kind, obj, options));
+  }
+
+  patch<T extends KubeObject>(
+    kind: Kind<T>,
+    key: ObjectKey,
+    patch: Patch,
+    options?: PatchOptions,
+  ): Promise<T> {
+    return this.#fresh(kind, () => this.#patch(kind, key, patch, options));
+  }
+
+  delete<T extends KubeObject>(
+    kind: Kind<T>,
+    keyOrObj: ObjectKey | T,
+    options?: DeleteOptions,
+  ): Promise<void> {
+    return this.#fresh(kind, () => this.#delete(kind, keyOrObj, options));
+  }
+
+  /**
+   * Deletes every object of a kind that matches the selectors, in one request (the `deletecollection` verb,
+   * controller-runtime `DeleteAllOf`). Objects with finalizers are marked for deletion, as by `delete`.
+   * @throws StatusError (405 MethodNotAllowed for a namespaced kind without `namespace` on kube-apiserver),
+   *   NoKindMatchError.
+   */
+  async deleteAllOf<T extends KubeObject>(kind: Kind<T>, options?: DeleteAllOfOptions): Promise<void> {
+    await deleteAllOf(this.#internals, kind, options);
+  }
+
+  /**
+   * Server-side apply of an apply configuration (controller-runtime `Client.Apply`): a PATCH with
+   * `application/apply-patch+yaml`, whose body carries only the fields the caller set — `undefined`/`null`
+   * values and objects made only of them are left out, and so are `status` and server-set metadata
+   * (`managedFields`, `creationTimestamp`, …). Afterwards the field manager owns exactly the fields in the
+   * body (and no longer owns fields it applied before and left out now: the server removes those unless
+   * another manager owns them). Applying unchanged intent is a no-op at the server (resourceVersion unchanged).
+   * @throws InvalidRequestError (no field manager, no `metadata.name`), StatusError (409 Conflict naming the
+   *   other manager's fields unless `force`; 422 Invalid).
+   */
+  apply<T extends KubeObject>(
+    kind: Kind<T>,
+    config: ApplyConfiguration<T>,
+    options?: ApplyOptions,
+  ): Promise<T> {
+    const body = applyBody(kind, config, 'object');
+    return this.patch(kind, objectKeyFromObject(body), { type: 'apply', data: body }, options);
+  }
+
+  /**
+   * The writer of the `status` subresource (controller-runtime `Client.Status()`): `update` (PUT), `patch`
+   * and `apply` on `<object>/status`. The server takes only `.status` from these writes; spec and metadata
+   * stay as stored.
+   */
+  status(): StatusWriter {
+    return new ApiSubResourceClient(this.#internals, 'status');
+  }
+
+  /**
+   * A client for the named subresource (controller-runtime `Client.SubResource(name)`): `scale` (get,
+   * update with a `Scale` body, patch), `eviction` and `token` (create), `status`.
+   * @throws InvalidRequestError for an empty name or one containing `/`.
+   */
+  subResource(name: string): SubResourceClient {
+    return new ApiSubResourceClient(this.#internals, name);
+  }
+
+  /**
+   * The pages of a list, following `continue` (client-go `tools/pager`): one request per `pageSize`
+   * objects (default 500); an expired continue token (410) is answered by one full list (`restarted`).
+   */
+  listPages<T extends KubeObject>(kind: Kind<T>, options?: ListPagesOptions): AsyncIterable<ListPage<T>> {
+    return listPages(this, kind, options);
+  }
+
+  /** Every object of a list, read page by page: `for await (const pod of client.listAll(Pod, { namespace }))`. */
+  listAll<T extends KubeObject>(kind: Kind<T>, options?: ListPagesOptions): AsyncIterable<T> {
+    return listAll(this, kind, options);
+  }
+
+  async #get<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, options?: GetOptions): Promise<T> {
     const { path } = await this.#objectPath(kind, key);
     const q = new URLSearchParams();
     if (options?.resourceVersion !== undefined) q.set('resourceVersion', options.resourceVersion);
     return withTypeMeta(
       kind,
-      await this.#send<T>({ method: 'GET', path: withQuery(path, q), signal: options?.signal }),
+      await this.#send<T>({
+        method: 'GET',
+        path: withQuery(path, q),
+        signal: options?.signal,
+        ...metadataAccept(kind, false),
+      }),
     );
   }
 
-  async list<T extends KubeObject>(kind: Kind<T>, options: ListOptions = {}): Promise<ObjectList<T>> {
+  async #list<T extends KubeObject>(kind: Kind<T>, options: ListOptions = {}): Promise<ObjectList<T>> {
     const mapping = await this.#mapping(kind);
     const q = new URLSearchParams();
     const ls = formatLabelSelector(options.labelSelector);
@@ -136,7 +274,12 @@ export class ApiClient implements Client {
     if (options.resourceVersion !== undefined) q.set('resourceVersion', options.resourceVersion);
     if (options.resourceVersionMatch) q.set('resourceVersionMatch', options.resourceVersionMatch);
     const path = withQuery(collectionPath(mapping, options.namespace), q);
-    const list = await this.#send<ObjectList<T>>({ method: 'GET', path, signal: options.signal });
+    const list = await this.#send<ObjectList<T>>({
+      method: 'GET',
+      path,
+      signal: options.signal,
+      ...metadataAccept(kind, true),
+    });
     if (!list || typeof list !== 'object' || Array.isArray(list))
       throw new UnexpectedResponseError(
         `GET ${path.split('?')[0]}: the reply is not a list (empty or not an object)`,
@@ -150,11 +293,13 @@ export class ApiClient implements Client {
     if (list.items === null) list.items = [];
     if (!Array.isArray(list.items)) throw new UnexpectedResponseError(`GET ${path}: items is not an array`);
     list.metadata ??= {};
-    for (const item of list.items) withTypeMeta(kind, item);
+    if (isMetadataOnly(kind)) list.items = list.items.map((item) => withTypeMeta(kind, item));
+    else for (const item of list.items) withTypeMeta(kind, item);
     return list;
   }
 
-  async create<T extends KubeObject>(kind: Kind<T>, obj: T, options?: WriteOptions): Promise<T> {
+  async #create<T extends KubeObject>(kind: Kind<T>, obj: T, options?: WriteOptions): Promise<T> {
+    refuseMetadataOnly(kind, 'create');
     const mapping = await this.#mapping(kind);
     const ns = obj.metadata?.namespace;
     if (mapping.scope === 'Namespaced' && !ns) {
@@ -176,7 +321,8 @@ export class ApiClient implements Client {
     );
   }
 
-  async update<T extends KubeObject>(kind: Kind<T>, obj: T, options?: WriteOptions): Promise<T> {
+  async #update<T extends KubeObject>(kind: Kind<T>, obj: T, options?: WriteOptions): Promise<T> {
+    refuseMetadataOnly(kind, 'update');
     const key = { namespace: obj.metadata?.namespace, name: obj.metadata?.name ?? '' };
     const { path } = await this.#objectPath(kind, key);
     const body = JSON.stringify({ ...obj, apiVersion: kind.apiVersion, kind: kind.kind });
@@ -192,7 +338,7 @@ export class ApiClient implements Client {
     );
   }
 
-  async patch<T extends KubeObject>(
+  async #patch<T extends KubeObject>(
     kind: Kind<T>,
     key: ObjectKey,
     patch: Patch,
@@ -218,7 +364,10 @@ export class ApiClient implements Client {
           method: 'PATCH',
           path: withQuery(path, q),
           body: JSON.stringify(patch.data),
-          headers: { 'content-type': contentType },
+          headers: {
+            'content-type': contentType,
+            ...(isMetadataOnly(kind) ? { accept: PARTIAL_OBJECT_METADATA_ACCEPT } : {}),
+          },
           signal: options?.signal,
         }),
       );
@@ -230,7 +379,7 @@ export class ApiClient implements Client {
     }
   }
 
-  async delete<T extends KubeObject>(
+  async #delete<T extends KubeObject>(
     kind: Kind<T>,
     keyOrObj: ObjectKey | T,
     options?: DeleteOptions,
@@ -256,13 +405,14 @@ export class ApiClient implements Client {
 
   watch<T extends KubeObject>(kind: Kind<T>, options: WatchOptions = {}): AsyncIterable<WatchEvent<T>> {
     return {
-      [Symbol.asyncIterator]: () => this.#watch(kind, options),
+      [Symbol.asyncIterator]: () => this.#watch(kind, options, true),
     };
   }
 
   async *#watch<T extends KubeObject>(
     kind: Kind<T>,
     options: WatchOptions,
+    retryStale: boolean,
   ): AsyncGenerator<WatchEvent<T>, void, undefined> {
     const mapping = await this.#mapping(kind);
     const q = new URLSearchParams();
@@ -286,7 +436,7 @@ export class ApiClient implements Client {
       res = await this.#transport.request({
         method: 'GET',
         path,
-        headers: { accept: 'application/json' },
+        headers: { accept: isMetadataOnly(kind) ? PARTIAL_OBJECT_METADATA_ACCEPT : 'application/json' },
         stream: true,
         ...(signal ? { signal } : {}),
       });
@@ -296,11 +446,24 @@ export class ApiClient implements Client {
     }
     if (res.status < 200 || res.status >= 300) {
       const text = await res.body.text().catch(() => '');
-      throw statusErrorFromResponse(res.status, text, `GET ${path.split('?')[0]} (watch)`);
+      const err = statusErrorFromResponse(res.status, text, `GET ${path.split('?')[0]} (watch)`);
+      // A 404 for the resource: forget the group version and open the watch once more with a fresh mapping.
+      if (retryStale && isResourceNotFound(err) && this.restMapper.invalidate) {
+        this.restMapper.invalidate(gvkOf(kind));
+        yield* this.#watch(kind, options, false);
+        return;
+      }
+      throw err;
     }
     try {
       for await (const ev of decodeWatchStream<T>(res.body)) {
-        if (ev.type !== 'ERROR' && ev.type !== 'BOOKMARK') withTypeMeta(kind, ev.object);
+        if (ev.type !== 'ERROR' && ev.type !== 'BOOKMARK') {
+          if (isMetadataOnly(kind)) {
+            yield { type: ev.type, object: withTypeMeta(kind, ev.object) };
+            continue;
+          }
+          withTypeMeta(kind, ev.object);
+        }
         yield ev;
       }
     } catch (err) {
@@ -316,8 +479,26 @@ export class ApiClient implements Client {
   }
 }
 
-/** Fills `apiVersion`/`kind` when the server left them out (list items on real servers do). */
+/** The Accept header of a metadata-only read (nothing for other kinds). */
+function metadataAccept(kind: Kind, list: boolean): { headers?: Record<string, string> } {
+  if (!isMetadataOnly(kind)) return {};
+  return { headers: { accept: list ? PARTIAL_OBJECT_METADATA_LIST_ACCEPT : PARTIAL_OBJECT_METADATA_ACCEPT } };
+}
+
+/** controller-runtime refuses create/update of metadata-only objects: there is no whole object to send. */
+function refuseMetadataOnly(kind: Kind, verb: 'create' | 'update'): void {
+  if (isMetadataOnly(kind))
+    throw new InvalidRequestError(
+      `${kind.kind}: cannot ${verb} a metadata-only object (PartialObjectMetadata); did you mean to patch?`,
+    );
+}
+
+/**
+ * Fills `apiVersion`/`kind` when the server left them out (list items on real servers do). For a
+ * metadata-only kind, returns a new object with only `apiVersion`/`kind` of the kind and `metadata`.
+ */
 function withTypeMeta<T extends KubeObject>(kind: Kind<T>, obj: T): T {
+  if (isMetadataOnly(kind) && obj && typeof obj === 'object') return toPartialObjectMetadata(kind, obj) as T;
   if (obj && typeof obj === 'object' && !Object.isFrozen(obj)) {
     if (!obj.apiVersion) obj.apiVersion = kind.apiVersion;
     if (!obj.kind) obj.kind = kind.kind;

@@ -7,6 +7,12 @@
  */
 export { Backoff, type BackoffOptions, DEFAULT_REFLECTOR_BACKOFF } from './backoff.js';
 export {
+  type ApplyConfiguration,
+  type ApplyOptions,
+  type DeepPartial,
+  pruneUnset,
+} from './apply.js';
+export {
   ApiClient,
   type ClientOptions,
   collectionPath,
@@ -16,6 +22,7 @@ export {
 } from './client.js';
 export { type Clock, type ClockTimer, FakeClock, realClock, sleep } from './clock.js';
 export { type Deadline, withDeadline } from './deadline.js';
+export type { DeleteAllOfOptions } from './delete-all-of.js';
 export {
   asStatusError,
   InvalidRequestError,
@@ -109,6 +116,11 @@ export {
 } from './label-selector.js';
 export { discardLogger, type Logger } from './logger.js';
 export {
+  PARTIAL_OBJECT_METADATA_ACCEPT,
+  PARTIAL_OBJECT_METADATA_LIST_ACCEPT,
+  toPartialObjectMetadata,
+} from './metadata-only.js';
+export {
   type CallOptions,
   type DeleteOptions,
   type GetOptions,
@@ -120,6 +132,7 @@ export {
   type WatchOptions,
   type WriteOptions,
 } from './options.js';
+export { type ListPage, type ListPagesOptions, listAll, listPages } from './pager.js';
 export {
   AGGREGATED_DISCOVERY_ACCEPT,
   DynamicRESTMapper,

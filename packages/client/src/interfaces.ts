@@ -3,6 +3,8 @@
  * you need — a reconciler that only reads takes a {@link Reader}, which the cache implements too.
  */
 
+import type { ApplyConfiguration, ApplyOptions } from './apply.js';
+import type { DeleteAllOfOptions } from './delete-all-of.js';
 import type { Kind, KubeObject, ObjectKey, ObjectList } from './kinds.js';
 import type {
   DeleteOptions,
@@ -47,6 +49,20 @@ export interface Writer {
   ): Promise<T>;
   /** Deletes the object named by `key` (or by an object's metadata). @throws StatusError (`isNotFound`). */
   delete<T extends KubeObject>(kind: Kind<T>, key: ObjectKey | T, options?: DeleteOptions): Promise<void>;
+  /**
+   * Deletes every object of a kind matching the selectors in one request (`deletecollection`).
+   * @throws StatusError, NoKindMatchError.
+   */
+  deleteAllOf<T extends KubeObject>(kind: Kind<T>, options?: DeleteAllOfOptions): Promise<void>;
+  /**
+   * Server-side apply of an apply configuration, sending only the fields set in it.
+   * @throws InvalidRequestError (no field manager or name, before sending), StatusError (409 on conflicts).
+   */
+  apply<T extends KubeObject>(
+    kind: Kind<T>,
+    config: ApplyConfiguration<T>,
+    options?: ApplyOptions,
+  ): Promise<T>;
 }
 
 /** WatchClient knows how to open a watch: an async iterable of typed events. */
@@ -82,12 +98,22 @@ export interface SubResourceWriter {
     subResource: S,
     options?: WriteOptions,
   ): Promise<S>;
-  update<T extends KubeObject>(kind: Kind<T>, obj: T, options?: SubResourceUpdateOptions): Promise<T>;
-  patch<T extends KubeObject>(
+  update<T extends KubeObject, S extends object = T>(
+    kind: Kind<T>,
+    obj: T,
+    options?: SubResourceUpdateOptions<S>,
+  ): Promise<S>;
+  patch<T extends KubeObject, S extends object = T>(
     kind: Kind<T>,
     key: ObjectKey,
     patch: Patch,
     options?: PatchOptions,
+  ): Promise<S>;
+  /** Server-side apply to the subresource (for `status`: only the configuration's `.status` is sent). */
+  apply<T extends KubeObject>(
+    kind: Kind<T>,
+    config: ApplyConfiguration<T>,
+    options?: ApplyOptions,
   ): Promise<T>;
 }
 
@@ -108,6 +134,6 @@ export interface SubResourceClientConstructor {
 }
 
 /** Client knows how to read, write and watch objects on one API server (controller-runtime `client.WithWatch`). */
-export interface Client extends Reader, Writer, WatchClient {
+export interface Client extends Reader, Writer, WatchClient, StatusClient, SubResourceClientConstructor {
   readonly restMapper: RESTMapper;
 }

@@ -88,7 +88,7 @@ export const PATCH_CONTENT_TYPES: Readonly<Record<Patch['type'], string>> = {
 };
 
 /** Options for a subresource `update` (controller-runtime `SubResourceUpdateOptions`). */
-export interface SubResourceUpdateOptions extends WriteOptions {
+export interface SubResourceUpdateOptions<S extends object = object> extends WriteOptions {
   /** Sent instead of the object when the subresource has its own body (e.g. a `Scale` for `scale`). */
-  readonly subResourceBody?: object;
+  readonly subResourceBody?: S;
 }

@@ -1,6 +1,9 @@
 import type {
   ApiClient,
+  ApplyConfiguration,
+  ApplyOptions,
   Client,
+  DeleteAllOfOptions,
   DeleteOptions,
   GetOptions,
   Kind,
@@ -12,6 +15,8 @@ import type {
   PatchOptions,
   RESTMapper,
   Reader,
+  StatusWriter,
+  SubResourceClient,
   WatchEvent,
   WatchOptions,
   WriteOptions,
@@ -51,5 +56,21 @@ export class DelegatingClient implements Client {
   }
   watch<T extends KubeObject>(kind: Kind<T>, options?: WatchOptions): AsyncIterable<WatchEvent<T>> {
     return this.live.watch(kind, options);
+  }
+  deleteAllOf<T extends KubeObject>(kind: Kind<T>, options?: DeleteAllOfOptions): Promise<void> {
+    return this.live.deleteAllOf(kind, options);
+  }
+  apply<T extends KubeObject>(
+    kind: Kind<T>,
+    config: ApplyConfiguration<T>,
+    options?: ApplyOptions,
+  ): Promise<T> {
+    return this.live.apply(kind, config, options);
+  }
+  status(): StatusWriter {
+    return this.live.status();
+  }
+  subResource(name: string): SubResourceClient {
+    return this.live.subResource(name);
   }
 }

@@ -1,0 +1,56 @@
+/**
+ * The collection DELETE (controller-runtime `Client.DeleteAllOf`, the API's `deletecollection` verb).
+ */
+import { type ClientInternals, collectionPathOf, withQuery } from './internal/client-internals.js';
+import type { Kind } from './kinds.js';
+import {
+  type FieldSelectorInput,
+  formatFieldSelector,
+  formatLabelSelector,
+  type LabelSelectorInput,
+} from './label-selector.js';
+import type { CallOptions } from './options.js';
+
+/** Options of `client.deleteAllOf` (controller-runtime `DeleteAllOfOptions`: list options plus delete options). */
+export interface DeleteAllOfOptions extends CallOptions {
+  /** Delete in this namespace. Absent for a namespaced kind means every namespace, which kube-apiserver refuses (405). */
+  readonly namespace?: string;
+  /** Only objects matching this label selector. Absent: every object in scope. */
+  readonly labelSelector?: LabelSelectorInput;
+  /** Only objects matching this field selector. */
+  readonly fieldSelector?: FieldSelectorInput;
+  /** How dependents are deleted: `Orphan`, `Background` or `Foreground`. */
+  readonly propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  /** Grace period, in seconds (0: at once). */
+  readonly gracePeriodSeconds?: number;
+  /** `dryRun=All`: report what would be deleted, delete nothing. */
+  readonly dryRun?: boolean;
+}
+
+/**
+ * Sends `DELETE <collection>?labelSelector=&fieldSelector=` with a DeleteOptions body. The server deletes
+ * every match (objects with finalizers are marked for deletion) and answers with them; that reply is
+ * returned as a list (its items are whole objects, or metadata-only when `kind` is).
+ */
+export async function deleteAllOf(
+  internals: ClientInternals,
+  kind: Kind,
+  options: DeleteAllOfOptions = {},
+): Promise<unknown> {
+  const q = new URLSearchParams();
+  const ls = formatLabelSelector(options.labelSelector);
+  if (ls) q.set('labelSelector', ls);
+  const fs = formatFieldSelector(options.fieldSelector);
+  if (fs) q.set('fieldSelector', fs);
+  const body: Record<string, unknown> = { kind: 'DeleteOptions', apiVersion: 'v1' };
+  if (options.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = options.gracePeriodSeconds;
+  if (options.propagationPolicy) body.propagationPolicy = options.propagationPolicy;
+  if (options.dryRun) body.dryRun = ['All'];
+  return internals.request<unknown>(kind, (m) => ({
+    method: 'DELETE',
+    path: withQuery(collectionPathOf(m, options.namespace), q),
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json' },
+    signal: options.signal,
+  }));
+}
