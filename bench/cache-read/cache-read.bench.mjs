@@ -14,10 +14,10 @@ const BY_NS = `list ${N / 100} of ${N} by namespace`;
 const BY_LABEL = `list ${N / 50} of ${N} by label ${APP_LABEL}=${APP}`;
 const GET = `get by key (1000 keys of ${N})`;
 
-let built;
-/** Builds the store once per process (a task process runs one task). */
+const built = new Map();
+/** Builds the store once per process and kind (a task process runs one task; the smoke test runs all). */
 async function store(kind) {
-  if (built) return built;
+  if (built.has(kind)) return built.get(kind);
   const { Indexer, CompactIndexer, metaNamespaceIndexFunc, NAMESPACE_INDEX } = await import(
     '@kubeloop/cache'
   );
@@ -37,7 +37,7 @@ async function store(kind) {
     if (kind === 'map') s.set(`${pod.metadata.namespace}/${pod.metadata.name}`, pod);
     else s.upsert(pod);
   }
-  built = s;
+  built.set(kind, s);
   return s;
 }
 

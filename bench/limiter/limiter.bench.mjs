@@ -7,7 +7,7 @@ import { knob, replayEnv, replayLog, replaySetup, round, SMOKE } from '../lib/co
 
 const QPS = knob('LIMITER_QPS', 50);
 const BURST = knob('LIMITER_BURST', 100, 10);
-const SECONDS = knob('LIMITER_SECONDS', 10, 1);
+const SECONDS = SMOKE ? 0.3 : knob('LIMITER_SECONDS', 10);
 const SCENARIO = `limiter QPS ${QPS} burst ${BURST} over ${SECONDS} s`;
 const CALLERS = 16;
 

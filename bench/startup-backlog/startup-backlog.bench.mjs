@@ -17,11 +17,11 @@ import {
   waiter,
 } from '../lib/common.mjs';
 
-const OBJECTS = knob('BACKLOG_OBJECTS', 10_000, 200);
+const OBJECTS = knob('BACKLOG_OBJECTS', 10_000, 100);
 const LIVE_SECONDS = knob('LIVE_SECONDS', 5, 1);
-const RECONCILE_US = knob('RECONCILE_US', 500, 2000);
+const RECONCILE_US = knob('RECONCILE_US', 500, 1000);
 const RATE = 100; // one live change every 10 ms
-const LIVE = RATE * LIVE_SECONDS;
+const LIVE = SMOKE ? 20 : RATE * LIVE_SECONDS;
 const SCENARIO = `startup-backlog ${OBJECTS} pods + a live change every 10 ms for ${LIVE_SECONDS} s`;
 const STAMP = 'bench/sent-at';
 
