@@ -5,13 +5,13 @@
  * watch), typed API errors (`StatusError`, `isNotFound`, …) and label/field selector helpers. It mirrors
  * controller-runtime's `pkg/client` and `pkg/client/apiutil` on top of client-go's `rest` semantics.
  */
-export { Backoff, type BackoffOptions, DEFAULT_REFLECTOR_BACKOFF } from './backoff.js';
 export {
   type ApplyConfiguration,
   type ApplyOptions,
   type DeepPartial,
   pruneUnset,
 } from './apply.js';
+export { Backoff, type BackoffOptions, DEFAULT_REFLECTOR_BACKOFF } from './backoff.js';
 export {
   ApiClient,
   type ClientOptions,
