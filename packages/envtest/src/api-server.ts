@@ -57,6 +57,11 @@ export interface ApiServerOptions {
   readonly bookmarkIntervalMs?: number;
   /** Stream length of watches without timeoutSeconds (ms, default 1800 s × rand[1,2) as upstream). */
   readonly defaultWatchTimeoutMs?: number;
+  /**
+   * Unread live-event bytes a watcher may leave queued before the server closes its watch, as kube-apiserver
+   * closes watchers that do not keep up (default 8 MiB).
+   */
+  readonly watchBufferBytes?: number;
   /** `gitVersion` reported by /version (default `v1.32.4-kubeloop`). */
   readonly gitVersion?: string;
 }
@@ -379,6 +384,9 @@ export class ApiServer {
           watches: this.#watches,
           bookmarkIntervalMs: this.#options.bookmarkIntervalMs ?? 60_000,
           defaultWatchTimeoutMs: this.#defaultTimeoutMs ?? Math.floor(1800_000 * (1 + Math.random())),
+          ...(this.#options.watchBufferBytes !== undefined
+            ? { watchBufferBytes: this.#options.watchBufferBytes }
+            : {}),
         },
         rt,
         info,

@@ -36,7 +36,19 @@ export interface WatchOptions {
   readonly bookmarkIntervalMs: number;
   /** Default stream length when `timeoutSeconds` is absent (ms). */
   readonly defaultTimeoutMs: number;
+  /**
+   * Bytes of live events that may wait unread for a watcher before the server closes its watch (default
+   * {@link DEFAULT_WATCH_BUFFER_BYTES}).
+   */
+  readonly maxBufferedBytes?: number;
 }
+
+/**
+ * How much unread event data a watcher may leave queued (bytes). kube-apiserver gives each watcher a bounded
+ * buffer and closes a watcher that does not keep up ("Forcing watcher close due to unresponsiveness",
+ * storage/cacher); the client then re-watches from the last resourceVersion it read.
+ */
+export const DEFAULT_WATCH_BUFFER_BYTES = 8 * 1024 * 1024;
 
 /** Live watches, so the server can end them all (restart, stop). */
 export class WatchSet {
@@ -143,9 +155,19 @@ export async function serveWatch(
   const flushCorked = () => {
     while (res.writableCorked > 0) res.uncork();
   };
+  const maxBuffered = opts.maxBufferedBytes ?? DEFAULT_WATCH_BUFFER_BYTES;
+  // The initial burst (synthetic ADDEDs, replay) is written before the limit applies, as the server sends
+  // initial events without a deadline; live events are the ones a slow watcher gets closed for.
+  let live = false;
   const writer: WatchWriter = {
     write: (chunk) => {
-      if (!res.destroyed && !res.writableEnded) res.write(chunk);
+      if (res.destroyed || res.writableEnded) return;
+      // what is still queued from earlier events has not been read: past the limit, the watcher is too slow
+      if (live && !ended && res.writableLength > maxBuffered) {
+        stop('slow');
+        return;
+      }
+      res.write(chunk);
     },
     end: () => {
       if (res.destroyed || res.writableEnded) return;
@@ -268,7 +290,7 @@ export async function serveWatch(
   });
   let timeoutTimer: NodeJS.Timeout | undefined;
   let bookmarkTimer: NodeJS.Timeout | undefined;
-  const stop = (reason: 'timeout' | 'close' | 'error' | 'server') => {
+  const stop = (reason: 'timeout' | 'close' | 'error' | 'server' | 'slow') => {
     if (ended) return;
     if (reason === 'timeout' && bookmarks) {
       lastRv = Math.max(lastRv, registry.store.rv);
@@ -319,6 +341,7 @@ export async function serveWatch(
     } finally {
       res.uncork();
     }
+    live = true;
   } catch (e) {
     if (e instanceof ExpiredError) {
       const st = expired(`too old resource version: ${rvParam} (${e.oldest})`).status;

@@ -17,6 +17,8 @@ export interface HandlerEnv {
   readonly watches: WatchSet;
   readonly bookmarkIntervalMs: number;
   readonly defaultWatchTimeoutMs: number;
+  /** Unread bytes after which a slow watcher is closed. */
+  readonly watchBufferBytes?: number;
 }
 
 /** One resource request, resolved: the handler of its verb reads everything from here. */
