@@ -7,6 +7,7 @@ import {
   type Logger,
   realClock,
 } from '@kubeloop/client';
+import { CompactIndexer } from './compact-store.js';
 import type { ListerWatcher } from './list-watch.js';
 import { Reflector, type ReflectorOptions, type ReflectorStore } from './reflector.js';
 import {
@@ -14,6 +15,7 @@ import {
   deepFreeze,
   Indexer,
   type IndexerReader,
+  type IndexerStore,
   type Indexers,
   metaNamespaceIndexFunc,
   NAMESPACE_INDEX,
@@ -115,6 +117,13 @@ export interface SharedIndexInformerOptions<T extends KubeObject = KubeObject> {
   /** Time source of resyncs (and of the reflector, unless `reflector.clock` is given). @defaultValue the real clock */
   readonly clock?: Clock;
   readonly random?: () => number;
+  /**
+   * Opt-in compact store ({@link CompactIndexer}): objects are kept as the UTF-8 bytes of their
+   * (transformed) JSON plus their index values, and handed out parsed and frozen through a bounded LRU of
+   * `maxCachedObjects` (default 1000) recently used objects. Less memory for large caches; cold reads, relists
+   * and updates of cold objects cost a `JSON.parse`. @defaultValue false (the plain {@link Indexer})
+   */
+  readonly compactStore?: boolean | { readonly maxCachedObjects?: number };
 }
 
 /** Thrown by misuse of an informer (e.g. running it twice). Code `'ERR_INFORMER'`. */
@@ -148,7 +157,7 @@ interface Listener<T extends KubeObject> {
  * reflector writes the store (through an internal writer); users get the read side and handlers.
  */
 export class SharedIndexInformer<T extends KubeObject = KubeObject> implements Informer<T> {
-  readonly #indexer: Indexer<T>;
+  readonly #indexer: IndexerStore<T>;
   readonly #lw: ListerWatcher<T>;
   readonly #options: SharedIndexInformerOptions<T>;
   readonly #log: Logger;
@@ -176,9 +185,16 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
     this.#clock = options.clock ?? realClock;
     this.#random = options.random ?? Math.random;
     this.#transform = options.transform;
-    this.#indexer = new Indexer<T>({
-      indexers: { [NAMESPACE_INDEX]: metaNamespaceIndexFunc, ...(options.indexers ?? {}) },
-    });
+    const indexers = { [NAMESPACE_INDEX]: metaNamespaceIndexFunc, ...(options.indexers ?? {}) };
+    const compact = options.compactStore;
+    this.#indexer = compact
+      ? new CompactIndexer<T>({
+          indexers,
+          ...(typeof compact === 'object' && compact.maxCachedObjects !== undefined
+            ? { maxCachedObjects: compact.maxCachedObjects }
+            : {}),
+        })
+      : new Indexer<T>({ indexers });
   }
 
   /** The store (read-only view). Objects are frozen and shared. */

@@ -1,6 +1,6 @@
 import type { KubeObject } from '@kubeloop/client';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 // store modules directly (not the package index), so these tests do not load the informer
 import { CompactIndexer } from '../src/compact-store.js';
 import {
@@ -129,5 +129,50 @@ describe('CompactIndexer', () => {
     expect(cold?.metadata?.labels?.app).toBe('é');
     expect(s.get('a/p0')).toBe(cold); // now hot: the same instance
     expect(() => new CompactIndexer({ maxCachedObjects: 0 })).toThrow(StoreError);
+  });
+});
+
+describe('SharedIndexInformer with compactStore', () => {
+  it('stores into a CompactIndexer, serves frozen reads and hands handlers the previous object on update', async () => {
+    const { SharedIndexInformer } = await import('../src/shared-index-informer.js');
+    const ac = new AbortController();
+    const lw = {
+      list: async () => ({
+        apiVersion: 'v1',
+        kind: 'PodList',
+        metadata: { resourceVersion: '10' },
+        items: [pod('a', 'p1', { app: 'x' }, '5'), pod('b', 'p2', { app: 'y' }, '6')],
+      }),
+      watch: () => ({
+        async *[Symbol.asyncIterator]() {
+          yield { type: 'MODIFIED' as const, object: pod('a', 'p1', { app: 'z' }, '11') };
+          await new Promise((resolve) => ac.signal.addEventListener('abort', resolve, { once: true }));
+        },
+      }),
+    };
+    const inf = new SharedIndexInformer(lw, {
+      compactStore: { maxCachedObjects: 1 },
+      indexers: { app: byApp },
+    });
+    const updates: string[] = [];
+    inf.addEventHandler({
+      onUpdate: (o, n) => updates.push(`${o.metadata?.labels?.app}->${n.metadata?.labels?.app}`),
+    });
+    const running = inf.run(ac.signal);
+    expect(await inf.waitForSync()).toBe(true);
+    expect(inf.getIndexer()).toBeInstanceOf(CompactIndexer);
+    await vi.waitFor(() => expect(updates).toEqual(['x->z']));
+    const got = inf.getIndexer().get('a/p1');
+    expect(got?.metadata?.resourceVersion).toBe('11');
+    expect(Object.isFrozen(got?.metadata?.labels)).toBe(true);
+    expect(inf.getIndexer().indexKeys('app', 'z')).toEqual(['a/p1']);
+    expect(
+      inf
+        .getIndexer()
+        .byIndex(NAMESPACE_INDEX, 'b')
+        .map((o) => o.metadata?.name),
+    ).toEqual(['p2']);
+    ac.abort();
+    await running;
   });
 });
