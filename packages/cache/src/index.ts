@@ -63,6 +63,7 @@ export {
   type IndexerStore,
   type Indexers,
   type IndexFunc,
+  isDeletedFinalStateUnknown,
   type KeyFunc,
   metaNamespaceIndexFunc,
   metaNamespaceKeyFunc,

@@ -37,9 +37,14 @@ export function metaNamespaceIndexFunc(obj: KubeObject): readonly string[] {
   return [obj.metadata?.namespace ?? ''];
 }
 
+/** The brand every tombstone carries, shared by every installed copy of this package. */
+const TOMBSTONE_BRAND: unique symbol = Symbol.for('kubeloop.cache.DeletedFinalStateUnknown') as never;
+
 /**
  * A delete whose final state is unknown: the object vanished while the watch was down and was found
  * missing by a relist (client-go `DeletedFinalStateUnknown`). `obj` is the last state the cache knew.
+ * `instanceof` also recognises a tombstone made by another installed copy of this package (it tests a
+ * `Symbol.for` brand), as does {@link isDeletedFinalStateUnknown}.
  */
 export class DeletedFinalStateUnknown<T extends KubeObject = KubeObject> {
   readonly kind = 'DeletedFinalStateUnknown' as const;
@@ -47,13 +52,27 @@ export class DeletedFinalStateUnknown<T extends KubeObject = KubeObject> {
     readonly key: string,
     readonly obj: T,
   ) {
+    Object.defineProperty(this, TOMBSTONE_BRAND, { value: true });
     Object.freeze(this);
   }
+
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return isDeletedFinalStateUnknown(value);
+  }
+}
+
+/** Whether `value` is a tombstone, from this or any other installed copy of the package. */
+export function isDeletedFinalStateUnknown(value: unknown): value is DeletedFinalStateUnknown {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as Record<symbol, unknown>)[TOMBSTONE_BRAND] === true
+  );
 }
 
 /** The object inside a delete notification, whether or not it is a tombstone. */
 export function objectOfDelete<T extends KubeObject>(obj: T | DeletedFinalStateUnknown<T>): T {
-  return obj instanceof DeletedFinalStateUnknown ? obj.obj : obj;
+  return isDeletedFinalStateUnknown(obj) ? (obj as DeletedFinalStateUnknown<T>).obj : (obj as T);
 }
 
 /** Freezes an object and everything it holds; objects in the cache are shared and must not be mutated. */

@@ -14,11 +14,17 @@ export function statusError(code: number, reason: string, message: string, extra
   });
 }
 
-export const cm = (name: string, rv: number, data: Record<string, string> = {}): KubeObject =>
+export const cm = (
+  name: string,
+  rv: number,
+  data: Record<string, string> = {},
+  namespace = 'ns',
+  labels?: Record<string, string>,
+): KubeObject =>
   ({
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: { namespace: 'ns', name, resourceVersion: String(rv) },
+    metadata: { namespace, name, resourceVersion: String(rv), ...(labels ? { labels } : {}) },
     data,
   }) as KubeObject;
 
@@ -66,19 +72,39 @@ export class FakeServer implements ListerWatcher {
     for (let i = 0; i < initial; i++) this.create(`cm-${i}`);
   }
 
-  create(name: string, data: Record<string, string> = {}): KubeObject {
-    return this.#write('ADDED', name, data);
+  create(
+    name: string,
+    data: Record<string, string> = {},
+    namespace = 'ns',
+    labels?: Record<string, string>,
+  ): KubeObject {
+    return this.#write('ADDED', name, data, namespace, labels);
   }
-  modify(name: string, data: Record<string, string>): KubeObject {
-    return this.#write('MODIFIED', name, data);
+  modify(name: string, data: Record<string, string>, namespace = 'ns'): KubeObject {
+    return this.#write('MODIFIED', name, data, namespace);
   }
-  remove(name: string): KubeObject {
-    return this.#write('DELETED', name, {});
+  remove(name: string, namespace = 'ns'): KubeObject {
+    return this.#write('DELETED', name, {}, namespace);
   }
 
-  #write(type: LogEntry['type'], name: string, data: Record<string, string>): KubeObject {
+  #write(
+    type: LogEntry['type'],
+    name: string,
+    data: Record<string, string>,
+    namespace: string,
+    labels?: Record<string, string>,
+  ): KubeObject {
     this.rv++;
-    const obj = cm(name, this.rv, data);
+    const prev = this.stateAt(this.rv).find(
+      (o) => o.metadata?.name === name && o.metadata?.namespace === namespace,
+    );
+    const obj = cm(
+      name,
+      this.rv,
+      type === 'DELETED' && prev ? ((prev as { data?: Record<string, string> }).data ?? {}) : data,
+      namespace,
+      labels ?? prev?.metadata?.labels,
+    );
     this.log.push({ rv: this.rv, type, obj });
     for (const w of this.live) this.#deliver(w, { type, object: structuredClone(obj) });
     return obj;
@@ -89,10 +115,15 @@ export class FakeServer implements ListerWatcher {
     const m = new Map<string, KubeObject>();
     for (const e of this.log) {
       if (e.rv > at) break;
-      if (e.type === 'DELETED') m.delete(e.obj.metadata!.name!);
-      else m.set(e.obj.metadata!.name!, e.obj);
+      const key = `${e.obj.metadata?.namespace}/${e.obj.metadata?.name}`;
+      if (e.type === 'DELETED') m.delete(key);
+      else m.set(key, e.obj);
     }
-    return [...m.values()].sort((a, b) => (a.metadata!.name! < b.metadata!.name! ? -1 : 1));
+    return [...m.values()].sort((a, b) => {
+      const ka = `${a.metadata?.namespace}/${a.metadata?.name}`;
+      const kb = `${b.metadata?.namespace}/${b.metadata?.name}`;
+      return ka < kb ? -1 : ka > kb ? 1 : 0;
+    });
   }
 
   /** An API server restart: open watches end, the watch cache starts empty at the current resourceVersion. */
