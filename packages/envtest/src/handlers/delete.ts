@@ -68,7 +68,13 @@ export async function handleDeleteCollection(r: ResourceRequest): Promise<void> 
   sendBody(
     res,
     200,
-    { kind: rt.listKind, apiVersion: apiVersionOf(rt), metadata: { resourceVersion: String(rv) }, items },
+    {
+      kind: rt.listKind,
+      apiVersion: apiVersionOf(rt),
+      metadata: { resourceVersion: String(rv) },
+      // list items carry no kind/apiVersion on the server (custom resources' unstructured lists do)
+      items: rt.listItemsHaveTypeMeta ? items : items.map(({ kind: _k, apiVersion: _a, ...rest }) => rest),
+    },
     fmt,
   );
   return;

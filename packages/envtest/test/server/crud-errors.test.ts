@@ -227,6 +227,9 @@ describe('object semantics and exact Status shapes', () => {
     const dc = await t.req('DELETE', '/api/v1/namespaces/tmp/configmaps?labelSelector=g%3D1');
     expect(dc.body.kind).toBe('ConfigMapList');
     expect(dc.body.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toEqual(['a', 'b']);
+    // as in any list, the items carry no kind/apiVersion
+    expect(dc.body.items[0].kind).toBeUndefined();
+    expect(dc.body.items[0].apiVersion).toBeUndefined();
     expect((await t.req('DELETE', '/api/v1/namespaces/tmp')).status).toBe(200);
     expect((await t.req('GET', '/api/v1/namespaces/tmp/configmaps/c')).status).toBe(404);
   });

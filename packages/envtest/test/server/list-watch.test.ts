@@ -207,7 +207,7 @@ describe('watch: resourceVersion, selectors, bookmarks, history, initial events'
     expect(w.events[w.events.length - 1].type).toBe('BOOKMARK');
   });
 
-  it('gives an ERROR 410 event for an RV older than the history window, and HTTP 410 after compaction', async () => {
+  it('gives 200 and an ERROR 410 event for an RV older than the history window, and after compaction alike', async () => {
     const rv = (await t.req('GET', `${NS}/configmaps`)).body.metadata.resourceVersion;
     for (const n of ['h1', 'h2', 'h3']) await t.req('POST', `${NS}/configmaps`, cm(n));
     t.server.store.setWatchHistoryLimit(1);
@@ -225,8 +225,12 @@ describe('watch: resourceVersion, selectors, bookmarks, history, initial events'
     expect(w.events[0].object.message).toMatch(/^too old resource version: \d+ \(\d+\)$/);
     t.server.store.setWatchHistoryLimit(10000);
     t.server.store.compact();
-    const r = await t.req('GET', `${NS}/configmaps?watch=true&resourceVersion=${rv}`);
-    expect(r.status).toBe(410);
+    const c = await t.watch(`${NS}/configmaps?watch=true&resourceVersion=${rv}`);
+    expect(c.status).toBe(200);
+    await c.ended;
+    expect(c.events.map((e) => [e.type, e.object.reason, e.object.code])).toEqual([
+      ['ERROR', 'Expired', 410],
+    ]);
   });
 
   it('sends initial events then the k8s.io/initial-events-end bookmark (sendInitialEvents)', async () => {
