@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type Kind,
+  type KubeObject,
+  listAll,
+  listPages,
+  type ObjectList,
+  pruneUnset,
+  StatusError,
+} from '../src/index.js';
+
+describe('pruneUnset (apply bodies)', () => {
+  it('drops undefined and null at any depth and objects made only of them, keeps objects empty on purpose', () => {
+    expect(
+      pruneUnset({
+        metadata: { name: 'a', creationTimestamp: null, labels: { x: undefined } },
+        spec: { volumes: [{ name: 'v', emptyDir: {} }, null], replicas: 0, paused: false, s: '' },
+        status: {},
+      }),
+    ).toEqual({
+      metadata: { name: 'a' },
+      spec: { volumes: [{ name: 'v', emptyDir: {} }], replicas: 0, paused: false, s: '' },
+      status: {},
+    });
+  });
+});
+
+const K: Kind = { apiVersion: 'v1', kind: 'ConfigMap' };
+const item = (n: number): KubeObject => ({ metadata: { name: `c${n}`, uid: `u${n}` } });
+const expired = () =>
+  new StatusError({
+    kind: 'Status',
+    code: 410,
+    reason: 'Expired',
+    message: 'The provided continue parameter is too old',
+  });
+
+/** A reader serving 5 items in pages; optionally expiring the continue token once. */
+function fakeReader(expireOnce: boolean) {
+  const calls: Array<{ limit?: number; continue?: string }> = [];
+  let expiredAlready = false;
+  return {
+    calls,
+    async list<T extends KubeObject>(_k: Kind<T>, o: { limit?: number; continue?: string } = {}) {
+      calls.push({ limit: o.limit, continue: o.continue });
+      const all = [0, 1, 2, 3, 4].map(item);
+      if (o.continue && expireOnce && !expiredAlready) {
+        expiredAlready = true;
+        throw expired();
+      }
+      if (!o.limit) return { metadata: {}, items: all } as ObjectList<T>;
+      const start = o.continue ? Number(o.continue) : 0;
+      const end = start + o.limit;
+      return {
+        metadata: end < all.length ? { continue: String(end) } : {},
+        items: all.slice(start, end),
+      } as ObjectList<T>;
+    },
+  };
+}
+
+describe('listPages / listAll (client-go pager)', () => {
+  it('follows continue tokens page by page', async () => {
+    const r = fakeReader(false);
+    const pages = [];
+    for await (const p of listPages(r, K, { pageSize: 2 })) pages.push(p.items.length);
+    expect(pages).toEqual([2, 2, 1]);
+    expect(r.calls).toEqual([
+      { limit: 2, continue: undefined },
+      { limit: 2, continue: '2' },
+      { limit: 2, continue: '4' },
+    ]);
+  });
+
+  it('an expired continue token is answered by one full list; listAll yields each object once', async () => {
+    const r = fakeReader(true);
+    const names = [];
+    for await (const o of listAll(r, K, { pageSize: 2 })) names.push(o.metadata?.name);
+    expect(names).toEqual(['c0', 'c1', 'c2', 'c3', 'c4']);
+    expect(r.calls.at(-1)).toEqual({ limit: undefined, continue: undefined });
+  });
+
+  it('without fullListIfExpired the 410 is thrown; a bad pageSize is refused', async () => {
+    const r = fakeReader(true);
+    const it = listPages(r, K, { pageSize: 2, fullListIfExpired: false });
+    await it.next();
+    await expect(it.next()).rejects.toBeInstanceOf(StatusError);
+    await expect(listPages(r, K, { pageSize: 0 }).next()).rejects.toBeInstanceOf(RangeError);
+  });
+});

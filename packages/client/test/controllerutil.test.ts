@@ -1,0 +1,185 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  AlreadyOwnedError,
+  addFinalizer,
+  containsFinalizer,
+  createMergePatch,
+  hasControllerReference,
+  hasOwnerReference,
+  isUnchanged,
+  OwnerReferenceError,
+  removeControllerReference,
+  removeFinalizer,
+  removeOwnerReference,
+  setControllerReference,
+  setOwnerReference,
+} from '../src/controllerutil/index.js';
+import type { KubeObject } from '../src/index.js';
+
+const owner = (name: string, ns?: string, apiVersion = 'apps/v1', kind = 'Deployment'): KubeObject => ({
+  apiVersion,
+  kind,
+  metadata: { name, uid: `uid-${name}`, ...(ns ? { namespace: ns } : {}) },
+});
+const child = (ns?: string): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: 'c', ...(ns ? { namespace: ns } : {}) },
+});
+
+describe('owner references', () => {
+  it('setControllerReference sets controller and blockOwnerDeletion, and is idempotent', () => {
+    const o = owner('a', 'ns');
+    const c = child('ns');
+    setControllerReference(o, c);
+    setControllerReference(o, c);
+    expect(c.metadata?.ownerReferences).toEqual([
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        name: 'a',
+        uid: 'uid-a',
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ]);
+    expect(hasControllerReference(c)).toBe(true);
+    expect(hasOwnerReference(o, c)).toBe(true);
+  });
+
+  it('refuses a second controller, naming the existing one, and changes nothing', () => {
+    const c = child('ns');
+    setControllerReference(owner('a', 'ns'), c);
+    const before = structuredClone(c);
+    const err = (() => {
+      try {
+        setControllerReference(owner('b', 'ns'), c);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(AlreadyOwnedError);
+    expect((err as AlreadyOwnedError).code).toBe('ERR_ALREADY_OWNED');
+    expect((err as Error).message).toMatch(/ns\/c is already owned by another Deployment controller a/);
+    expect(c).toEqual(before);
+  });
+
+  it('matches owners by group and kind, not version: a moved owner is updated in place', () => {
+    const c = child('ns');
+    setControllerReference(owner('a', 'ns', 'example.com/v1beta1', 'Widget'), c);
+    setControllerReference(owner('a', 'ns', 'example.com/v1', 'Widget'), c);
+    expect(c.metadata?.ownerReferences).toHaveLength(1);
+    expect(c.metadata?.ownerReferences?.[0]?.apiVersion).toBe('example.com/v1');
+    expect(hasOwnerReference(owner('a', 'ns', 'example.com/v2', 'Widget'), c)).toBe(true);
+    expect(hasOwnerReference(owner('a', 'ns', 'other.com/v1', 'Widget'), c)).toBe(false);
+  });
+
+  it('scope rules (C26): cluster-scoped owner of a namespaced object is fine; namespaced owner elsewhere is refused', () => {
+    const c = child('ns');
+    setControllerReference(owner('t1', undefined, 'example.com/v1', 'Tenant'), c);
+    expect(() => setOwnerReference(owner('x', 'other'), child('ns'))).toThrow(OwnerReferenceError);
+    expect(() => setOwnerReference(owner('x', 'other'), child('ns'))).toThrow(/cross-namespace/);
+    expect(() => setControllerReference(owner('x', 'ns'), child())).toThrow(/cluster-scoped resource/);
+  });
+
+  it('an owner without uid or kind is refused, naming what is missing; ownerKind fills apiVersion/kind', () => {
+    expect(() => setOwnerReference({ metadata: { name: 'a' } }, child('ns'))).toThrow(
+      /apiVersion, kind, metadata.uid missing/,
+    );
+    const c = child('ns');
+    setOwnerReference({ metadata: { name: 'a', uid: 'u', namespace: 'ns' } }, c, {
+      ownerKind: { apiVersion: 'v1', kind: 'Secret' },
+    });
+    expect(c.metadata?.ownerReferences?.[0]).toEqual({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      name: 'a',
+      uid: 'u',
+    });
+  });
+
+  it('setOwnerReference upserts a plain reference; remove errors when absent; removeControllerReference checks the owner', () => {
+    const c = child('ns');
+    setOwnerReference(owner('a', 'ns'), c);
+    setOwnerReference(owner('b', 'ns'), c);
+    expect(hasControllerReference(c)).toBe(false);
+    removeOwnerReference(owner('a', 'ns'), c);
+    expect(c.metadata?.ownerReferences?.map((r) => r.name)).toEqual(['b']);
+    expect(() => removeOwnerReference(owner('a', 'ns'), c)).toThrow(/does not have an owner reference/);
+    setControllerReference(owner('b', 'ns'), c);
+    expect(() => removeControllerReference(owner('a', 'ns'), c)).toThrow(/controlled by Deployment b/);
+    removeControllerReference(owner('b', 'ns'), c);
+    expect(c.metadata?.ownerReferences).toEqual([]);
+  });
+});
+
+describe('finalizers', () => {
+  it('add, contains, remove report whether they changed the object', () => {
+    const o: KubeObject = { metadata: { name: 'x' } };
+    expect(addFinalizer(o, 'a/b')).toBe(true);
+    expect(addFinalizer(o, 'a/b')).toBe(false);
+    expect(containsFinalizer(o, 'a/b')).toBe(true);
+    expect(removeFinalizer(o, 'a/b')).toBe(true);
+    expect(removeFinalizer(o, 'a/b')).toBe(false);
+    expect(o.metadata?.finalizers).toEqual([]);
+  });
+});
+
+describe('isUnchanged / createMergePatch', () => {
+  const read = {
+    metadata: { name: 'd', labels: { a: '1', b: '2' }, resourceVersion: '5' },
+    spec: {
+      replicas: 1,
+      template: { spec: { containers: [{ name: 'app', image: 'x:1', imagePullPolicy: 'IfNotPresent' }] } },
+    },
+  };
+
+  it('key order, undefined, null vs absent and [] vs absent do not count as changes', () => {
+    const m = structuredClone(read) as typeof read & { spec: { paused?: boolean } };
+    m.metadata.labels = { b: '2', a: '1' };
+    m.spec.paused = undefined;
+    (m.spec.template.spec.containers[0] as { imagePullPolicy?: string }).imagePullPolicy = undefined;
+    (m.metadata as Record<string, unknown>).finalizers = [];
+    expect(isUnchanged(read, m)).toBe(true);
+    expect(createMergePatch(read, m)).toEqual({});
+  });
+
+  it('real changes and deletions show, as an RFC 7386 patch', () => {
+    const m = structuredClone(read) as Record<string, any>;
+    m.spec.replicas = 3;
+    delete m.metadata.labels.b;
+    expect(isUnchanged(read, m)).toBe(false);
+    expect(createMergePatch(read, m)).toEqual({ metadata: { labels: { b: null } }, spec: { replicas: 3 } });
+    const m2 = structuredClone(read) as Record<string, any>;
+    m2.spec.template.spec.containers[0].image = 'x:2';
+    expect(createMergePatch(read, m2)).toEqual({
+      spec: {
+        template: { spec: { containers: [{ name: 'app', image: 'x:2', imagePullPolicy: 'IfNotPresent' }] } },
+      },
+    });
+  });
+
+  it('property: a merge patch applied to the base gives the mutated object (without undefined)', () => {
+    const json = fc.dictionary(
+      fc.constantFrom('a', 'b', 'c'),
+      fc.oneof(fc.integer(), fc.string(), fc.dictionary(fc.constantFrom('x', 'y'), fc.integer())),
+    );
+    fc.assert(
+      fc.property(json, json, (base, mutated) => {
+        const patched = applyMergePatch(structuredClone(base), createMergePatch(base, mutated));
+        expect(isUnchanged(patched, mutated) && isUnchanged(mutated, patched)).toBe(true);
+      }),
+    );
+  });
+});
+
+function applyMergePatch(target: any, patch: any): any {
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
+  const out = typeof target === 'object' && target !== null && !Array.isArray(target) ? target : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = applyMergePatch(out[k], v);
+  }
+  return out;
+}
