@@ -47,7 +47,10 @@ export function tryAnswer(rule: Rule<FaultSpec>, a: AnswerContext): boolean {
         return true;
       }
       if (typeof spec.body === 'object') {
-        const text = Buffer.from(spec.body.raw, 'utf8');
+        const text =
+          'raw' in spec.body
+            ? Buffer.from(spec.body.raw, 'utf8')
+            : Buffer.from(spec.body.rawBase64, 'base64');
         res.writeHead(spec.status, { ...headers, 'Content-Length': String(text.length) });
         res.end(text);
         return true;

@@ -118,12 +118,18 @@ export const failRequestsSchema = z.strictObject({
    * `'status'` (default): a JSON Status body. `'empty'`: the status line and headers, no body at all
    * (with `status: 200` on a watch this is C02's "200 with an empty body"). `{ raw }`: exactly this text as
    * the body (Content-Type `application/json` unless `headers` says otherwise) — a truncated or malformed
-   * list reply, a proxy's HTML page.
+   * list reply, a proxy's HTML page. `{ rawBase64 }`: exactly these bytes (e.g. invalid UTF-8).
    */
   body: z
-    .union([z.literal('status'), z.literal('empty'), z.strictObject({ raw: z.string() })], {
-      error: 'must be "status", "empty" or {"raw": "<text>"}',
-    })
+    .union(
+      [
+        z.literal('status'),
+        z.literal('empty'),
+        z.strictObject({ raw: z.string() }),
+        z.strictObject({ rawBase64: z.base64() }),
+      ],
+      { error: 'must be "status", "empty", {"raw": "<text>"} or {"rawBase64": "<base64 bytes>"}' },
+    )
     .optional(),
   /** Fraction (0..1] of matching requests that fail; absent = all. */
   probability: z

@@ -232,6 +232,24 @@ describe('raw reply bodies', () => {
       items: [{ metadata: { name: 'a' } }],
     });
   });
+
+  it('answers with exactly the given bytes, invalid UTF-8 included', async () => {
+    const ns = await newNamespace();
+    const bytes = Buffer.concat([
+      Buffer.from('{"kind":"PodList","items":[{"a":"'),
+      Buffer.from([0xc3, 0x28, 0xff]),
+      Buffer.from('"}]}'),
+    ]);
+    server.faults.failRequests({
+      match: { verb: 'list', namespace: ns },
+      status: 200,
+      body: { rawBase64: bytes.toString('base64') },
+      times: 1,
+    });
+    const reply = await raw(`/api/v1/namespaces/${ns}/pods`).done;
+    expect(reply.body.equals(bytes)).toBe(true);
+    expect(() => server.faults.failRequests({ status: 200, body: { rawBase64: '%%' } })).toThrow(/fail.body/);
+  });
 });
 
 describe('410 Expired', () => {
