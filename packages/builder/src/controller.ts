@@ -127,6 +127,7 @@ export class Controller implements Runnable {
   readonly #handlerQueue: HandlerQueue;
   #handlerErrors = 0;
   #started = false;
+  #synced = false;
   #signal: AbortSignal | undefined;
 
   constructor(name: string, reconciler: Reconciler, options: ControllerOptions = {}) {
@@ -174,6 +175,11 @@ export class Controller implements Runnable {
   }
 
   /** Whether the manager runs this controller only on the leader (controller-runtime `NeedLeaderElection`). */
+  /** Whether every source has synced and the workers run (readiness; see the manager's `cacheSyncCheck`). */
+  hasSynced(): boolean {
+    return this.#synced;
+  }
+
   needLeaderElection(): boolean {
     return this.#needLeaderElection;
   }
@@ -226,6 +232,7 @@ export class Controller implements Runnable {
         );
       }
       if (signal.aborted) return;
+      this.#synced = true;
       this.#log.info({ workers: this.#workers }, 'Starting workers');
       const workers = Array.from({ length: this.#workers }, () => this.#worker(signal));
       await Promise.all(workers);

@@ -21,6 +21,13 @@ export class HealthCheckError extends Error {
 /** A checker that always passes (controller-runtime `healthz.Ping`). */
 export const ping: Checker = () => {};
 
+/** A manager as {@link cacheSyncCheck} sees it: its cache and how far its start sequence got. */
+export interface SyncingManager {
+  getCache(): SyncingCache;
+  /** Why the manager is not ready yet, or `undefined`. */
+  readinessPending(): string | undefined;
+}
+
 /** What {@link cacheSyncCheck} needs from a cache. */
 export interface SyncingCache {
   /** Resolves `true` once every informer started so far has synced (`false` at once on an aborted signal if not). */
@@ -34,10 +41,16 @@ export interface SyncingCache {
 /**
  * A readiness check that fails until the cache has started and every informer it runs has synced — not
  * vacuously ready before the cache starts (case C28). Its failure message names the unsynced informers
- * when the cache can tell.
+ * when the cache can tell. Given a manager (`cacheSyncCheck(mgr)`), it also waits until the manager's
+ * controllers have started and synced their sources — so a leader is never ready merely because its
+ * controllers have not created their informers yet — while a standby is ready once its cache synced.
  */
-export function cacheSyncCheck(cache: SyncingCache): Checker {
+export function cacheSyncCheck(target: SyncingCache | SyncingManager): Checker {
+  const manager = 'readinessPending' in target ? target : undefined;
+  const cache = manager ? manager.getCache() : (target as SyncingCache);
   return async () => {
+    const pending = manager?.readinessPending();
+    if (pending) throw new HealthCheckError(pending);
     if (cache.isStarted && !cache.isStarted()) throw new HealthCheckError('the cache has not started');
     const now = new AbortController();
     now.abort();

@@ -7,6 +7,7 @@ export {
   type HealthProbeServerOptions,
   ping,
   type SyncingCache,
+  type SyncingManager,
 } from './healthz.js';
 export {
   BindAddressError,

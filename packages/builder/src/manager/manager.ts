@@ -158,6 +158,13 @@ export interface Manager {
   metricsServerAddress(): string | undefined;
   /** `host:port` the health probe server listens on, once it does. */
   healthProbeServerAddress(): string | undefined;
+  /**
+   * Why this manager is not ready yet, or `undefined` once its start sequence is far enough for
+   * readiness: the cache started, and — on the leader, or without leader election — every leader-only
+   * runnable that reports `hasSynced()` (controllers) has synced its sources. A standby is ready once its
+   * caches synced. Used by `cacheSyncCheck(mgr)`.
+   */
+  readinessPending(): string | undefined;
 }
 
 class ControllerManager implements Manager {
@@ -182,6 +189,9 @@ class ControllerManager implements Manager {
   readonly #metricsServer: MetricsServer;
   readonly #elector: LeaderElectorHook | undefined;
   #events: EventBroadcaster | undefined;
+  readonly #syncing: Array<{ readonly name: string; hasSynced(): boolean }> = [];
+  #campaigning = false;
+  #leading = false;
 
   /** @throws LeaderElectionConfigError or BindAddressError for bad options. */
   constructor(config: RestConfig, options: ManagerOptions) {
@@ -297,6 +307,13 @@ class ControllerManager implements Manager {
   healthProbeServerAddress(): string | undefined {
     return this.#probes.address();
   }
+  readinessPending(): string | undefined {
+    if (!this.#cache.isStarted()) return 'the cache has not started';
+    if (this.#elector && this.#campaigning && !this.#leading) return undefined; // a standby
+    if (!this.#leaderOnly.started) return 'the manager has not started its controllers';
+    const waiting = this.#syncing.filter((r) => !r.hasSynced()).map((r) => r.name);
+    return waiting.length > 0 ? `not synced: ${waiting.join(', ')}` : undefined;
+  }
 
   registerControllerName(name: string): void {
     if (this.#names.has(name)) {
@@ -309,6 +326,11 @@ class ControllerManager implements Manager {
 
   add(runnable: Runnable): void {
     this.#refuseWhenStopping('runnable');
+    const r = runnable as Runnable & { hasSynced?: () => boolean; name?: unknown };
+    if (runnable.needLeaderElection?.() !== false && typeof r.hasSynced === 'function') {
+      const name = typeof r.name === 'string' ? r.name : 'runnable';
+      this.#syncing.push({ name, hasSynced: () => r.hasSynced?.() ?? true });
+    }
     const group = runnable.needLeaderElection?.() === false ? this.#others : this.#leaderOnly;
     group.add({ start: (signal) => runnable.start(signal) });
   }
@@ -357,11 +379,13 @@ class ControllerManager implements Manager {
       }
       if (!stop.signal.aborted) {
         if (elector) {
+          this.#campaigning = true;
           electorRun = elector
             .run(electorStop.signal, {
               onStartedLeading: () => {
                 if (leading || stop.signal.aborted) return;
                 leading = true;
+                this.#leading = true;
                 this.#log.info({}, 'became leader, starting leader-only runnables');
                 this.#markElected();
                 void this.#leaderOnly.start(stop.signal);
