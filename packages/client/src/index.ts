@@ -5,6 +5,7 @@
  * watch), typed API errors (`StatusError`, `isNotFound`, …) and label/field selector helpers. It mirrors
  * controller-runtime's `pkg/client` and `pkg/client/apiutil` on top of client-go's `rest` semantics.
  */
+
 export {
   type ApplyConfiguration,
   type ApplyOptions,
@@ -154,19 +155,16 @@ export {
   retryOnError,
 } from './retry.js';
 export {
-  channels,
+  newWarningLogger,
+  noWarnings,
   type RateLimiter,
-  type RequestDiagnostic,
-  type RetryDiagnostic,
-  retryAfterSeconds,
-  type ThrottleDiagnostic,
-  TokenBucketRateLimiter,
   Transport,
   TransportError,
+  type TransportErrorCode,
   type TransportOptions,
   type TransportRequest,
   type TransportResponse,
-  type WarningDiagnostic,
+  type WarningHandler,
 } from './transport/index.js';
 export {
   decodeWatchStream,

@@ -1,9 +1,9 @@
 /**
- * The HTTP transport of `@kubeloop/client`: one pooled undici dispatcher per `RestConfig`, client-side
- * throttling, retries, credential refresh and diagnostics (client-go `rest`, `transport`, `util/flowcontrol`).
+ * `@kubeloop/client/transport`: the HTTP transport and its building blocks — one pooled undici dispatcher
+ * per `RestConfig` (one HTTP/2 connection when the server offers it), client-side throttling, retries,
+ * credential refresh, the watch idle watchdog, warning handlers and diagnostics (client-go `rest`,
+ * `transport`, `util/flowcontrol`).
  */
-
-export { type Clock, type ClockTimer, FakeClock, realClock, sleep } from '../clock.js';
 export {
   channels,
   type RequestDiagnostic,
@@ -11,13 +11,14 @@ export {
   type ThrottleDiagnostic,
   type WarningDiagnostic,
 } from './diagnostics.js';
+export { TransportError, type TransportErrorCode } from './errors.js';
+export { parseWarningHeaders, retryAfterSeconds } from './headers.js';
+export { WATCH_IDLE_GRACE_MS } from './request-policy.js';
 export { type RateLimiter, TokenBucketRateLimiter } from './token-bucket-rate-limiter.js';
 export {
-  parseWarningHeaders,
-  retryAfterSeconds,
   Transport,
-  TransportError,
   type TransportOptions,
   type TransportRequest,
   type TransportResponse,
 } from './transport.js';
+export { newWarningLogger, noWarnings, type WarningHandler } from './warning-handler.js';

@@ -1,13 +1,13 @@
-import { readFile } from 'node:fs/promises';
 import {
   type CredentialProvider,
   credentialProviderFor,
   type RequestCredentials,
   type RestConfig,
 } from '@kubeloop/config';
-import { Agent, type Dispatcher, EnvHttpProxyAgent, ProxyAgent, Socks5ProxyAgent } from 'undici';
+import type { Dispatcher } from 'undici';
 import { type Clock, realClock, sleep } from '../clock.js';
 import { type Deadline, withDeadline } from '../deadline.js';
+import { discardLogger, type Logger } from '../logger.js';
 import {
   channels,
   type RequestDiagnostic,
@@ -15,8 +15,20 @@ import {
   type ThrottleDiagnostic,
   type WarningDiagnostic,
 } from './diagnostics.js';
-import { gunzipInterceptor } from './gunzip-interceptor.js';
+import { createPool, type Pool, type PoolSpec } from './dispatcher.js';
+import { errorCode, isConnectionReset, TransportError, toTransportError } from './errors.js';
+import {
+  parseWarningHeaders,
+  requestHeaders,
+  retryAfterSeconds,
+  timeoutSecondsOf,
+  withTimeoutQuery,
+} from './headers.js';
+import { afterAnswer, afterFailure, type NextStep, streamIdleBoundMs } from './request-policy.js';
+import { STREAM_IDLE_MS } from './stream-errors.js';
+import { TlsFiles } from './tls-files.js';
 import { type RateLimiter, TokenBucketRateLimiter } from './token-bucket-rate-limiter.js';
+import { newWarningLogger, type WarningHandler } from './warning-handler.js';
 
 /** One HTTP request to the API server. */
 export interface TransportRequest {
@@ -27,8 +39,9 @@ export interface TransportRequest {
   readonly body?: string | Uint8Array;
   readonly signal?: AbortSignal;
   /**
-   * A watch or other long stream: not throttled, no timeout, no 429/5xx or reset retries (client-go). The one
-   * retry it can get is after a 401 that refreshed the credentials.
+   * A watch or other long stream: not throttled, no request timeout, no 429/5xx or reset retries
+   * (client-go); cut by the idle watchdog when no byte arrives within its bound. The one retry it can get is
+   * after a 401 that refreshed the credentials.
    */
   readonly stream?: boolean;
 }
@@ -51,126 +64,70 @@ export interface TransportOptions {
   readonly maxRetries?: number;
   /** Credentials for every request. Default `credentialProviderFor(config)`. */
   readonly credentials?: CredentialProvider;
-  /** Clock for retry waits. Default the real one. */
+  /** Clock for throttling, retry waits, the request deadline and TLS re-reads. Default the real one. */
   readonly clock?: Clock;
   /** How often CA and client certificate files are re-read (ms). Default 300 000 (client-go's 5 minutes). */
   readonly tlsReloadIntervalMs?: number;
-  /** Proxy environment (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`, lower case too). Default `process.env`. */
+  /** Proxy environment (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`, lower case too) and `DISABLE_HTTP2`. Default `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Where the transport logs (warnings from the server, TLS re-read and credential refresh failures). Default none. */
+  readonly logger?: Logger;
   /**
-   * Receives each server `Warning:` header message (code 299), as client-go's `WarningHandler`. They are
-   * also published on `kubeloop:client:warning`. Default: none.
+   * Receives each server `Warning:` header text (code 299), as client-go's `WarningHandler`; they are also
+   * published on `kubeloop:client:warning`. Default: {@link newWarningLogger}(`logger`) — each distinct
+   * text logged once.
    */
-  readonly onWarning?: (message: string) => void;
-}
-
-/** The messages of `Warning: 299 - "…"` headers (RFC 7234 warn-text, as the API server sends them). */
-export function parseWarningHeaders(value: string | string[] | undefined): string[] {
-  if (value === undefined) return [];
-  const out: string[] = [];
-  for (const header of Array.isArray(value) ? value : [value]) {
-    const re = /(\d{3})\s+\S+\s+"((?:[^"\\]|\\.)*)"(?:\s+"[^"]*")?\s*(?:,\s*|$)/g;
-    for (const m of header.matchAll(re)) {
-      if (m[1] === '299') out.push((m[2] ?? '').replace(/\\(.)/g, '$1'));
-    }
-  }
-  return out;
-}
-
-/** A request failed without an HTTP answer (after any retries). Its message never has headers or a body. */
-export class TransportError extends Error {
-  override readonly name = 'TransportError';
-  /** Stable code: `Timeout`, `Aborted`, `ConnectionFailed`, `TLSFailed`, `Credentials`, `InvalidConfig`. */
-  readonly code: 'Timeout' | 'Aborted' | 'ConnectionFailed' | 'TLSFailed' | 'Credentials' | 'InvalidConfig';
-  constructor(code: TransportError['code'], message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.code = code;
-  }
-}
-
-const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
-
-function errorCode(e: unknown): string | undefined {
-  const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-}
-
-function isConnectionReset(e: unknown): boolean {
-  const code = errorCode(e);
-  if (code && RESET_CODES.has(code)) return true;
-  const cause = (e as { cause?: unknown } | null)?.cause;
-  return cause !== undefined && cause !== e && isConnectionReset(cause);
-}
-
-function isTlsError(e: unknown): boolean {
-  const code = errorCode(e) ?? '';
-  return /CERT|SSL|TLS|SELF_SIGNED|ERR_TLS|HOSTNAME|UNABLE_TO_VERIFY|ALTNAME/.test(code);
-}
-
-/** Integer seconds of a `Retry-After` header, or undefined (HTTP-date is not supported, as in client-go). */
-export function retryAfterSeconds(value: string | string[] | undefined): number | undefined {
-  const v = Array.isArray(value) ? value[0] : value;
-  if (v === undefined || !/^\s*\d+\s*$/.test(v)) return undefined;
-  return Number.parseInt(v, 10);
-}
-
-/** `path` with client-go's `timeout=<duration>` query parameter (Go duration syntax), unless it has one. */
-function withTimeoutQuery(path: string, timeoutMs: number): string {
-  if (/[?&]timeout=/.test(path)) return path;
-  const value = timeoutMs % 1000 === 0 ? `${timeoutMs / 1000}s` : `${timeoutMs}ms`;
-  return `${path}${path.includes('?') ? '&' : '?'}timeout=${value}`;
-}
-
-function timeoutOrAbort(e: unknown, req: TransportRequest, url: string, timeoutMs: number, when: string) {
-  const reason = (req.signal?.reason ?? e) as { name?: string } | undefined;
-  if (reason?.name === 'TimeoutError') {
-    return new TransportError('Timeout', `${req.method} ${url}: timed out after ${timeoutMs} ms ${when}`, {
-      cause: e,
-    });
-  }
-  return new TransportError('Aborted', `${req.method} ${url}: aborted ${when}`, { cause: e });
-}
-
-function proxyEnv(env: Readonly<Record<string, string | undefined>>) {
-  const httpsProxy = env.https_proxy ?? env.HTTPS_PROXY;
-  const httpProxy = env.http_proxy ?? env.HTTP_PROXY;
-  const noProxy = env.no_proxy ?? env.NO_PROXY;
-  return { httpsProxy, httpProxy, noProxy };
+  readonly warningHandler?: WarningHandler;
+  /**
+   * Idle bound of streams (watches), in ms: a stream that receives no byte (headers included) for this long
+   * is cut with `TransportError('IdleTimeout')`. Never more than the watch's `timeoutSeconds` + 30 s. 0 turns
+   * the watchdog off. Default 120 000 (kube-apiserver sends a bookmark about once a minute).
+   */
+  readonly watchIdleTimeoutMs?: number;
+  /**
+   * Offer HTTP/2 (ALPN) on direct https connections; on h2 every request and watch shares one connection.
+   * A non-empty `DISABLE_HTTP2` in `env` (client-go's switch) forces HTTP/1.1 even when true. Default false
+   * (see the transport README: a write right after a server restart can fail on the dying h2 session).
+   */
+  readonly http2?: boolean;
+  /** h2 PING interval in ms (connection liveness). Default 30 000 (client-go's `ReadIdleTimeout`); 0 off. */
+  readonly pingIntervalMs?: number;
 }
 
 /**
- * The HTTP transport to one API server, on one pooled undici dispatcher (keep-alive, TLS from
- * `config.tlsClientConfig`, proxy from `config.proxyUrl` — http, https or socks5 — else `HTTPS_PROXY`/
- * `NO_PROXY`). Follows client-go's `rest.Request`:
+ * The HTTP transport to one API server (client-go `rest.Request` over one `http.Transport`): one pooled
+ * undici dispatcher — one h2 connection when `http2` is on and the server offers h2, else an HTTP/1.1 pool — with TLS from
+ * `config.tlsClientConfig` and proxies from `config.proxyUrl` or the environment:
  * - the limiter is taken once before the first attempt of every non-stream request, and again before every
  *   retry; streams (watches) are never throttled, timed out or retried;
  * - a 429 or ≥ 500 answer with an integer `Retry-After` is retried (at most `maxRetries`), waiting at least
  *   `Retry-After` seconds; a GET that fails on a connection reset is retried as a 500 with `Retry-After: 1`;
  * - credentials come from the {@link CredentialProvider} on every attempt; after a 401 the request is retried
  *   once when the provider says new credentials exist (token file re-read, exec plugin re-run);
- * - `User-Agent` from the config, `Accept-Encoding: gzip` (decoded here) unless `disableCompression`;
- * - `config.timeoutMs` bounds each non-stream attempt including reading the body.
+ * - `config.timeoutMs` bounds each non-stream request including reading its body (a timer-backed deadline);
+ * - streams have an idle watchdog (`watchIdleTimeoutMs`).
  * Diagnostics go to `node:diagnostics_channel` (`kubeloop:client:*`, see `channels`).
  */
 export class Transport {
   readonly config: RestConfig;
-  private readonly base: URL;
-  private readonly basePath: string;
-  private readonly limiter: RateLimiter | null;
-  private readonly maxRetries: number;
-  private readonly credentials: CredentialProvider;
-  private readonly clock: Clock;
-  private readonly env: Readonly<Record<string, string | undefined>>;
-  private readonly onWarning: ((message: string) => void) | undefined;
-  private pool: { dispatcher: Dispatcher; root: Dispatcher };
-  private readonly owned: Dispatcher[] = [];
-  /** The PEMs in use (they change when the CA or client certificate files are re-read). */
-  private pem: { caData?: string; certData?: string; keyData?: string };
-  private readonly tlsReloadIntervalMs: number;
-  private nextTlsCheck: number;
-  private tlsCheck: Promise<void> | undefined;
-  private certDispatcher: { certData: string; dispatcher: Dispatcher; root: Dispatcher } | undefined;
-  private closed = false;
+  readonly #base: URL;
+  readonly #basePath: string;
+  readonly #limiter: RateLimiter | null;
+  readonly #maxRetries: number;
+  readonly #credentials: CredentialProvider;
+  readonly #clock: Clock;
+  readonly #env: Readonly<Record<string, string | undefined>>;
+  readonly #log: Logger;
+  readonly #warnings: WarningHandler;
+  readonly #idleMs: number;
+  readonly #http2: boolean;
+  readonly #pingIntervalMs: number;
+  readonly #tls: TlsFiles;
+  /** Every pool not closed yet. */
+  readonly #owned = new Set<Dispatcher>();
+  #pool: Promise<Pool> | undefined;
+  #certPool: { certData: string; pool: Promise<Pool> } | undefined;
+  #closed = false;
 
   /**
    * @throws {TransportError} `InvalidConfig` when `config.host` is not an http(s) URL, or when a CA is given
@@ -178,13 +135,14 @@ export class Transport {
    */
   constructor(config: RestConfig, options: TransportOptions = {}) {
     this.config = config;
+    let base: URL;
     try {
-      this.base = new URL(config.host);
+      base = new URL(config.host);
     } catch {
       throw new TransportError('InvalidConfig', 'config.host is not a valid URL');
     }
-    if (this.base.protocol !== 'https:' && this.base.protocol !== 'http:') {
-      throw new TransportError('InvalidConfig', `config.host has unsupported scheme ${this.base.protocol}`);
+    if (base.protocol !== 'https:' && base.protocol !== 'http:') {
+      throw new TransportError('InvalidConfig', `config.host has unsupported scheme ${base.protocol}`);
     }
     if (config.tlsClientConfig.insecure && config.tlsClientConfig.caData) {
       throw new TransportError(
@@ -192,172 +150,131 @@ export class Transport {
         'tlsClientConfig: caData and insecure are mutually exclusive (a root CA with the insecure flag is not allowed)',
       );
     }
-    this.basePath = this.base.pathname.replace(/\/+$/, '');
-    this.limiter =
+    this.#base = base;
+    this.#basePath = base.pathname.replace(/\/+$/, '');
+    this.#clock = options.clock ?? realClock;
+    this.#limiter =
       options.rateLimiter !== undefined
         ? options.rateLimiter
         : config.qps > 0
-          ? new TokenBucketRateLimiter(config.qps, Math.max(1, config.burst), options.clock)
+          ? new TokenBucketRateLimiter(config.qps, Math.max(1, config.burst), this.#clock)
           : null;
-    this.maxRetries = options.maxRetries ?? 10;
-    this.credentials = options.credentials ?? credentialProviderFor(config);
-    this.clock = options.clock ?? realClock;
-    this.env = options.env ?? process.env;
-    this.onWarning = options.onWarning;
-    const t = config.tlsClientConfig;
-    this.pem = {
-      ...(t.caData ? { caData: t.caData } : {}),
-      ...(t.certData ? { certData: t.certData } : {}),
-      ...(t.keyData ? { keyData: t.keyData } : {}),
-    };
-    this.tlsReloadIntervalMs = options.tlsReloadIntervalMs ?? 5 * 60_000;
-    this.nextTlsCheck = this.clock.now() + this.tlsReloadIntervalMs;
-    this.pool = this.createDispatcher(undefined);
+    this.#maxRetries = options.maxRetries ?? 10;
+    this.#credentials = options.credentials ?? credentialProviderFor(config);
+    this.#env = options.env ?? process.env;
+    this.#log = options.logger ?? discardLogger;
+    this.#warnings = options.warningHandler ?? newWarningLogger(this.#log);
+    this.#idleMs = options.watchIdleTimeoutMs ?? 120_000;
+    this.#http2 = options.http2 ?? false;
+    this.#pingIntervalMs = options.pingIntervalMs ?? 30_000;
+    this.#tls = new TlsFiles(config, this.#clock, options.tlsReloadIntervalMs ?? 5 * 60_000, (message) =>
+      this.#warn(message),
+    );
   }
 
   /**
-   * Every `tlsReloadIntervalMs`, re-read `caFile` and `certFile`/`keyFile` (when the config names them); on a
-   * change, new requests use a new pool with the new PEMs and the old pool is closed once idle (client-go's CA
-   * rotation and `ReloadTLSFiles`). A failed read keeps the current PEMs.
+   * The protocol of the shared pool once a request has connected (`'h2'` or `'http/1.1'`), else undefined.
    */
-  private maybeReloadTls(): Promise<void> {
-    const t = this.config.tlsClientConfig;
-    if (!t.caFile && !(t.certFile && t.keyFile)) return Promise.resolve();
-    if (this.tlsCheck) return this.tlsCheck;
-    if (this.clock.now() < this.nextTlsCheck) return Promise.resolve();
-    this.tlsCheck = (async () => {
-      const read = async (f: string | undefined) =>
-        f ? await readFile(f, 'utf8').catch(() => undefined) : undefined;
-      const [ca, cert, key] = await Promise.all([read(t.caFile), read(t.certFile), read(t.keyFile)]);
-      const next = { ...this.pem };
-      if (ca) next.caData = ca;
-      if (cert && key) {
-        next.certData = cert;
-        next.keyData = key;
-      }
-      if (
-        next.caData !== this.pem.caData ||
-        next.certData !== this.pem.certData ||
-        next.keyData !== this.pem.keyData
-      ) {
-        this.pem = next;
-        const old = this.pool;
-        this.pool = this.createDispatcher(undefined);
-        this.owned.splice(this.owned.indexOf(old.root), 1);
-        void old.root.close().catch(() => undefined);
-        if (channels.warning.hasSubscribers) {
-          channels.warning.publish({
-            message: 'TLS files changed; new connections use them',
-          } satisfies WarningDiagnostic);
-        }
-      }
-    })().finally(() => {
-      this.nextTlsCheck = this.clock.now() + this.tlsReloadIntervalMs;
-      this.tlsCheck = undefined;
-    });
-    return this.tlsCheck;
+  async protocol(): Promise<Pool['protocol'] | undefined> {
+    return this.#pool ? (await this.#pool.catch(() => undefined))?.protocol : undefined;
   }
 
-  private createDispatcher(clientCert: { certData: string; keyData: string } | undefined): {
-    dispatcher: Dispatcher;
-    root: Dispatcher;
-  } {
-    const t = this.config.tlsClientConfig;
-    const certData = clientCert?.certData ?? this.pem.certData;
-    const keyData = clientCert?.keyData ?? this.pem.keyData;
-    const tls = {
-      ...(this.pem.caData ? { ca: this.pem.caData } : {}),
-      ...(certData && keyData ? { cert: certData, key: keyData } : {}),
-      ...(t.serverName ? { servername: t.serverName } : {}),
-      rejectUnauthorized: !t.insecure,
-    };
-    const common = { keepAliveTimeout: 30_000, connections: 25 };
-    let root: Dispatcher;
-    if (this.config.proxyUrl) {
-      const proxy = new URL(this.config.proxyUrl);
-      if (proxy.protocol === 'socks5:') {
-        root = new Socks5ProxyAgent(this.config.proxyUrl, { requestTls: tls } as ConstructorParameters<
-          typeof Socks5ProxyAgent
-        >[1]);
-      } else {
-        root = new ProxyAgent({ ...common, uri: this.config.proxyUrl, requestTls: tls });
-      }
-    } else {
-      const { httpsProxy, httpProxy, noProxy } = proxyEnv(this.env);
-      if (httpsProxy || httpProxy) {
-        root = new EnvHttpProxyAgent({
-          ...common,
-          connect: tls,
-          requestTls: tls,
-          ...(httpProxy ? { httpProxy } : {}),
-          ...(httpsProxy ? { httpsProxy } : {}),
-          noProxy: noProxy ?? '',
-        });
-      } else {
-        root = new Agent({ ...common, connect: tls });
-      }
-    }
-    this.owned.push(root);
+  #spec(pem: PoolSpec['pem']): PoolSpec {
     return {
-      root,
-      dispatcher: this.config.disableCompression ? root : root.compose(gunzipInterceptor()),
+      config: this.config,
+      pem,
+      env: this.#env,
+      http2: this.#http2,
+      pingIntervalMs: this.#pingIntervalMs,
     };
   }
 
-  private dispatcherFor(creds: RequestCredentials): Dispatcher {
+  /** A new pool, tracked for close(); refused once the transport is closed. */
+  #newPool(pem: PoolSpec['pem']): Promise<Pool> {
+    if (this.#closed) return Promise.reject(new TransportError('ConnectionFailed', 'transport is closed'));
+    const p = createPool(this.#spec(pem)).then((pool) => {
+      if (this.#closed) {
+        void pool.root.destroy().catch(() => undefined);
+        throw new TransportError('ConnectionFailed', 'transport is closed');
+      }
+      this.#owned.add(pool.root);
+      return pool;
+    });
+    p.catch(() => undefined);
+    return p;
+  }
+
+  #retire(pool: Promise<Pool> | undefined): void {
+    void pool
+      ?.then((p) => {
+        this.#owned.delete(p.root);
+        return p.root.close();
+      })
+      .catch(() => undefined);
+  }
+
+  async #dispatcherFor(creds: RequestCredentials): Promise<Dispatcher> {
+    if (await this.#tls.maybeReload()) {
+      // New PEMs: new requests go to a new pool, the old one closes once idle (client-go's CA rotation).
+      const old = this.#pool;
+      this.#pool = undefined;
+      this.#retire(old);
+      this.#warn('TLS files changed; new connections use them');
+    }
     const cert = creds.clientCertificate;
-    if (!cert) return this.pool.dispatcher;
-    if (this.certDispatcher?.certData !== cert.certData) {
+    if (!cert) {
+      if (!this.#pool) {
+        const pool = this.#newPool(this.#tls.pem);
+        this.#pool = pool;
+        // A failed connection (the ALPN probe) is not remembered: the next request tries again.
+        pool.catch(() => {
+          if (this.#pool === pool) this.#pool = undefined;
+        });
+      }
+      return (await this.#pool).dispatcher;
+    }
+    if (this.#certPool?.certData !== cert.certData) {
       // A rotated exec client certificate: new connections with it, the old pool is closed (client-go
       // closes tracked connections on rotation).
-      const old = this.certDispatcher;
-      this.certDispatcher = { certData: cert.certData, ...this.createDispatcher(cert) };
-      if (old) {
-        this.owned.splice(this.owned.indexOf(old.root), 1);
-        void old.root.close().catch(() => undefined);
-      }
+      const old = this.#certPool?.pool;
+      this.#certPool = {
+        certData: cert.certData,
+        pool: this.#newPool({ ...this.#tls.pem, certData: cert.certData, keyData: cert.keyData }),
+      };
+      this.#retire(old);
     }
-    return this.certDispatcher.dispatcher;
+    return (await this.#certPool.pool).dispatcher;
   }
 
-  private buildHeaders(req: TransportRequest, creds: RequestCredentials): Record<string, string | string[]> {
-    const h: Record<string, string | string[]> = {};
-    h['user-agent'] = this.config.userAgent;
-    if (!this.config.disableCompression) h['accept-encoding'] = 'gzip';
-    for (const [k, v] of Object.entries(req.headers ?? {})) h[k.toLowerCase()] = v;
-    for (const [k, v] of Object.entries(creds.headers)) {
-      const key = k.toLowerCase();
-      // A request that already carries Authorization keeps it (client-go's bearer round-tripper rule).
-      if (key === 'authorization' && h.authorization !== undefined) continue;
-      h[key] = v;
-    }
-    for (const [k, v] of Object.entries(creds.multiHeaders ?? {})) h[k.toLowerCase()] = [...v];
-    return h;
-  }
-
-  private urlForDiagnostics(path: string): string {
+  #urlForDiagnostics(path: string): string {
     const q = path.indexOf('?');
-    return `${this.base.host}${this.basePath}${q >= 0 ? path.slice(0, q) : path}`;
+    return `${this.#base.host}${this.#basePath}${q >= 0 ? path.slice(0, q) : path}`;
   }
 
   /**
    * Send one request (with the throttling, retries and credential refresh described on the class).
-   * @throws {TransportError} when no HTTP answer was obtained (timeout, abort, connection or TLS failure,
-   *   credentials unavailable). HTTP error statuses are returned, not thrown.
+   * @throws {TransportError} when no HTTP answer was obtained (timeout, abort, idle stream, connection or TLS
+   *   failure, credentials unavailable). HTTP error statuses are returned, not thrown.
    */
   async request(req: TransportRequest): Promise<TransportResponse> {
-    if (this.closed) throw new TransportError('ConnectionFailed', 'transport is closed');
-    const url = this.urlForDiagnostics(req.path);
-    if (!req.stream && this.limiter) await this.throttle(req, url, 'client-side throttling');
-    // client-go starts the request timeout after the first throttle and lets it bound every attempt and
-    // every retry wait; it also tells the server with `?timeout=`.
-    const timeoutMs = req.stream ? 0 : this.config.timeoutMs;
-    // One timer-backed deadline per request, disposed when the body closes (it bounds reading the body too).
-    const deadline = timeoutMs > 0 ? withDeadline(req.signal, timeoutMs, this.clock) : undefined;
-    const signal = deadline?.signal ?? req.signal;
+    if (this.#closed) throw new TransportError('ConnectionFailed', 'transport is closed');
+    const url = this.#urlForDiagnostics(req.path);
+    const stream = req.stream === true;
+    if (!stream && this.#limiter) {
+      try {
+        await this.#throttle(req.method, url, req.signal);
+      } catch (e) {
+        throw new TransportError('Aborted', `${req.method} ${url}: aborted while throttled`, { cause: e });
+      }
+    }
+    // client-go starts the request timeout after the first throttle and lets it bound every attempt, every
+    // retry wait and reading the body; it also tells the server with `?timeout=`. A stream never gets it.
+    const timeoutMs = stream ? 0 : this.config.timeoutMs;
+    const deadline = timeoutMs > 0 ? withDeadline(req.signal, timeoutMs, this.#clock) : undefined;
     try {
-      const res = await this.attempts(req, url, timeoutMs, signal, deadline);
+      const res = await this.#attempts(req, url, stream, timeoutMs, deadline);
       if (deadline) {
+        // The deadline lives until the body is read (or dumped), then lets go of the caller's signal.
         if (res.body.closed || res.body.destroyed) deadline.dispose();
         else res.body.once('close', deadline.dispose);
       }
@@ -368,39 +285,54 @@ export class Transport {
     }
   }
 
-  private async attempts(
+  async #attempts(
     req: TransportRequest,
     url: string,
+    stream: boolean,
     timeoutMs: number,
-    signal: AbortSignal | undefined,
     deadline: Deadline | undefined,
   ): Promise<TransportResponse> {
-    const original = req;
-    req = {
-      ...req,
-      path: timeoutMs > 0 ? withTimeoutQuery(req.path, timeoutMs) : req.path,
-      ...(signal ? { signal } : {}),
-    };
-
+    const signal = deadline?.signal ?? req.signal;
+    const path = timeoutMs > 0 ? withTimeoutQuery(req.path, timeoutMs) : req.path;
+    const idleMs = stream ? streamIdleBoundMs(this.#idleMs, timeoutSecondsOf(req.path)) : 0;
+    const fail = (e: unknown) =>
+      toTransportError(e, {
+        what: `${req.method} ${url}`,
+        stream,
+        callerAborted: req.signal?.aborted === true,
+        timedOut: deadline?.timedOut === true,
+        timeoutMs,
+        idleTimeoutMs: idleMs,
+      });
     let retries = 0;
     let unauthorizedRetried = false;
     for (let attempt = 1; ; attempt++) {
       let creds: RequestCredentials;
       try {
-        creds = await this.credentials.get();
+        creds = await this.#credentials.get();
       } catch (e) {
         throw new TransportError('Credentials', `cannot get credentials: ${(e as Error).message}`, {
           cause: e,
         });
       }
-      await this.maybeReloadTls();
       const started = performance.now();
       let res: Dispatcher.ResponseData;
       try {
-        res = await this.send(req, creds);
+        const dispatcher = await this.#dispatcherFor(creds);
+        const opts: Dispatcher.RequestOptions & { [STREAM_IDLE_MS]?: number } = {
+          origin: this.#base.origin,
+          path: `${this.#basePath}${path.startsWith('/') ? '' : '/'}${path}`,
+          method: req.method,
+          headers: requestHeaders(this.config, req.headers, creds),
+          ...(req.body !== undefined ? { body: req.body } : {}),
+          ...(signal ? { signal } : {}),
+          // The idle watchdog: undici's headers and body timeouts bound the silence between bytes.
+          ...(stream ? { bodyTimeout: idleMs, headersTimeout: idleMs, [STREAM_IDLE_MS]: idleMs } : {}),
+        };
+        res = await dispatcher.request(opts);
       } catch (e) {
         const code = errorCode(e) ?? 'error';
-        this.publishRequest({
+        this.#publishRequest({
           method: req.method,
           url,
           status: 0,
@@ -408,157 +340,137 @@ export class Transport {
           durationMs: performance.now() - started,
           errorCode: code,
         });
-        const canRetry =
-          req.method === 'GET' && !req.stream && retries < this.maxRetries && isConnectionReset(e);
-        if (canRetry && !req.signal?.aborted) {
-          retries++;
-          await this.waitForRetry(req, url, {
-            status: 500,
-            retry: retries,
-            waitMs: 1000,
-            reason: `connection reset (${code})`,
-          });
-          continue;
-        }
-        throw this.wrapError(e, original, deadline?.signal);
+        const next = afterFailure({
+          method: req.method,
+          stream,
+          connectionReset: isConnectionReset(e),
+          errorCode: code,
+          retries,
+          maxRetries: this.#maxRetries,
+          aborted: signal?.aborted === true,
+        });
+        if (next.kind !== 'retry') throw fail(e);
+        retries++;
+        await this.#waitForRetry(req.method, url, signal, next, retries, fail);
+        continue;
       }
-      this.publishRequest({
+      this.#publishRequest({
         method: req.method,
         url,
         status: res.statusCode,
         attempt,
         durationMs: performance.now() - started,
       });
-      this.publishWarnings(res.headers.warning);
-
-      if (res.statusCode === 401 && !unauthorizedRetried && !req.signal?.aborted) {
+      this.#publishWarnings(res.headers.warning);
+      const fs = res.headers['x-kubernetes-pf-flowschema-uid'];
+      const next = afterAnswer({
+        status: res.statusCode,
+        retryAfterSeconds: retryAfterSeconds(res.headers['retry-after']),
+        flowSchemaUid: fs === undefined ? undefined : String(fs),
+        stream,
+        retries,
+        maxRetries: this.#maxRetries,
+        unauthorizedRetried,
+        aborted: signal?.aborted === true,
+      });
+      if (next.kind === 'refresh-credentials') {
         unauthorizedRetried = true;
         let again = false;
         try {
-          again = await this.credentials.onUnauthorized(creds);
-        } catch {
-          again = false;
+          again = await this.#credentials.onUnauthorized(creds);
+        } catch (e) {
+          this.#warn(`refreshing credentials after a 401 failed: ${(e as Error)?.message ?? String(e)}`);
         }
         if (again) {
           await res.body.dump().catch(() => undefined);
           continue;
         }
-      }
-      const retryAfter = retryAfterSeconds(res.headers['retry-after']);
-      if (
-        !req.stream &&
-        (res.statusCode === 429 || res.statusCode >= 500) &&
-        retryAfter !== undefined &&
-        retries < this.maxRetries
-      ) {
+      } else if (next.kind === 'retry') {
         retries++;
         await res.body.dump().catch(() => undefined);
-        const fs = res.headers['x-kubernetes-pf-flowschema-uid'];
-        await this.waitForRetry(req, url, {
-          status: res.statusCode,
-          retry: retries,
-          waitMs: retryAfter * 1000,
-          reason: `retries: ${retries}, retry-after: ${retryAfter}s - retry-reason: ${
-            res.statusCode === 429
-              ? `due to server-side throttling, FlowSchema UID: "${String(fs ?? '')}"`
-              : `${res.statusCode}`
-          }`,
-        });
+        await this.#waitForRetry(req.method, url, signal, next, retries, fail);
         continue;
       }
       return { status: res.statusCode, headers: res.headers, body: res.body };
     }
   }
 
-  private async send(req: TransportRequest, creds: RequestCredentials): Promise<Dispatcher.ResponseData> {
-    const signal = req.signal;
-    const opts: Dispatcher.RequestOptions = {
-      origin: this.base.origin,
-      path: `${this.basePath}${req.path.startsWith('/') ? '' : '/'}${req.path}`,
-      method: req.method,
-      headers: this.buildHeaders(req, creds),
-      ...(req.body !== undefined ? { body: req.body } : {}),
-      ...(signal ? { signal } : {}),
-      ...(req.stream ? { bodyTimeout: 0 } : {}),
-    };
-    return this.dispatcherFor(creds).request(opts);
-  }
-
-  private wrapError(e: unknown, req: TransportRequest, deadline?: AbortSignal): TransportError {
-    const what = `${req.method} ${this.urlForDiagnostics(req.path)}`;
-    if (e instanceof TransportError) return e;
-    if (req.signal?.aborted) return new TransportError('Aborted', `${what}: aborted`, { cause: e });
-    const name = (e as { name?: string } | null)?.name;
-    if (
-      deadline?.aborted ||
-      name === 'TimeoutError' ||
-      errorCode(e) === 'UND_ERR_HEADERS_TIMEOUT' ||
-      errorCode(e) === 'UND_ERR_BODY_TIMEOUT'
-    ) {
-      return new TransportError('Timeout', `${what}: timed out after ${this.config.timeoutMs} ms`, {
-        cause: e,
-      });
-    }
-    if (isTlsError(e)) {
-      return new TransportError('TLSFailed', `${what}: TLS failed: ${(e as Error).message}`, { cause: e });
-    }
-    return new TransportError('ConnectionFailed', `${what}: ${(e as Error)?.message ?? String(e)}`, {
-      cause: e,
-    });
-  }
-
-  private async throttle(req: TransportRequest, url: string, _why: string): Promise<void> {
-    const limiter = this.limiter;
+  async #throttle(method: string, url: string, signal: AbortSignal | undefined): Promise<void> {
+    const limiter = this.#limiter;
     if (!limiter) return;
-    const started = performance.now();
-    try {
-      await limiter.wait(req.signal);
-    } catch (e) {
-      throw timeoutOrAbort(e, req, url, this.config.timeoutMs, 'while throttled');
-    }
-    const waitedMs = performance.now() - started;
+    const started = this.#clock.now();
+    await limiter.wait(signal);
+    const waitedMs = this.#clock.now() - started;
     if (waitedMs > 1 && channels.throttle.hasSubscribers) {
-      const d: ThrottleDiagnostic = {
-        method: req.method,
+      channels.throttle.publish({
+        method,
         url,
         waitedMs,
         reason: 'client-side throttling, not priority and fairness',
-      };
-      channels.throttle.publish(d);
+      } satisfies ThrottleDiagnostic);
     }
   }
 
-  private async waitForRetry(
-    req: TransportRequest,
+  async #waitForRetry(
+    method: string,
     url: string,
-    d: Omit<RetryDiagnostic, 'method' | 'url'>,
+    signal: AbortSignal | undefined,
+    next: NextStep & { kind: 'retry' },
+    retry: number,
+    fail: (e: unknown) => TransportError,
   ): Promise<void> {
-    if (channels.retry.hasSubscribers)
-      channels.retry.publish({ method: req.method, url, ...d } satisfies RetryDiagnostic);
-    try {
-      await sleep(d.waitMs, req.signal, this.clock);
-    } catch (e) {
-      throw timeoutOrAbort(e, req, url, this.config.timeoutMs, 'while waiting to retry');
+    if (channels.retry.hasSubscribers) {
+      channels.retry.publish({
+        method,
+        url,
+        status: next.status,
+        retry,
+        waitMs: next.waitMs,
+        reason: next.reason,
+      } satisfies RetryDiagnostic);
     }
-    if (this.limiter) await this.throttle(req, url, 'retry');
+    try {
+      await sleep(next.waitMs, signal, this.#clock);
+      await this.#throttle(method, url, signal);
+    } catch (e) {
+      throw fail(e);
+    }
   }
 
-  private publishWarnings(header: string | string[] | undefined): void {
+  #warn(message: string): void {
+    if (channels.warning.hasSubscribers) channels.warning.publish({ message } satisfies WarningDiagnostic);
+    this.#log.warn({ host: this.#base.host }, message);
+  }
+
+  #publishWarnings(header: string | string[] | undefined): void {
     if (header === undefined) return;
     for (const message of parseWarningHeaders(header)) {
       if (channels.warning.hasSubscribers) channels.warning.publish({ message } satisfies WarningDiagnostic);
-      this.onWarning?.(message);
+      try {
+        this.#warnings.handleWarning(message);
+      } catch {
+        // a handler must not break the request
+      }
     }
   }
 
-  private publishRequest(d: RequestDiagnostic): void {
+  #publishRequest(d: RequestDiagnostic): void {
     if (channels.request.hasSubscribers) channels.request.publish(d);
   }
 
-  /** Close every pooled connection. Requests in flight finish; new ones are refused. */
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await Promise.all(this.owned.map((d) => d.close().catch(() => undefined)));
+  /**
+   * Close every pooled connection. Requests in flight finish; new ones are refused (no pool is created after
+   * this). `{ force: true }` destroys the connections at once (in-flight requests fail), for a shutdown past
+   * its grace period.
+   */
+  async close(options: { force?: boolean } = {}): Promise<void> {
+    if (this.#closed && !options.force) return;
+    this.#closed = true;
+    const pending = [this.#pool, this.#certPool?.pool].filter((p) => p !== undefined);
+    await Promise.all(pending.map((p) => p.catch(() => undefined)));
+    await Promise.all(
+      [...this.#owned].map((d) => (options.force ? d.destroy() : d.close()).catch(() => undefined)),
+    );
+    this.#owned.clear();
   }
 }

@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { RestConfig } from '@kubeloop/config';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Clock, realClock, Transport, TransportError } from '../../src/transport/index.js';
+import { type Clock, realClock } from '../../src/clock.js';
+import { Transport, TransportError } from '../../src/transport/index.js';
 import { startTestServer, type TestServer } from './support/https-server.js';
 import { createTestCa, type TestCa } from './support/pki.js';
 

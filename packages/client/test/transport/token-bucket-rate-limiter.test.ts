@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Clock, TokenBucketRateLimiter } from '../../src/transport/index.js';
+import type { Clock } from '../../src/clock.js';
+import { TokenBucketRateLimiter } from '../../src/transport/index.js';
 
 /** A manual clock: timers fire when time is advanced past their due time. */
 class ManualClock implements Clock {

@@ -4,8 +4,8 @@ import path from 'node:path';
 import { constants, createGzip, gzipSync } from 'node:zlib';
 import type { RestConfig } from '@kubeloop/config';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Clock } from '../../src/clock.js';
 import {
-  type Clock,
   parseWarningHeaders,
   type RateLimiter,
   Transport,
@@ -416,13 +416,13 @@ describe('Transport', () => {
     }
   });
 
-  it('hands server Warning headers (code 299) to onWarning', async () => {
+  it('hands server Warning headers (code 299) to the warningHandler', async () => {
     server.handler = (_req, res) => {
       res.setHeader('warning', ['299 - "unknown field \\"spec.foo\\""', '299 - "v1beta1 is deprecated"']);
       res.end('{}');
     };
     const warnings: string[] = [];
-    const t = new Transport(config(), { onWarning: (m) => warnings.push(m) });
+    const t = new Transport(config(), { warningHandler: { handleWarning: (m) => warnings.push(m) } });
     try {
       await (await t.request({ method: 'POST', path: '/apis/x', body: '{}' })).body.dump();
       expect(warnings).toEqual(['unknown field "spec.foo"', 'v1beta1 is deprecated']);
