@@ -207,7 +207,7 @@ export class ApiClient implements Client {
    * @throws InvalidRequestError (no field manager, no `metadata.name`), StatusError (409 Conflict naming the
    *   other manager's fields unless `force`; 422 Invalid).
    */
-  apply<T extends KubeObject>(
+  async apply<T extends KubeObject>(
     kind: Kind<T>,
     config: ApplyConfiguration<T>,
     options?: ApplyOptions,

@@ -49,7 +49,7 @@ export class ApiSubResourceClient implements SubResourceClient {
    * GET `<object>/<name>`: for `scale` an autoscaling/v1 `Scale`, for `status` the whole object.
    * @throws StatusError (NotFound for the object; a 404 naming no object when the kind has no such subresource), NoKindMatchError.
    */
-  get<T extends KubeObject, S extends object = T>(
+  async get<T extends KubeObject, S extends object = T>(
     kind: Kind<T>,
     key: ObjectKey,
     options?: GetOptions,
@@ -70,7 +70,7 @@ export class ApiSubResourceClient implements SubResourceClient {
    * Resolves to the server's reply.
    * @throws StatusError (e.g. 429 TooManyRequests when an eviction would break a PodDisruptionBudget).
    */
-  create<T extends KubeObject, S extends object>(
+  async create<T extends KubeObject, S extends object>(
     kind: Kind<T>,
     obj: T,
     subResource: S,
@@ -93,7 +93,7 @@ export class ApiSubResourceClient implements SubResourceClient {
    * precondition. Resolves to the server's reply (the object, or the subresource body's kind).
    * @throws InvalidRequestError for a metadata-only kind; StatusError (`isConflict` on a stale resourceVersion).
    */
-  update<T extends KubeObject, S extends object = T>(
+  async update<T extends KubeObject, S extends object = T>(
     kind: Kind<T>,
     obj: T,
     options?: SubResourceUpdateOptions<S>,
@@ -120,7 +120,7 @@ export class ApiSubResourceClient implements SubResourceClient {
    * `.status` part of the patch. Resolves to the server's reply (for `scale`, a `Scale`: pass it as `S`).
    * @throws InvalidRequestError (apply without a field manager; force without apply), StatusError.
    */
-  patch<T extends KubeObject, S extends object = T>(
+  async patch<T extends KubeObject, S extends object = T>(
     kind: Kind<T>,
     key: ObjectKey,
     patch: Patch,
@@ -152,7 +152,7 @@ export class ApiSubResourceClient implements SubResourceClient {
    * field manager owns only the status fields it set). Same body rules as `client.apply`.
    * @throws InvalidRequestError (no field manager, no name), StatusError (409 on conflicts unless `force`).
    */
-  apply<T extends KubeObject>(
+  async apply<T extends KubeObject>(
     kind: Kind<T>,
     config: ApplyConfiguration<T>,
     options?: ApplyOptions,
