@@ -4,6 +4,7 @@ import { LRUCache } from 'lru-cache';
 import {
   addToIndex,
   deepFreeze,
+  type FreezeMode,
   type IndexerStore,
   type Indexers,
   type IndexFunc,
@@ -23,6 +24,8 @@ export interface CompactIndexerOptions<T extends KubeObject = KubeObject> {
    * kept only as JSON bytes and parsed again when read. @defaultValue 1000
    */
   readonly maxCachedObjects?: number;
+  /** Whether parsed objects are deep-frozen; see {@link FreezeMode}. @defaultValue 'deep' */
+  readonly freeze?: FreezeMode;
 }
 
 interface CompactEntry {
@@ -54,10 +57,12 @@ export class CompactIndexer<T extends KubeObject = KubeObject> implements Indexe
   readonly #byName = new Map<string, CompactSlot<T>>();
   readonly #hot: LRUCache<string, T>;
   readonly keyFunc: KeyFunc;
+  readonly #freeze: boolean;
 
   /** @throws StoreError when `maxCachedObjects` is not a positive integer. */
   constructor(options: CompactIndexerOptions<T> = {}) {
     this.keyFunc = options.keyFunc ?? metaNamespaceKeyFunc;
+    this.#freeze = (options.freeze ?? 'deep') === 'deep';
     const max = options.maxCachedObjects ?? 1000;
     if (!Number.isInteger(max) || max < 1)
       throw new StoreError(`maxCachedObjects must be a positive integer, got ${String(max)}`);
@@ -98,7 +103,7 @@ export class CompactIndexer<T extends KubeObject = KubeObject> implements Indexe
   /** Stores the object as JSON bytes (and keeps it hot); returns the previous object, if any. */
   upsert(obj: T): T | undefined {
     const key = this.keyFunc(obj);
-    deepFreeze(obj);
+    if (this.#freeze) deepFreeze(obj);
     const oldEntry = this.#items.get(key);
     const old = oldEntry ? this.#peek(key, oldEntry) : undefined;
     const slots = this.#slots;
@@ -148,7 +153,7 @@ export class CompactIndexer<T extends KubeObject = KubeObject> implements Indexe
     if (hot) return hot;
     const entry = this.#items.get(key);
     if (!entry) return undefined;
-    const obj = decode<T>(entry);
+    const obj = this.#decode(entry);
     this.#hot.set(key, obj);
     return obj;
   }
@@ -198,7 +203,12 @@ export class CompactIndexer<T extends KubeObject = KubeObject> implements Indexe
 
   /** Hot object or a fresh parse, without touching the LRU's order or content. */
   #peek(key: string, entry: CompactEntry): T {
-    return this.#hot.peek(key) ?? decode<T>(entry);
+    return this.#hot.peek(key) ?? this.#decode(entry);
+  }
+
+  #decode(entry: CompactEntry): T {
+    const obj = JSON.parse(entry.bytes.toString('utf8')) as T;
+    return this.#freeze ? deepFreeze(obj) : obj;
   }
 
   #slot(indexName: string): CompactSlot<T> {
@@ -206,8 +216,4 @@ export class CompactIndexer<T extends KubeObject = KubeObject> implements Indexe
     if (!slot) throw new StoreError(`index ${JSON.stringify(indexName)} does not exist`);
     return slot;
   }
-}
-
-function decode<T>(entry: CompactEntry): T {
-  return deepFreeze(JSON.parse(entry.bytes.toString('utf8')) as T);
 }

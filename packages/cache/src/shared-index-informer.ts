@@ -124,6 +124,13 @@ export interface SharedIndexInformerOptions<T extends KubeObject = KubeObject> {
    * and updates of cold objects cost a `JSON.parse`. @defaultValue false (the plain {@link Indexer})
    */
   readonly compactStore?: boolean | { readonly maxCachedObjects?: number };
+  /**
+   * Deep-freeze every stored object (and delete notification) so a handler or reader that mutates a shared
+   * object throws instead of corrupting the cache. `false` skips it (deep freezing costs about 0.6× the
+   * `JSON.parse` of an event): the objects are still shared, so treat them as read-only and copy before
+   * changing (client-go's contract). @defaultValue true
+   */
+  readonly freezeObjects?: boolean;
 }
 
 /** Thrown by misuse of an informer (e.g. running it twice). Code `'ERR_INFORMER'`. */
@@ -187,14 +194,16 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
     this.#transform = options.transform;
     const indexers = { [NAMESPACE_INDEX]: metaNamespaceIndexFunc, ...(options.indexers ?? {}) };
     const compact = options.compactStore;
+    const freeze = options.freezeObjects === false ? 'none' : 'deep';
     this.#indexer = compact
       ? new CompactIndexer<T>({
           indexers,
+          freeze,
           ...(typeof compact === 'object' && compact.maxCachedObjects !== undefined
             ? { maxCachedObjects: compact.maxCachedObjects }
             : {}),
         })
-      : new Indexer<T>({ indexers });
+      : new Indexer<T>({ indexers, freeze });
   }
 
   /** The store (read-only view). Objects are frozen and shared. */
@@ -504,7 +513,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
       this.#bumpRV(raw);
       const obj = this.#transformed(raw) ?? old;
       if (!obj) return; // never cached and not transformable: logged, nothing to tell
-      deepFreeze(obj);
+      if (this.#options.freezeObjects !== false) deepFreeze(obj);
       this.#emitDelete(obj);
     },
     bookmark: (resourceVersion) => {

@@ -131,6 +131,15 @@ export interface IndexerStore<T extends KubeObject = KubeObject> extends Indexer
   has(key: string): boolean;
 }
 
+/**
+ * How a store protects the objects it hands out, which are shared by every reader and handler:
+ * `'deep'` freezes each stored object and everything in it (a mutation throws in strict mode);
+ * `'none'` stores objects as they are — cheaper (deep freezing costs about 0.6× a `JSON.parse` of the
+ * same object) but the contract is then only documented, as in client-go, whose cache hands out shared
+ * pointers: never mutate a cached object, copy it (`structuredClone`) before changing it.
+ */
+export type FreezeMode = 'deep' | 'none';
+
 /** One index: its function and its value → keys map (an array of these keeps the hot loops allocation-free). */
 interface IndexSlot<T extends KubeObject> {
   readonly name: string;
@@ -177,7 +186,8 @@ export function removeFromIndex(
 /**
  * The informer's store: key → object plus secondary indexes (client-go `ThreadSafeStore` + `Indexer`).
  * JavaScript runs one callback at a time, so no locks are needed; every mutation keeps the indexes
- * consistent before it returns. Objects are deep-frozen on the way in and handed out without copies.
+ * consistent before it returns. Objects are deep-frozen on the way in (unless `freeze: 'none'`) and
+ * handed out without copies.
  * An update touches only the indexes whose values changed (client-go `updateIndices` does the same
  * comparison per index), so a label change does not rewrite the namespace index.
  */
@@ -186,9 +196,12 @@ export class Indexer<T extends KubeObject = KubeObject> implements IndexerStore<
   readonly #slots: IndexSlot<T>[] = [];
   readonly #byName = new Map<string, IndexSlot<T>>();
   readonly keyFunc: KeyFunc;
+  readonly #freeze: boolean;
 
-  constructor(options: { keyFunc?: KeyFunc; indexers?: Indexers<T> } = {}) {
+  /** `freeze`: see {@link FreezeMode}. @defaultValue 'deep' */
+  constructor(options: { keyFunc?: KeyFunc; indexers?: Indexers<T>; freeze?: FreezeMode } = {}) {
     this.keyFunc = options.keyFunc ?? metaNamespaceKeyFunc;
+    this.#freeze = (options.freeze ?? 'deep') === 'deep';
     this.addIndexers(options.indexers ?? {});
   }
 
@@ -214,7 +227,7 @@ export class Indexer<T extends KubeObject = KubeObject> implements IndexerStore<
   /** Adds or replaces the object under its key; returns the previous object, if any. */
   upsert(obj: T): T | undefined {
     const key = this.keyFunc(obj);
-    deepFreeze(obj);
+    if (this.#freeze) deepFreeze(obj);
     const old = this.#items.get(key);
     this.#items.set(key, obj);
     const slots = this.#slots;

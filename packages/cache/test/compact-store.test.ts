@@ -176,3 +176,23 @@ describe('SharedIndexInformer with compactStore', () => {
     await running;
   });
 });
+
+describe.each([
+  ['Indexer', (freeze: 'deep' | 'none') => new Indexer({ indexers, freeze }) as IndexerStore],
+  [
+    'CompactIndexer',
+    (freeze: 'deep' | 'none') => new CompactIndexer({ indexers, freeze, maxCachedObjects: 1 }),
+  ],
+])('%s freeze option', (_name, make) => {
+  it("'deep' (default) freezes nested objects; 'none' hands out the objects unfrozen", () => {
+    const deep = make('deep');
+    deep.upsert(pod('a', 'p1', { app: 'x' }));
+    deep.upsert(pod('a', 'p2')); // p1 leaves the 1-entry hot set: the next read parses it
+    expect(Object.isFrozen(deep.get('a/p1')?.metadata?.labels)).toBe(true);
+    const none = make('none');
+    none.upsert(pod('a', 'p1', { app: 'x' }));
+    none.upsert(pod('a', 'p2'));
+    expect(Object.isFrozen(none.get('a/p1')?.metadata?.labels)).toBe(false);
+    expect(none.byIndex('app', 'x').map((o) => o.metadata?.name)).toEqual(['p1']);
+  });
+});
