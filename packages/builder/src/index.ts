@@ -5,7 +5,37 @@
  * `requeue` / `requeueAfterMs`), event handlers and predicates, the fluent
  * `newControllerManagedBy(mgr).for(Pod).complete(r)` and `setupSignalHandler()`. Mirrors
  * controller-runtime's `pkg/manager`, `pkg/controller`, `pkg/builder`, `pkg/handler`, `pkg/predicate`.
+ *
+ * It is also the facade a controller program imports from (controller-runtime's `ctrl` package): the
+ * config loader, the common kinds, the client types and the API error helpers are re-exported below, so
+ * `main` needs one import line. Each layer stays importable on its own (`@kubeloop/config`,
+ * `@kubeloop/client`, `@kubeloop/cache`, `@kubeloop/workqueue`).
  */
+
+// Facade: what a typical operator's main and reconcilers need from the layers below (controller-runtime
+// `ctrl.GetConfigOrDie`, `client.Client`, `apierrors.IsNotFound`, `client.IgnoreNotFound`, `retry.RetryOnConflict`).
+export {
+  type Client,
+  ConfigMap,
+  Deployment,
+  ignoreNotFound,
+  isAlreadyExists,
+  isConflict,
+  isNotFound,
+  type Kind,
+  type KubeObject,
+  kind,
+  metadataOnly,
+  Namespace,
+  type ObjectKey,
+  objectKeyFromObject,
+  Pod,
+  type Reader,
+  retryOnConflict,
+  Secret,
+  Service,
+} from '@kubeloop/client';
+export { getConfig, getConfigOrDie, type RestConfig } from '@kubeloop/config';
 export {
   type BuilderControllerOptions,
   type BuilderWatchOptions,
@@ -34,6 +64,17 @@ export {
   type MapFunc,
   type UpdateEvent,
 } from './handler.js';
+// Health probes, metrics, events and leader election (builder-ops); the standalone elector is also at
+// `@kubeloop/builder/leaderelection`.
+export {
+  type Checker,
+  cacheSyncCheck,
+  HealthCheckError,
+  ping,
+  type SyncingCache,
+} from './healthz/index.js';
+export { LeaderElectionConfigError } from './leaderelection/errors.js';
+export type { ManagerLeaderElectionOptions } from './leaderelection/manager-elector.js';
 export { discardLogger, errorMessage, type Logger, type NewLoggerOptions, newLogger } from './logger.js';
 export { GracefulShutdownTimeoutError, LeaderElectionLostError } from './manager/errors.js';
 export {
@@ -49,6 +90,12 @@ export type {
   LeaderElectorHook,
   Runnable,
 } from './manager/runnable.js';
+export {
+  type ControllerMetrics,
+  controllerMetrics,
+  metricsRegistry,
+  newMetricsRegistry,
+} from './metrics/index.js';
 export {
   and,
   annotationChangedPredicate,
@@ -74,5 +121,13 @@ export {
   requestKey,
   TerminalError,
 } from './reconcile.js';
+export {
+  EventBroadcaster,
+  type EventBroadcasterOptions,
+  type EventBroadcasterStats,
+  type EventRecorder,
+  type EventType,
+  type ObjectReference,
+} from './recorder/index.js';
 export { SignalHandlerError, setupSignalHandler } from './signals.js';
 export { ChannelSource, KindSource, type KindSourceOptions, type Source } from './source.js';

@@ -43,5 +43,8 @@ describe.skipIf(realCluster)('manager lifecycle races (envtest fault injection)'
     await vi.waitFor(() => expect(reconciled).toContain('a'), { timeout: 10_000 });
     expect(records.filter((r) => r.msg === 'Starting workers' && r.controller === 'late')).toHaveLength(1);
     expect(records.filter((r) => r.level === 'error')).toEqual([]);
+    // A live change after the start reaches it too.
+    await ctx.api.create(ConfigMap, { metadata: { namespace: ns, name: 'b' } });
+    await vi.waitFor(() => expect(reconciled).toContain('b'), { timeout: 10_000 });
   });
 });

@@ -1,0 +1,101 @@
+import { newControllerManagedBy, newManager } from '@kubeloop/builder';
+import { ConfigMap, type KubeObject, kind } from '@kubeloop/client';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { installCRD } from './support/crds.js';
+import {
+  captureLogger,
+  type LogRecord,
+  liveClient,
+  testConfig,
+  uniqueName,
+  withNamespace,
+} from './support.js';
+
+const Tenant = kind<KubeObject>('c26.example.com/v1', 'Tenant');
+
+describe('C26 owner scope: a cluster-scoped owner of a namespaced child', () => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    while (cleanups.length) await cleanups.pop()?.();
+  });
+
+  it('C26: editing ns-a/cfg reconciles {namespace: "", name: t1} exactly once; the plain owner t2 only when every owner is asked for', async () => {
+    const api = liveClient();
+    cleanups.push(() => api.close());
+    await installCRD(api, { group: 'c26.example.com', kind: 'Tenant', plural: 'tenants', scope: 'Cluster' });
+    const ns = uniqueName('c26');
+    cleanups.push(await withNamespace(api, ns));
+    const prefix = uniqueName('t');
+    const tenants: Record<string, KubeObject> = {};
+    for (const n of ['t1', 't2', 'fence']) {
+      tenants[n] = await api.create(Tenant, { metadata: { name: `${prefix}-${n}` } });
+      cleanups.push(() => api.delete(Tenant, { name: `${prefix}-${n}` }).catch(() => undefined));
+    }
+    const ref = (n: string, controller: boolean) => ({
+      apiVersion: 'c26.example.com/v1',
+      kind: 'Tenant',
+      name: `${prefix}-${n}`,
+      uid: tenants[n]?.metadata?.uid as string,
+      controller,
+    });
+    await api.create(ConfigMap, {
+      metadata: { namespace: ns, name: 'cfg', ownerReferences: [ref('t1', true), ref('t2', false)] },
+      data: { v: '0' },
+    });
+    await api.create(ConfigMap, {
+      metadata: { namespace: ns, name: 'fence', ownerReferences: [ref('fence', true)] },
+    });
+
+    const records: LogRecord[] = [];
+    const mgr = newManager(testConfig(), { logger: captureLogger(records) });
+    const onlyController: Array<{ namespace: string; name: string }> = [];
+    const everyOwner: Array<{ namespace: string; name: string }> = [];
+    newControllerManagedBy(mgr)
+      .named('c26-controller-owner')
+      .for(Tenant, { predicates: [{ create: () => false }] })
+      .owns(ConfigMap, { predicates: [{ create: () => false }] })
+      .complete({
+        async reconcile(_ctx, req) {
+          onlyController.push({ ...req });
+        },
+      });
+    newControllerManagedBy(mgr)
+      .named('c26-every-owner')
+      .for(Tenant, { predicates: [{ create: () => false }] })
+      .owns(ConfigMap, { predicates: [{ create: () => false }], onlyControllerOwner: false })
+      .complete({
+        async reconcile(_ctx, req) {
+          everyOwner.push({ ...req });
+        },
+      });
+    const ac = new AbortController();
+    const run = mgr.start(ac.signal);
+    cleanups.push(async () => {
+      ac.abort();
+      await run;
+    });
+    // Both controllers synced: edits from now on arrive as updates (creates are filtered out above).
+    await vi.waitFor(() => expect(records.filter((r) => r.msg === 'Starting workers')).toHaveLength(2), {
+      timeout: 20_000,
+    });
+
+    await api.patch(ConfigMap, { namespace: ns, name: 'cfg' }, { type: 'merge', data: { data: { v: '1' } } });
+    // The fence ConfigMap's owner reconciles after every earlier ConfigMap event was handled (one worker each).
+    await api.patch(
+      ConfigMap,
+      { namespace: ns, name: 'fence' },
+      { type: 'merge', data: { data: { v: '1' } } },
+    );
+    const fence = { namespace: '', name: `${prefix}-fence` };
+    await vi.waitFor(() => expect(onlyController).toContainEqual(fence), { timeout: 20_000 });
+    await vi.waitFor(() => expect(everyOwner).toContainEqual(fence), { timeout: 20_000 });
+    expect(onlyController).toEqual([{ namespace: '', name: `${prefix}-t1` }, fence]);
+    expect(everyOwner.filter((r) => r.name !== fence.name)).toEqual(
+      expect.arrayContaining([
+        { namespace: '', name: `${prefix}-t1` },
+        { namespace: '', name: `${prefix}-t2` },
+      ]),
+    );
+    expect(everyOwner).toHaveLength(3);
+  });
+});
