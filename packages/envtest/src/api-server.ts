@@ -62,6 +62,12 @@ export interface ApiServerOptions {
    * closes watchers that do not keep up (default 8 MiB).
    */
   readonly watchBufferBytes?: number;
+  /**
+   * Serve aggregated discovery (KEP-3352) on /api and /apis (default true). `false` answers every request
+   * there with the legacy documents, as servers before 1.26 do, so clients' fallback paths can be tested;
+   * {@link ApiServer.setAggregatedDiscovery} switches it at runtime.
+   */
+  readonly aggregatedDiscovery?: boolean;
   /** `gitVersion` reported by /version (default `v1.32.4-kubeloop`). */
   readonly gitVersion?: string;
 }
@@ -109,6 +115,7 @@ export class ApiServer {
   #port = 0;
   readonly #sockets = new Set<Socket>();
   readonly #watches = new WatchSet();
+  #aggregatedDiscovery: boolean;
   #requestId = 0;
   #tempDir: string | undefined;
   readonly #defaultTimeoutMs: number | undefined;
@@ -135,6 +142,7 @@ export class ApiServer {
       }
     }
     this.#defaultTimeoutMs = options.defaultWatchTimeoutMs;
+    this.#aggregatedDiscovery = options.aggregatedDiscovery ?? true;
     this.store = new Store({ historyLimit: options.watchHistoryLimit });
     this.registry = this.#newRegistry(this.store);
     this.#seed();
@@ -163,6 +171,8 @@ export class ApiServer {
       for (const t of types.slice(0, 1)) {
         const snap = this.store.snapshot(t.storageKey);
         for (const k of snap.keys) this.store.remove(t.storageKey, k);
+        // the custom resource's storage is torn down: its watches end (cleanly) as on a real server
+        this.#watches.stopFor(t.storageKey);
       }
       this.resources.removeCrd(name);
       return;
@@ -216,6 +226,11 @@ export class ApiServer {
   /** Number of open TCP connections to the server. */
   openConnections(): number {
     return this.#sockets.size;
+  }
+
+  /** Turn aggregated discovery on or off (off: /api and /apis answer with the legacy documents only). */
+  setAggregatedDiscovery(enabled: boolean): void {
+    this.#aggregatedDiscovery = enabled;
   }
 
   /** Number of watch streams currently open. */
@@ -474,7 +489,7 @@ export class ApiServer {
       return;
     }
     const served = this.resources.served();
-    const aggregated = { aggregated: true };
+    const aggregated = { aggregated: this.#aggregatedDiscovery };
     if (path === '/api' || path === '/apis') {
       const fmt = negotiate(accept, aggregated);
       const core = path === '/api';

@@ -27,7 +27,31 @@ export function groupResources(types: readonly ResourceType[]): ServedGroups {
   }
   for (const g of groups.values())
     for (const v of g.values()) v.sort((a, b) => (a.resource < b.resource ? -1 : 1));
-  return { groups };
+  const sorted = new Map<string, Map<string, ResourceType[]>>();
+  for (const [name, g] of groups)
+    sorted.set(name, new Map([...g].sort(([a], [b]) => compareKubeAwareVersions(a, b))));
+  return { groups: sorted };
+}
+
+const KUBE_VERSION = /^v(\d+)(?:(alpha|beta)(\d+))?$/;
+
+/**
+ * Kubernetes version priority (apimachinery `version.CompareKubeAwareVersionStrings`), highest first: GA
+ * before beta before alpha, higher major first, then higher minor; names that are not Kubernetes versions
+ * come last, alphabetically. Discovery lists a group's versions in this order and prefers the first.
+ */
+export function compareKubeAwareVersions(a: string, b: string): number {
+  const ma = KUBE_VERSION.exec(a);
+  const mb = KUBE_VERSION.exec(b);
+  if (!ma || !mb) {
+    if (ma) return -1;
+    if (mb) return 1;
+    return a < b ? -1 : a > b ? 1 : 0;
+  }
+  const rank = (m: RegExpExecArray) => (m[2] === undefined ? 2 : m[2] === 'beta' ? 1 : 0);
+  if (rank(ma) !== rank(mb)) return rank(mb) - rank(ma);
+  if (Number(ma[1]) !== Number(mb[1])) return Number(mb[1]) - Number(ma[1]);
+  return Number(mb[3] ?? 0) - Number(ma[3] ?? 0);
 }
 
 export function apiVersions(serverAddress: string): Record<string, unknown> {

@@ -50,19 +50,27 @@ export interface WatchOptions {
  */
 export const DEFAULT_WATCH_BUFFER_BYTES = 8 * 1024 * 1024;
 
-/** Live watches, so the server can end them all (restart, stop). */
+/** Live watches, so the server can end them all (restart, stop) or those of one resource (CRD deleted). */
 export class WatchSet {
-  readonly #active = new Set<() => void>();
-  add(stop: () => void): () => void {
-    this.#active.add(stop);
+  readonly #active = new Map<(ended?: boolean) => void, string | undefined>();
+  /**
+   * Register a watch's stop function (called with `true` when the stream should end cleanly because its
+   * resource is gone), optionally under its storage key; returns the unregister function.
+   */
+  add(stop: (ended?: boolean) => void, storageKey?: string): () => void {
+    this.#active.set(stop, storageKey);
     return () => this.#active.delete(stop);
   }
   get size(): number {
     return this.#active.size;
   }
   stopAll(): void {
-    for (const s of [...this.#active]) s();
+    for (const s of [...this.#active.keys()]) s();
     this.#active.clear();
+  }
+  /** End every watch on one storage key (its resource stopped being served). */
+  stopFor(storageKey: string): void {
+    for (const [s, key] of [...this.#active]) if (key === storageKey) s(true);
   }
 }
 
@@ -281,7 +289,7 @@ export async function serveWatch(
   });
   let timeoutTimer: NodeJS.Timeout | undefined;
   let bookmarkTimer: NodeJS.Timeout | undefined;
-  const stop = (reason: 'timeout' | 'close' | 'error' | 'server' | 'slow') => {
+  const stop = (reason: 'timeout' | 'close' | 'error' | 'server' | 'slow' | 'gone') => {
     if (ended) return;
     if (reason === 'timeout' && bookmarks) {
       lastRv = Math.max(lastRv, registry.store.rv);
@@ -300,7 +308,7 @@ export async function serveWatch(
       done();
     }
   };
-  const unregister = watches.add(() => stop('server'));
+  const unregister = watches.add((gone) => stop(gone ? 'gone' : 'server'), rt.storageKey);
   res.on('close', () => stop('close'));
 
   try {
