@@ -65,6 +65,7 @@ export const KUBELOOP = 'kubeloop';
 export const KUBELOOP_STRIP = 'kubeloop-strip-managed-fields';
 export const KUBELOOP_COMPACT = 'kubeloop-compact-store';
 export const KUBELOOP_WATCHLIST = 'kubeloop-watchlist';
+export const KUBELOOP_UNFROZEN = 'kubeloop-unfrozen';
 export const CLIENT_NODE = '@kubernetes/client-node-informer';
 
 /** Reads the replay server's kubeconfig (JSON) for the raw client: server URL, CA, token. */
@@ -201,6 +202,7 @@ async function kubeloopImpl(kubeconfig, variant) {
   }
   if (variant === 'compact') options.compactStore = { maxCachedObjects: 1000 };
   if (variant === 'watchlist') options.reflector = { useWatchList: true };
+  if (variant === 'unfrozen') options.freezeObjects = false;
   let informer;
   let running;
   return {
@@ -260,6 +262,7 @@ export const INFORMERS = {
   [KUBELOOP_STRIP]: (kc) => kubeloopImpl(kc, 'strip'),
   [KUBELOOP_COMPACT]: (kc) => kubeloopImpl(kc, 'compact'),
   [KUBELOOP_WATCHLIST]: (kc) => kubeloopImpl(kc, 'watchlist'),
+  [KUBELOOP_UNFROZEN]: (kc) => kubeloopImpl(kc, 'unfrozen'),
   [CLIENT_NODE]: (kc) => clientNodeImpl(kc),
 };
 

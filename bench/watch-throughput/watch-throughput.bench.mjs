@@ -1,7 +1,8 @@
 // watch-throughput (replay server): an informer synced over N realistic pods, then the replay server pushes E
 // MODIFIED events (each a new resourceVersion of one of the pods, pre-encoded, as fast as the socket takes them).
 // Timed from the first update the handler sees to the last: events/s and client CPU per event — kubeloop vs
-// @kubernetes/client-node's informer vs the raw limit (split lines → JSON.parse → Map.set).
+// @kubernetes/client-node's informer vs the raw limit (split lines → JSON.parse → Map.set); kubeloop-unfrozen is
+// kubeloop with `freezeObjects: false` (no deep freeze of stored objects).
 // Knobs: WATCH_OBJECTS (default "5000,50000", one replay server per size), WATCH_EVENTS (default 100000).
 import {
   CLIENT_NODE,
@@ -9,6 +10,7 @@ import {
   gc,
   INFORMERS,
   KUBELOOP,
+  KUBELOOP_UNFROZEN,
   knob,
   metricsOf,
   RAW,
@@ -76,14 +78,27 @@ function task(objects, impl) {
 
 export const variants = () => SIZES.map(String);
 export const setup = (v) => replaySetup({ objects: Number(v), watchEvents: EVENTS });
-export const tasks = (v) => [RAW, KUBELOOP, CLIENT_NODE].map((impl) => task(Number(v), impl));
+export const tasks = (v) =>
+  [RAW, KUBELOOP, KUBELOOP_UNFROZEN, CLIENT_NODE].map((impl) => task(Number(v), impl));
 
 export function summary(results, v) {
   const scenario = scenarioFor(Number(v));
   const raw = metricsOf(results, scenario, RAW);
   const kl = metricsOf(results, scenario, KUBELOOP);
   const cn = metricsOf(results, scenario, CLIENT_NODE);
+  const un = metricsOf(results, scenario, KUBELOOP_UNFROZEN);
   return [
+    {
+      scenario,
+      impl: `${KUBELOOP_UNFROZEN} vs ${RAW} and ${CLIENT_NODE}`,
+      ratio: ratio(un?.opsPerSec, raw?.opsPerSec),
+      ratioOf: 'freezeObjects: false — events/s ÷ raw limit',
+      ratios: {
+        cpuUsPerEventVsRaw: ratio(un?.cpuUsPerEvent, raw?.cpuUsPerEvent),
+        cpuUsPerEventVsClientNode: ratio(un?.cpuUsPerEvent, cn?.cpuUsPerEvent),
+        opsPerSecVsClientNode: ratio(un?.opsPerSec, cn?.opsPerSec),
+      },
+    },
     {
       scenario,
       impl: `${KUBELOOP} vs ${RAW}`,

@@ -1,0 +1,26 @@
+#!/bin/sh
+# Runs every scenario at the sizes bench/README.md reports and writes one JSON-lines file per suite into
+# results/, plus results/machine.json. Usage (from bench/, after a build): sh report-run.sh [suite ...]
+set -e
+cd "$(dirname "$0")"
+mkdir -p results
+node -e '
+const os = require("node:os");
+const fs = require("node:fs");
+fs.writeFileSync("results/machine.json", JSON.stringify({
+  date: new Date().toISOString(), node: process.version, platform: `${os.type()} ${os.release()} ${os.arch()}`,
+  cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+  loadAverageAtStart: os.loadavg().map((x) => Number(x.toFixed(2))),
+}, null, 1));'
+suites="${*:-informer-sync watch-throughput cache-read workqueue limiter e2e-reconcile startup-backlog informer}"
+for s in $suites; do
+  echo "== $s $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  node --expose-gc run.mjs "$s" --json --repeat "${REPEAT:-1}" > "results/$s.jsonl.tmp"
+  mv "results/$s.jsonl.tmp" "results/$s.jsonl"
+done
+node -e '
+const fs = require("node:fs");
+const m = JSON.parse(fs.readFileSync("results/machine.json", "utf8"));
+m.loadAverageAtEnd = require("node:os").loadavg().map((x) => Number(x.toFixed(2)));
+m.finished = new Date().toISOString();
+fs.writeFileSync("results/machine.json", JSON.stringify(m, null, 1));'
