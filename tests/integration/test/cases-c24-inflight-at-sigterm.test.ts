@@ -1,0 +1,106 @@
+import {
+  GracefulShutdownTimeoutError,
+  newControllerManagedBy,
+  newManager,
+  newMetricsRegistry,
+} from '@kubeloop/builder';
+import { ConfigMap, Lease } from '@kubeloop/client';
+import type { Registry } from 'prom-client';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { liveClient, testConfig, uniqueName, withNamespace } from './support.js';
+
+const FAST = { leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 500 };
+
+async function errorsTotal(registry: Registry): Promise<number> {
+  const m = await registry.getSingleMetric('controller_runtime_reconcile_errors_total')?.get();
+  return (m?.values ?? []).reduce((s, v) => s + v.value, 0);
+}
+
+describe('C24 an in-flight reconcile at SIGTERM', () => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    while (cleanups.length) await cleanups.pop()?.();
+  });
+
+  for (const slow of [false, true]) {
+    it(`C24${slow ? ' (reconcile overruns the grace period)' : ''}: ${
+      slow
+        ? 'the manager gives up at the graceful shutdown timeout with a typed error and keeps the lease'
+        : "the reconcile's last write reaches the server before the lease is released; nothing starts after the signal"
+    }`, async () => {
+      const api = liveClient();
+      cleanups.push(() => api.close());
+      const ns = uniqueName('c24');
+      cleanups.push(await withNamespace(api, ns));
+      const lease = 'c24-lock';
+      const registry = newMetricsRegistry();
+      const mgr = newManager(testConfig(), {
+        namespace: ns,
+        metricsRegistry: registry,
+        leaderElection: true,
+        leaderElectionID: lease,
+        leaderElectionNamespace: ns,
+        leaderElectionIdentity: 'a',
+        leaderElectionReleaseOnCancel: true,
+        ...FAST,
+        gracefulShutdownTimeoutMs: slow ? 1500 : 5000,
+      });
+      const client = mgr.getClient();
+      let started = 0;
+      let inFlight = false;
+      let afterSignal = 0;
+      const stop = new AbortController();
+      newControllerManagedBy(mgr)
+        .for(ConfigMap)
+        .complete({
+          async reconcile(_ctx, req) {
+            if (req.name === 'result') return;
+            if (stop.signal.aborted) afterSignal++;
+            started++;
+            inFlight = true;
+            // The work: 1 s (or far past the grace period), deliberately not cut short by the signal.
+            await new Promise((r) => setTimeout(r, slow ? 60_000 : 1000).unref());
+            await client.patch(
+              ConfigMap,
+              { namespace: ns, name: 'result' },
+              { type: 'merge', data: { data: { done: req.name } } },
+            );
+            inFlight = false;
+          },
+        });
+      await api.create(ConfigMap, { metadata: { namespace: ns, name: 'result' } });
+      const done = mgr.start(stop.signal).catch((e: unknown) => e);
+      cleanups.push(async () => {
+        stop.abort();
+        await done;
+      });
+      await mgr.elected();
+      const errorsBefore = await errorsTotal(registry);
+      await api.create(ConfigMap, { metadata: { namespace: ns, name: 'work-1' } });
+      await vi.waitFor(() => expect(inFlight).toBe(true), { timeout: 20_000 });
+      // More work queued behind it: none of it may start once the signal came.
+      await api.create(ConfigMap, { metadata: { namespace: ns, name: 'work-2' } });
+      stop.abort();
+      const outcome = await done;
+      const held = await api.get(Lease, { namespace: ns, name: lease });
+      const result = await api.get(ConfigMap, { namespace: ns, name: 'result' });
+      expect(afterSignal).toBe(0);
+      expect(started).toBe(1);
+      if (!slow) {
+        expect(outcome).toBeUndefined();
+        expect(result.data?.done).toBe('work-1');
+        // Released (holder cleared) by a write that came after the reconcile's last patch.
+        expect(held.spec?.holderIdentity ?? '').toBe('');
+        expect(BigInt(held.metadata?.resourceVersion ?? '0')).toBeGreaterThan(
+          BigInt(result.metadata?.resourceVersion ?? '0'),
+        );
+        expect(await errorsTotal(registry)).toBe(errorsBefore);
+      } else {
+        expect(outcome).toBeInstanceOf(GracefulShutdownTimeoutError);
+        // Not released: another replica waits for expiry.
+        expect(held.spec?.holderIdentity).toBe('a');
+        expect(result.data?.done).toBeUndefined();
+      }
+    });
+  }
+});
