@@ -108,13 +108,17 @@ export class CacheNotStartedError extends Error {
 
 /** An option the cache cannot serve (e.g. `continue`, or an unsupported field selector). Code `'ERR_CACHE_UNSUPPORTED'`. */
 export class CacheUnsupportedError extends Error {
-  readonly code = 'ERR_CACHE_UNSUPPORTED' as const;
-  override readonly name = 'CacheUnsupportedError';
+  /** `'ERR_FIELD_NOT_INDEXED'` for the {@link FieldNotIndexedError} subclass. */
+  readonly code: 'ERR_CACHE_UNSUPPORTED' | 'ERR_FIELD_NOT_INDEXED' = 'ERR_CACHE_UNSUPPORTED';
+  override readonly name: string = 'CacheUnsupportedError';
 }
 
-/** A cached `list` with a field selector on a field that has no index (C34). Code `'ERR_FIELD_NOT_INDEXED'`. */
-export class FieldNotIndexedError extends Error {
-  readonly code = 'ERR_FIELD_NOT_INDEXED' as const;
+/**
+ * A cached `list` with a field selector on a field that has no index (C34). Code `'ERR_FIELD_NOT_INDEXED'`;
+ * also a {@link CacheUnsupportedError}.
+ */
+export class FieldNotIndexedError extends CacheUnsupportedError {
+  override readonly code = 'ERR_FIELD_NOT_INDEXED' as const;
   override readonly name = 'FieldNotIndexedError';
   constructor(
     readonly kind: string,
@@ -374,10 +378,11 @@ export class InformerCache implements Cache {
   /**
    * Cached objects, by namespace, label selector and field selector. A field selector is answered from
    * indexes only: `metadata.name` and `metadata.namespace` (always), or a field indexed with `indexField`;
-   * only exact matches (`=`, `==`); several requirements are intersected. `limit` cuts the result; `continue`
+   * `=`/`==` select from the index, `!=` is answered exactly by scanning the (namespace's) objects against the
+   * index; several requirements are intersected. `limit` cuts the result; `continue`
    * is not supported (controller-runtime's rules).
    * @throws FieldNotIndexedError (a field without an index, naming it and how to index it),
-   *   CacheUnsupportedError (`!=`, a set operator, `continue`), SelectorParseError, CacheNotStartedError,
+   *   CacheUnsupportedError (`continue`), SelectorParseError, CacheNotStartedError,
    *   StatusError Timeout (`options.signal` aborted before the kind's informer synced), NoKindMatchError,
    *   ResourceNotCachedError.
    */
@@ -473,26 +478,29 @@ function byFieldIndexes<T extends KubeObject>(
   const filters: Array<(o: T) => boolean> = [];
   let selected: T[] | undefined;
   for (const r of reqs) {
-    if (r.operator !== '=' && r.operator !== '==')
-      throw new CacheUnsupportedError(
-        `field selector ${r.field}${r.operator}${r.value} of ${kind}: the cache answers only exact matches (= or ==), not ${JSON.stringify(r.operator)}; list from the API server or filter the result yourself`,
-      );
+    const negated = r.operator === '!=';
     if (r.field === 'metadata.namespace') {
+      if (negated) {
+        filters.push((o) => (o.metadata?.namespace ?? '') !== r.value);
+        continue;
+      }
       if (ns !== undefined && ns !== '' && ns !== r.value) return [];
       ns = r.value;
       continue;
     }
     if (r.field === 'metadata.name') {
-      filters.push((o) => o.metadata?.name === r.value);
+      filters.push(negated ? (o) => o.metadata?.name !== r.value : (o) => o.metadata?.name === r.value);
       continue;
     }
     const idx = fieldIndexName(r.field);
     if (!names.has(idx)) throw new FieldNotIndexedError(kind, r.field);
-    if (!selected) selected = store.byIndex(idx, r.value);
-    else {
-      const keys = new Set(store.indexKeys(idx, r.value));
-      filters.push((o) => keys.has(keyOf(o)));
+    if (!selected && !negated) {
+      selected = store.byIndex(idx, r.value);
+      continue;
     }
+    // A second requirement, or `!=` (answered exactly by scanning, as the README says): filter by index keys.
+    const keys = new Set(store.indexKeys(idx, r.value));
+    filters.push(negated ? (o) => !keys.has(keyOf(o)) : (o) => keys.has(keyOf(o)));
   }
   let items = selected ?? (ns ? store.byIndex(NAMESPACE_INDEX, ns) : store.list());
   if (selected && ns) items = items.filter((o) => (o.metadata?.namespace ?? '') === ns);

@@ -52,7 +52,7 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
     const client = newClient(config);
     const warnings: string[] = [];
     const record = (f: Record<string, unknown>, m: string) => warnings.push(`${m} ${JSON.stringify(f)}`);
-    const logger = { debug: () => {}, info: record, warn: record, error: record };
+    const logger = { debug: () => {}, info: record, warn: record, error: record, child: () => logger };
     const inf = new SharedIndexInformer<V1Pod>(listWatchFor(client, Pod, { namespace: ns }), {
       name: `pods/${ns}`,
       logger,
@@ -78,11 +78,17 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
     return { inf, log, deletes, warnings };
   }
 
-  /** The informer's lists and watches at the server (the test's own checking lists carry no `limit`). */
+  /**
+   * The informer's lists and watches at the server. The test's own checking lists carry no query; the
+   * reflector's carry a resourceVersion, a limit or a continue token (a relist at a specific resourceVersion
+   * has no limit, C38).
+   */
   const requestsFor = (ns: string, verb: 'list' | 'watch') =>
-    server.faults
-      .requests({ verb, resource: 'pods', namespace: ns })
-      .filter((r) => verb === 'watch' || new URLSearchParams(r.query).has('limit'));
+    server.faults.requests({ verb, resource: 'pods', namespace: ns }).filter((r) => {
+      if (verb === 'watch') return true;
+      const q = new URLSearchParams(r.query);
+      return q.has('limit') || q.has('resourceVersion') || q.has('continue');
+    });
 
   async function serverRVs(ns: string): Promise<string[]> {
     return (await api.list(Pod, { namespace: ns })).items
