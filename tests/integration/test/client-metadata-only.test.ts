@@ -1,5 +1,4 @@
 import {
-  type ApiClient,
   InvalidRequestError,
   metadataOnly,
   type PartialObjectMetadata,
