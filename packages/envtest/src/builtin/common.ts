@@ -1,0 +1,185 @@
+/**
+ * Building blocks of the hand-written built-in kinds: name validation, scheme defaults of pod specs and
+ * containers, container validation, table columns, strategic-merge keys, and `base()` (a ResourceType with
+ * the built-in defaults).
+ */
+import { type FieldError, fieldInvalid, fieldRequired } from '../errors.js';
+import { getPath, type KObject, type ResourceType, type TableColumn } from '../resource-type.js';
+import { ageString } from '../table.js';
+
+export const ALL_VERBS = [
+  'create',
+  'delete',
+  'deletecollection',
+  'get',
+  'list',
+  'patch',
+  'update',
+  'watch',
+] as const;
+export const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+export const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** Message of an invalid DNS-1123 subdomain (apimachinery validation). */
+export const DNS1123_SUBDOMAIN_MSG =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+export const DNS1123_LABEL_MSG =
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+/** Validate a name as a DNS-1123 subdomain (≤253) or label (≤63). */
+export function validateName(name: string, kind: 'subdomain' | 'label'): string | undefined {
+  if (kind === 'label') {
+    if (name.length > 63) return 'must be no more than 63 characters';
+    if (!DNS1123_LABEL.test(name)) return DNS1123_LABEL_MSG;
+    return undefined;
+  }
+  if (name.length > 253) return 'must be no more than 253 characters';
+  if (!DNS1123_SUBDOMAIN.test(name)) return DNS1123_SUBDOMAIN_MSG;
+  return undefined;
+}
+
+export function obj(v: unknown): Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+export function ensureObj(parent: Record<string, unknown>, key: string): Record<string, unknown> {
+  const cur = parent[key];
+  if (cur !== null && typeof cur === 'object' && !Array.isArray(cur)) return cur as Record<string, unknown>;
+  const fresh: Record<string, unknown> = {};
+  parent[key] = fresh;
+  return fresh;
+}
+
+export function setDefault(o: Record<string, unknown>, key: string, value: unknown): void {
+  if (o[key] === undefined) o[key] = value;
+}
+
+/** Defaults of a container, as the core/v1 scheme defaulter sets them. */
+export function defaultContainer(c: Record<string, unknown>): void {
+  setDefault(c, 'resources', {});
+  setDefault(c, 'terminationMessagePath', '/dev/termination-log');
+  setDefault(c, 'terminationMessagePolicy', 'File');
+  if (c.imagePullPolicy === undefined) {
+    const image = typeof c.image === 'string' ? c.image : '';
+    const last = image.split('/').pop() ?? '';
+    const tagged = last.includes(':') || image.includes('@');
+    c.imagePullPolicy = !tagged || last.endsWith(':latest') ? 'Always' : 'IfNotPresent';
+  }
+  for (const p of Array.isArray(c.ports) ? c.ports : []) setDefault(obj(p), 'protocol', 'TCP');
+}
+
+/** Pod spec defaults (scheme defaulting: also applied to pod templates). */
+export function defaultPodSpec(spec: Record<string, unknown>): void {
+  for (const list of ['initContainers', 'containers']) {
+    const cs = spec[list];
+    if (Array.isArray(cs)) for (const c of cs) defaultContainer(obj(c));
+  }
+  setDefault(spec, 'restartPolicy', 'Always');
+  setDefault(spec, 'terminationGracePeriodSeconds', 30);
+  setDefault(spec, 'dnsPolicy', 'ClusterFirst');
+  setDefault(spec, 'securityContext', {});
+  setDefault(spec, 'schedulerName', 'default-scheduler');
+}
+
+export function validateContainers(spec: Record<string, unknown>, prefix: string): FieldError[] {
+  const errs: FieldError[] = [];
+  const cs = spec.containers;
+  if (!Array.isArray(cs) || cs.length === 0) {
+    errs.push(fieldRequired(`${prefix}.containers`));
+    return errs;
+  }
+  const seen = new Set<string>();
+  cs.forEach((c, i) => {
+    const co = obj(c);
+    const name = co.name;
+    if (typeof name !== 'string' || name === '') errs.push(fieldRequired(`${prefix}.containers[${i}].name`));
+    else {
+      const bad = validateName(name, 'label');
+      if (bad) errs.push(fieldInvalid(`${prefix}.containers[${i}].name`, name, bad));
+      if (seen.has(name))
+        errs.push({
+          type: 'FieldValueDuplicate',
+          field: `${prefix}.containers[${i}].name`,
+          detail: `Duplicate value: "${name}"`,
+        });
+      seen.add(name);
+    }
+    if (typeof co.image !== 'string' || co.image === '')
+      errs.push(fieldRequired(`${prefix}.containers[${i}].image`));
+  });
+  return errs;
+}
+
+export function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (v === null || typeof v !== 'object') return v;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v).sort()) out[k] = sortKeys((v as Record<string, unknown>)[k]);
+  return out;
+}
+
+export const col = (
+  name: string,
+  type: string,
+  description: string,
+  cell: (o: KObject, now: number) => unknown,
+  priority = 0,
+  format = '',
+): TableColumn => ({ name, type, format, description, priority, cell });
+
+export const ageColumn = col(
+  'Age',
+  'string',
+  'CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata',
+  (o, now) => ageString(getPath(o, 'metadata.creationTimestamp'), now),
+);
+
+export const str = (v: unknown, dflt = '<none>'): string =>
+  v === undefined || v === null || v === '' ? dflt : String(v);
+
+export function base(
+  partial: Partial<ResourceType> &
+    Pick<
+      ResourceType,
+      'group' | 'version' | 'resource' | 'kind' | 'singular' | 'namespaced' | 'storageVersionHash'
+    >,
+): ResourceType {
+  return {
+    listKind: `${partial.kind}List`,
+    shortNames: [],
+    categories: [],
+    verbs: ALL_VERBS,
+    statusSubresource: false,
+    hasGeneration: false,
+    allowUnconditionalUpdate: true,
+    allowCreateOnUpdate: false,
+    returnDeletedObject: false,
+    fieldSelectors: {},
+    fieldSelectorStyle: 'builtin',
+    strategicMergeKeys: {},
+    strategicSetLists: ['metadata.finalizers'],
+    listItemsHaveTypeMeta: false,
+    storageKey: `${partial.group}/${partial.resource}`,
+    tableColumns: [ageColumn],
+    ...partial,
+  };
+}
+
+export const OBJECT_META_KEYS = { 'metadata.ownerReferences': 'uid', 'metadata.managedFields': '' };
+export const POD_SPEC_KEYS = (p: string): Record<string, string> => ({
+  [`${p}.containers`]: 'name',
+  [`${p}.initContainers`]: 'name',
+  [`${p}.ephemeralContainers`]: 'name',
+  [`${p}.containers.env`]: 'name',
+  [`${p}.initContainers.env`]: 'name',
+  [`${p}.containers.ports`]: 'containerPort',
+  [`${p}.initContainers.ports`]: 'containerPort',
+  [`${p}.containers.volumeMounts`]: 'mountPath',
+  [`${p}.initContainers.volumeMounts`]: 'mountPath',
+  [`${p}.containers.volumeDevices`]: 'devicePath',
+  [`${p}.volumes`]: 'name',
+  [`${p}.imagePullSecrets`]: 'name',
+  [`${p}.resourceClaims`]: 'name',
+  [`${p}.hostAliases`]: 'ip',
+  [`${p}.topologySpreadConstraints`]: 'topologyKey',
+});
