@@ -3,7 +3,7 @@
  * server; then the faults stop and the run measures what the controller-runtime promises say must hold.
  */
 import { randomBytes } from 'node:crypto';
-import { type Manager, newManager } from '@kubeloop/builder';
+import { type Logger, type Manager, newManager } from '@kubeloop/builder';
 import { type ApiClient, type KubeObject, Namespace, newClient } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
 import { type ApiServer, startApiServer } from '@kubeloop/envtest';
@@ -42,7 +42,12 @@ export interface ChaosOptions {
   faultGapMs?: number;
   /** Writes per second during the fault phase. Default 40. */
   writesPerSecond?: number;
-  /** **Milliseconds** after the faults stop within which the cache must equal the server and nothing be lost. Default 10,000. */
+  /**
+   * **Milliseconds** after the faults stop within which the cache must equal the server and nothing be lost.
+   * Default 40,000: 10 s plus the reflector's largest backoff (client-go's 30 s, jitter included), which a
+   * dense schedule can leave the reflector sleeping in when the faults stop. `settledAfterMs` reports how
+   * long it actually took.
+   */
   settleMs?: number;
   /** Fault kinds drawn from; default every one of {@link FAULT_KINDS}. */
   faults?: readonly FaultKind[];
@@ -55,8 +60,10 @@ export interface ChaosOptions {
   traffic?: TrafficGenerator;
   /** Checked after the settle phase: return the violations (empty = holds). */
   invariant?(env: ChaosEnv): readonly string[] | Promise<readonly string[]>;
-  /** Progress lines; default none. */
+  /** Progress lines (the schedule as it is applied, the phases); default none. */
   log?(line: string): void;
+  /** The manager's logger (e.g. to see why a run failed); default none. */
+  logger?: Logger;
 }
 
 /** The figures of one run. The promises: every figure under "must be 0" is 0. */
@@ -136,7 +143,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const trafficRandom = root.fork();
   const objects = options.objects ?? 200;
   const durationMs = options.durationMs ?? 20_000;
-  const settleMs = options.settleMs ?? 10_000;
+  const settleMs = options.settleMs ?? 40_000;
   const log = options.log ?? (() => {});
   const traffic = options.traffic ?? configMapTraffic();
   const schedule = drawSchedule(
@@ -174,7 +181,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await traffic.populate(tctx, objects);
     log(`chaos: seed ${seed}, ${objects} objects, ${schedule.length} faults over ${durationMs} ms`);
 
-    const manager = newManager(config, { namespace });
+    const manager = newManager(config, { namespace, ...(options.logger ? { logger: options.logger } : {}) });
     const probe = new ReconcileProbe();
     const env: ChaosEnv = { server, manager, config, client, namespace, probe, traffic };
     await options.setup(env);
@@ -212,6 +219,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         try {
           await applyFault(f, { server, token, namespace, namePrefix: traffic.namePrefix });
           faultsApplied[f.kind] = (faultsApplied[f.kind] ?? 0) + 1;
+          log(`chaos: +${Date.now() - t0} ms ${f.kind} times=${f.times} param=${f.param}`);
         } catch (err) {
           log(`chaos: fault ${f.kind} could not be applied: ${(err as Error).message}`);
         }
