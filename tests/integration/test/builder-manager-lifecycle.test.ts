@@ -1,6 +1,7 @@
 import { newControllerManagedBy, newManager } from '@kubeloop/builder';
-import { ConfigMap } from '@kubeloop/client';
+import { ConfigMap, type KubeObject, kind } from '@kubeloop/client';
 import { describe, expect, it, vi } from 'vitest';
+import { installCRD } from './support/crds.js';
 import { realCluster, useFaultServer } from './support/fault-server.js';
 import { captureLogger, type LogRecord } from './support.js';
 
@@ -46,5 +47,49 @@ describe.skipIf(realCluster)('manager lifecycle races (envtest fault injection)'
     // A live change after the start reaches it too.
     await ctx.api.create(ConfigMap, { metadata: { namespace: ns, name: 'b' } });
     await vi.waitFor(() => expect(reconciled).toContain('b'), { timeout: 10_000 });
+  });
+
+  it('issue 16 item 6: discovery answering 503 while the API server restarts does not stop the manager; the kind source retries until it resolves', async () => {
+    const Gadget = kind<KubeObject>('lifecycle.example.com/v1', 'Gadget');
+    await installCRD(ctx.api, {
+      group: 'lifecycle.example.com',
+      kind: 'Gadget',
+      plural: 'gadgets',
+      scope: 'Namespaced',
+    });
+    const ns = await ctx.namespace('discovery-503');
+    await ctx.api.create(Gadget, { metadata: { namespace: ns, name: 'g1' } });
+    // Every discovery request of the next few fails with a 503 (the new manager's RESTMapper starts empty).
+    const outage = ctx.server.faults.failRequests({
+      match: { pathPattern: '^/apis(/lifecycle\\.example\\.com(/v1)?)?$' },
+      status: 503,
+      times: 3,
+    });
+    const records: LogRecord[] = [];
+    const mgr = newManager(ctx.config, { logger: captureLogger(records), namespace: ns });
+    const reconciled: string[] = [];
+    newControllerManagedBy(mgr)
+      .for(Gadget)
+      .complete({
+        async reconcile(_ctx, req) {
+          reconciled.push(req.name);
+        },
+      });
+    const ac = new AbortController();
+    let failed: unknown;
+    const run = mgr.start(ac.signal).catch((e: unknown) => {
+      failed = e;
+    });
+    ctx.cleanups.push(async () => {
+      ac.abort();
+      await run;
+    });
+    await vi.waitFor(() => expect(reconciled).toContain('g1'), { timeout: 20_000 });
+    expect(outage.hits).toBeGreaterThanOrEqual(1);
+    expect(failed).toBeUndefined();
+    // The 503 was logged once, with the error itself, however many lookups it failed.
+    const lookups = records.filter((r) => /looking up the kind failed/.test(r.msg));
+    expect(lookups).toHaveLength(1);
+    expect(lookups[0]?.err).toMatchObject({ status: { code: 503 } });
   });
 });
