@@ -1,4 +1,4 @@
-import { newControllerManagedBy, newManager } from '@kubeloop/builder';
+import { GracefulShutdownTimeoutError, newControllerManagedBy, newManager } from '@kubeloop/builder';
 import { ConfigMap, type KubeObject, kind } from '@kubeloop/client';
 import { describe, expect, it, vi } from 'vitest';
 import { installCRD } from './support/crds.js';
@@ -91,5 +91,44 @@ describe.skipIf(realCluster)('manager lifecycle races (envtest fault injection)'
     const lookups = records.filter((r) => /looking up the kind failed/.test(r.msg));
     expect(lookups).toHaveLength(1);
     expect(lookups[0]?.err).toMatchObject({ status: { code: 503 } });
+  });
+
+  it('issue 16 item 7: stopping is bounded by the grace period even while a request of a reconcile is held by the server', async () => {
+    const ns = await ctx.namespace('held-write');
+    await ctx.api.create(ConfigMap, { metadata: { namespace: ns, name: 'trigger' } });
+    // The reconcile's write is held at the server (a barrier that is never reached) and ignores the stop signal.
+    const held = ctx.server.faults.delayRequests({
+      match: { verb: 'create', namespace: ns },
+      barrier: 1000,
+      delayMs: 60_000,
+    });
+    const mgr = newManager(ctx.config, { namespace: ns, gracefulShutdownTimeoutMs: 500 });
+    const client = mgr.getClient();
+    newControllerManagedBy(mgr)
+      .for(ConfigMap)
+      .complete({
+        async reconcile(_ctx, req) {
+          if (req.name !== 'trigger') return;
+          await client
+            .create(ConfigMap, { metadata: { namespace: ns, name: 'child' } })
+            .catch(() => undefined);
+        },
+      });
+    const ac = new AbortController();
+    let outcome: unknown = 'running';
+    const run = mgr.start(ac.signal).then(
+      () => {
+        outcome = undefined;
+      },
+      (e: unknown) => {
+        outcome = e;
+      },
+    );
+    ctx.cleanups.push(() => run);
+    await vi.waitFor(() => expect(held.hits).toBe(1), { timeout: 20_000 });
+    ac.abort();
+    // Before the fix the manager awaited a graceful close of the connection pool, i.e. the held request (60 s).
+    await vi.waitFor(() => expect(outcome).not.toBe('running'), { timeout: 10_000 });
+    expect(outcome).toBeInstanceOf(GracefulShutdownTimeoutError);
   });
 });
