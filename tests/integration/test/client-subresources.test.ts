@@ -6,9 +6,10 @@ import {
   isConflict,
   isNotFound,
   Pod,
+  ServiceAccount,
   StatusError,
 } from '@kubeloop/client';
-import type { V1Deployment, V1Scale } from '@kubernetes/client-node';
+import type { AuthenticationV1TokenRequest, V1Deployment, V1Scale } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { realCluster } from './support/fault-server.js';
 import { liveClient, podManifest, uniqueName, withNamespace } from './support.js';
@@ -60,12 +61,10 @@ describe('client subresources: status(), subResource(scale|eviction)', () => {
       isConflict,
     );
 
-    const patched = await api
-      .status()
-      .patch(Deployment, key, {
-        type: 'merge',
-        data: { status: { readyReplicas: 1 }, spec: { replicas: 9 } },
-      });
+    const patched = await api.status().patch(Deployment, key, {
+      type: 'merge',
+      data: { status: { readyReplicas: 1 }, spec: { replicas: 9 } },
+    });
     expect(patched.status?.readyReplicas).toBe(1);
     expect(patched.spec?.replicas).toBe(1);
 
@@ -153,4 +152,21 @@ describe('client subresources: status(), subResource(scale|eviction)', () => {
       expect(isNotFound(err)).toBe(true);
     }
   });
+
+  // envtest serves no service accounts: this runs against a real cluster (USE_EXISTING_CLUSTER=true) only
+  it.skipIf(!realCluster)(
+    "subResource('token').create returns a TokenRequest with a token (real cluster)",
+    async () => {
+      const { api, ns } = await setup();
+      const sa = await api.create(ServiceAccount, { metadata: { namespace: ns, name: 'robot' } });
+      const tr = await api
+        .subResource('token')
+        .create<typeof sa, AuthenticationV1TokenRequest>(ServiceAccount, sa, {
+          spec: { audiences: [], expirationSeconds: 600 },
+        });
+      expect(tr.kind).toBe('TokenRequest');
+      expect(typeof tr.status?.token).toBe('string');
+      expect(tr.status!.token.length).toBeGreaterThan(20); // never printed
+    },
+  );
 });
