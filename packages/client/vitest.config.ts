@@ -6,5 +6,7 @@ export default defineProject({
   test: {
     name: '@kubeloop/client',
     include: ['test/**/*.test.ts'],
+    // test/transport/hardening.test.ts calls global.gc() to show the request deadline survives a collection.
+    execArgv: ['--expose-gc'],
   },
 });

@@ -9,6 +9,7 @@ import {
   UnexpectedResponseError,
   UnsupportedPatchTypeError,
 } from './errors.js';
+import { formatFieldSelector } from './field-selector.js';
 import type { HttpRequest, HttpTransport } from './http.js';
 import type { Client, StatusWriter, SubResourceClient } from './interfaces.js';
 import type { ClientInternals } from './internal/client-internals.js';
@@ -22,7 +23,7 @@ import {
   type ObjectList,
   objectKeyFromObject,
 } from './kinds.js';
-import { formatFieldSelector, formatLabelSelector } from './label-selector.js';
+import { formatLabelSelector } from './label-selector.js';
 import {
   PARTIAL_OBJECT_METADATA_ACCEPT,
   PARTIAL_OBJECT_METADATA_LIST_ACCEPT,
@@ -269,7 +270,14 @@ export class ApiClient implements Client {
     if (ls) q.set('labelSelector', ls);
     const fs = formatFieldSelector(options.fieldSelector);
     if (fs) q.set('fieldSelector', fs);
-    if (options.limit !== undefined && options.limit > 0) q.set('limit', String(options.limit));
+    if (options.limit !== undefined) {
+      // 0 means "no limit" on the wire (apimachinery); anything else that is not a whole number is a mistake.
+      if (!Number.isSafeInteger(options.limit) || options.limit < 0)
+        throw new InvalidRequestError(
+          `list ${kind.kind}: limit must be a whole number >= 0 (0 = unpaged), got ${options.limit}`,
+        );
+      if (options.limit > 0) q.set('limit', String(options.limit));
+    }
     if (options.continue) q.set('continue', options.continue);
     if (options.resourceVersion !== undefined) q.set('resourceVersion', options.resourceVersion);
     if (options.resourceVersionMatch) q.set('resourceVersionMatch', options.resourceVersionMatch);

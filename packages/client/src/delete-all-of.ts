@@ -1,14 +1,11 @@
 /**
  * The collection DELETE (controller-runtime `Client.DeleteAllOf`, the API's `deletecollection` verb).
  */
+
+import { type FieldSelectorInput, formatFieldSelector } from './field-selector.js';
 import { type ClientInternals, collectionPathOf, withQuery } from './internal/client-internals.js';
 import type { Kind } from './kinds.js';
-import {
-  type FieldSelectorInput,
-  formatFieldSelector,
-  formatLabelSelector,
-  type LabelSelectorInput,
-} from './label-selector.js';
+import { formatLabelSelector, type LabelSelectorInput } from './label-selector.js';
 import type { CallOptions } from './options.js';
 
 /** Options of `client.deleteAllOf` (controller-runtime `DeleteAllOfOptions`: list options plus delete options). */

@@ -1,4 +1,5 @@
 import type { V1Status } from '@kubernetes/client-node';
+import { brand, hasBrand } from './brand.js';
 
 /**
  * The `reason` values apimachinery defines (`metav1.StatusReason`). Matching is by reason first; the
@@ -60,6 +61,12 @@ export class StatusError extends Error {
   constructor(status: V1Status) {
     super(status.message || `the server responded with HTTP ${status.code ?? 'unknown'}`);
     this.status = status;
+    brand(this, 'StatusError');
+  }
+
+  /** Also true for a StatusError made by another installed copy of this package. */
+  static override [Symbol.hasInstance](value: unknown): value is StatusError {
+    return hasBrand(value, 'StatusError');
   }
 
   /** HTTP status code (0 when unknown). */
@@ -77,12 +84,28 @@ export class StatusError extends Error {
 export class WatchDecodeError extends Error {
   readonly code = 'ERR_WATCH_DECODE' as const;
   override readonly name = 'WatchDecodeError';
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    brand(this, 'WatchDecodeError');
+  }
+  /** Also true for an instance made by another installed copy of this package. */
+  static override [Symbol.hasInstance](value: unknown): value is WatchDecodeError {
+    return hasBrand(value, 'WatchDecodeError');
+  }
 }
 
 /** Thrown when a reply is not what the protocol promises (e.g. a list body without `items`). Code `'ERR_UNEXPECTED_RESPONSE'`. */
 export class UnexpectedResponseError extends Error {
   readonly code = 'ERR_UNEXPECTED_RESPONSE' as const;
   override readonly name = 'UnexpectedResponseError';
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    brand(this, 'UnexpectedResponseError');
+  }
+  /** Also true for an instance made by another installed copy of this package. */
+  static override [Symbol.hasInstance](value: unknown): value is UnexpectedResponseError {
+    return hasBrand(value, 'UnexpectedResponseError');
+  }
 }
 
 /** The HTTP code → reason table apimachinery uses when a response body is not a Status (`newUnstructuredResponseError`). */
@@ -278,6 +301,12 @@ export class UnsupportedPatchTypeError extends StatusError {
     });
     this.patchType = patchType;
     this.suggestedPatchType = 'merge';
+    brand(this, 'UnsupportedPatchTypeError');
+  }
+
+  /** Also true for an instance made by another installed copy of this package. */
+  static override [Symbol.hasInstance](value: unknown): value is UnsupportedPatchTypeError {
+    return hasBrand(value, 'UnsupportedPatchTypeError');
   }
 }
 
@@ -285,4 +314,12 @@ export class UnsupportedPatchTypeError extends StatusError {
 export class InvalidRequestError extends Error {
   readonly code = 'ERR_INVALID_REQUEST' as const;
   override readonly name = 'InvalidRequestError';
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    brand(this, 'InvalidRequestError');
+  }
+  /** Also true for an instance made by another installed copy of this package. */
+  static override [Symbol.hasInstance](value: unknown): value is InvalidRequestError {
+    return hasBrand(value, 'InvalidRequestError');
+  }
 }

@@ -54,6 +54,15 @@ export {
   WatchDecodeError,
 } from './errors.js';
 export {
+  escapeFieldValue,
+  type FieldRequirement,
+  type FieldSelectorInput,
+  fieldRequirementsOf,
+  formatFieldSelector,
+  matchesFieldRequirements,
+  parseFieldSelector,
+} from './field-selector.js';
+export {
   type HttpBody,
   type HttpRequest,
   type HttpResponse,
@@ -104,9 +113,6 @@ export {
   TokenRequest,
 } from './kinds.js';
 export {
-  escapeFieldValue,
-  type FieldSelectorInput,
-  formatFieldSelector,
   formatLabelSelector,
   type LabelRequirement,
   type LabelSelectorInput,

@@ -1,7 +1,8 @@
 /**
- * Label and field selectors: building their wire form and matching objects against them
- * (apimachinery `pkg/labels/selector.go`, `pkg/fields/selector.go`).
+ * Label selectors: building their wire form, parsing it and matching objects against it
+ * (apimachinery `pkg/labels/selector.go`). Field selectors are in `field-selector.ts`.
  */
+import { brand, hasBrand } from './brand.js';
 
 /** One parsed label requirement. */
 export interface LabelRequirement {
@@ -30,6 +31,14 @@ export type LabelSelectorInput = string | Readonly<Record<string, string>> | Lab
 export class SelectorParseError extends Error {
   readonly code = 'ERR_SELECTOR' as const;
   override readonly name = 'SelectorParseError';
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    brand(this, 'SelectorParseError');
+  }
+  /** Also true for an instance made by another installed copy of this package. */
+  static override [Symbol.hasInstance](value: unknown): value is SelectorParseError {
+    return hasBrand(value, 'SelectorParseError');
+  }
 }
 
 function isSelectorObject(s: object): s is LabelSelectorObject {
@@ -190,22 +199,4 @@ export function matchesLabelRequirements(
     }
   }
   return true;
-}
-
-/** Escapes `\`, `,` and `=` in a field selector value (apimachinery `fields.EscapeValue`). */
-export function escapeFieldValue(v: string): string {
-  return v.replace(/[\\,=]/g, (c) => `\\${c}`);
-}
-
-/** A field selector as the wire string, or an equality map (`{ 'metadata.name': 'p1' }`, values escaped). */
-export type FieldSelectorInput = string | Readonly<Record<string, string>>;
-
-/** The wire string for a field selector; map keys sorted, values escaped. */
-export function formatFieldSelector(sel: FieldSelectorInput | undefined): string {
-  if (sel === undefined) return '';
-  if (typeof sel === 'string') return sel.trim();
-  return Object.entries(sel)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([k, v]) => `${k}=${escapeFieldValue(v)}`)
-    .join(',');
 }

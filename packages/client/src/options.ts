@@ -2,7 +2,8 @@
  * Per-call options of the client, one object per verb (controller-runtime's `pkg/client/options.go`, where
  * they are variadic `ListOption`s etc.), and the patch shape (`pkg/client/patch.go`).
  */
-import type { FieldSelectorInput, LabelSelectorInput } from './label-selector.js';
+import type { FieldSelectorInput } from './field-selector.js';
+import type { LabelSelectorInput } from './label-selector.js';
 
 /** Options every call takes. */
 export interface CallOptions {

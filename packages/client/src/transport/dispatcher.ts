@@ -21,13 +21,18 @@ export interface PemSet {
 
 /** One connection pool to the API server. */
 export interface Pool {
-  /** What requests are sent through (the root with the interceptors). */
-  readonly dispatcher: Dispatcher;
-  /** What is closed or destroyed. */
-  readonly root: Dispatcher;
-  /** The negotiated protocol: `'h2'` multiplexes every request and watch over one connection. */
+  /** Sends one request through the pool (interceptors included). */
+  request(opts: Dispatcher.RequestOptions): Promise<Dispatcher.ResponseData>;
+  /** Closes (in-flight requests finish) or, with `force`, destroys every connection. */
+  close(force?: boolean): Promise<void>;
+  /** The negotiated protocol: `'h2'` multiplexes requests and watches over as few connections as possible. */
   readonly protocol: 'h2' | 'http/1.1';
+  /** Connections (h2) or agents (HTTP/1.1) opened so far. */
+  readonly size: () => number;
 }
+
+/** Streams per h2 connection we use at most (kube-apiserver and Go's default SETTINGS allow 250). */
+export const H2_STREAMS_PER_CONNECTION = 250;
 
 /** Settings of {@link createPool}. */
 export interface PoolSpec {
@@ -66,24 +71,90 @@ export function mayUseHttp2(spec: PoolSpec): boolean {
   return !httpsProxy && !httpProxy;
 }
 
-function finish(root: Dispatcher, config: RestConfig, protocol: Pool['protocol']): Pool {
+function composed(root: Dispatcher, config: RestConfig): Dispatcher {
   const withErrors = root.compose(streamErrorInterceptor());
+  return config.disableCompression ? withErrors : withErrors.compose(gunzipInterceptor());
+}
+
+function singleRootPool(root: Dispatcher, config: RestConfig): Pool {
+  const dispatcher = composed(root, config);
   return {
-    root,
-    protocol,
-    dispatcher: config.disableCompression ? withErrors : withErrors.compose(gunzipInterceptor()),
+    protocol: 'http/1.1',
+    request: (opts) => dispatcher.request(opts),
+    close: (force) => (force ? root.destroy() : root.close()),
+    size: () => 1,
   };
 }
 
 /**
- * An HTTP/1.1 pool (client-go's `http.Transport` when h2 is off): keep-alive 30 s, up to 25 connections;
+ * h2 connections, each an undici `Client` carrying up to {@link H2_STREAMS_PER_CONNECTION} requests at once;
+ * a request finds the first connection with a free stream, and a new connection is opened only when all are
+ * full (Go's HTTP/2 transport does the same), so a process with more watches than one connection allows
+ * never queues a request behind them. A stream is counted until its body closes.
+ */
+function h2Pool(
+  origin: string,
+  config: RestConfig,
+  connect: buildConnector.connector,
+  pingIntervalMs: number,
+): Pool {
+  const conns: Array<{ root: Client; dispatcher: Dispatcher; active: number }> = [];
+  const open = () => {
+    const root = new Client(origin, {
+      connect,
+      allowH2: true,
+      maxConcurrentStreams: H2_STREAMS_PER_CONNECTION,
+      // undici runs one request at a time per client unless told otherwise, h2 included.
+      pipelining: H2_STREAMS_PER_CONNECTION,
+      keepAliveTimeout: 30_000,
+      pingInterval: Math.max(0, pingIntervalMs),
+    });
+    const conn = { root, dispatcher: composed(root, config), active: 0 };
+    conns.push(conn);
+    return conn;
+  };
+  return {
+    protocol: 'h2',
+    size: () => conns.length,
+    async request(opts) {
+      const conn =
+        conns.find((c) => c.active < H2_STREAMS_PER_CONNECTION && !c.root.closed && !c.root.destroyed) ??
+        open();
+      conn.active++;
+      let released = false;
+      const release = () => {
+        if (!released) {
+          released = true;
+          conn.active--;
+        }
+      };
+      try {
+        const res = await conn.dispatcher.request(opts);
+        if (res.body.closed || res.body.destroyed) release();
+        else res.body.once('close', release);
+        return res;
+      } catch (e) {
+        release();
+        throw e;
+      }
+    },
+    async close(force) {
+      await Promise.all(conns.map((c) => (force ? c.root.destroy() : c.root.close()).catch(() => undefined)));
+    },
+  };
+}
+
+/**
+ * An HTTP/1.1 pool (client-go's `http.Transport` when h2 is off): keep-alive 30 s, no cap on connections;
  * `proxyUrl` (http, https or socks5) wins over `HTTPS_PROXY`/`HTTP_PROXY`/`NO_PROXY`.
  * @internal
  */
 export function createHttp1Pool(spec: PoolSpec): Pool {
   const { config } = spec;
   const tls = tlsOptions(config, spec.pem);
-  const common = { keepAliveTimeout: 30_000, connections: 25 };
+  // No cap on connections: on HTTP/1.1 every open watch holds one, and a cap (it was 25) made the 26th watch,
+  // and every request after it, wait forever. Go's http.Transport has no per-host cap either (client-go).
+  const common = { keepAliveTimeout: 30_000 };
   let root: Dispatcher;
   if (config.proxyUrl) {
     const proxy = new URL(config.proxyUrl);
@@ -109,7 +180,7 @@ export function createHttp1Pool(spec: PoolSpec): Pool {
       root = new Agent({ ...common, connect: tls });
     }
   }
-  return finish(root, config, 'http/1.1');
+  return singleRootPool(root, config);
 }
 
 /**
@@ -150,12 +221,5 @@ export async function createPool(spec: PoolSpec): Promise<Pool> {
     if (s && !s.destroyed) cb(null, s);
     else connector(opts, cb);
   };
-  const root = new Client(url.origin, {
-    connect,
-    allowH2: true,
-    maxConcurrentStreams: 1000,
-    keepAliveTimeout: 30_000,
-    ...(spec.pingIntervalMs > 0 ? { pingInterval: spec.pingIntervalMs } : { pingInterval: 0 }),
-  });
-  return finish(root, spec.config, 'h2');
+  return h2Pool(url.origin, spec.config, connect, spec.pingIntervalMs);
 }

@@ -8,7 +8,7 @@ export type TransportErrorCode =
   | 'InvalidConfig'
   | 'IdleTimeout';
 
-const TRANSPORT_ERROR = Symbol.for('kubeloop.client.TransportError');
+import { brand, hasBrand } from '../brand.js';
 
 /**
  * A request failed without an HTTP answer (after any retries), or a stream stopped. Its message never has
@@ -27,11 +27,11 @@ export class TransportError extends Error {
   constructor(code: TransportErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
-    Object.defineProperty(this, TRANSPORT_ERROR, { value: true });
+    brand(this, 'TransportError');
   }
 
   static override [Symbol.hasInstance](value: unknown): value is TransportError {
-    return typeof value === 'object' && value !== null && TRANSPORT_ERROR in value;
+    return hasBrand(value, 'TransportError');
   }
 }
 

@@ -124,7 +124,7 @@ export class Transport {
   readonly #pingIntervalMs: number;
   readonly #tls: TlsFiles;
   /** Every pool not closed yet. */
-  readonly #owned = new Set<Dispatcher>();
+  readonly #owned = new Set<Pool>();
   #pool: Promise<Pool> | undefined;
   #certPool: { certData: string; pool: Promise<Pool> } | undefined;
   #closed = false;
@@ -179,6 +179,11 @@ export class Transport {
     return this.#pool ? (await this.#pool.catch(() => undefined))?.protocol : undefined;
   }
 
+  /** Connections (h2) or agents (HTTP/1.1) the shared pool has opened; 0 before the first request. */
+  async connections(): Promise<number> {
+    return this.#pool ? ((await this.#pool.catch(() => undefined))?.size() ?? 0) : 0;
+  }
+
   #spec(pem: PoolSpec['pem']): PoolSpec {
     return {
       config: this.config,
@@ -194,10 +199,10 @@ export class Transport {
     if (this.#closed) return Promise.reject(new TransportError('ConnectionFailed', 'transport is closed'));
     const p = createPool(this.#spec(pem)).then((pool) => {
       if (this.#closed) {
-        void pool.root.destroy().catch(() => undefined);
+        void pool.close(true).catch(() => undefined);
         throw new TransportError('ConnectionFailed', 'transport is closed');
       }
-      this.#owned.add(pool.root);
+      this.#owned.add(pool);
       return pool;
     });
     p.catch(() => undefined);
@@ -207,13 +212,13 @@ export class Transport {
   #retire(pool: Promise<Pool> | undefined): void {
     void pool
       ?.then((p) => {
-        this.#owned.delete(p.root);
-        return p.root.close();
+        this.#owned.delete(p);
+        return p.close();
       })
       .catch(() => undefined);
   }
 
-  async #dispatcherFor(creds: RequestCredentials): Promise<Dispatcher> {
+  async #poolFor(creds: RequestCredentials): Promise<Pool> {
     if (await this.#tls.maybeReload()) {
       // New PEMs: new requests go to a new pool, the old one closes once idle (client-go's CA rotation).
       const old = this.#pool;
@@ -231,7 +236,7 @@ export class Transport {
           if (this.#pool === pool) this.#pool = undefined;
         });
       }
-      return (await this.#pool).dispatcher;
+      return this.#pool;
     }
     if (this.#certPool?.certData !== cert.certData) {
       // A rotated exec client certificate: new connections with it, the old pool is closed (client-go
@@ -243,7 +248,7 @@ export class Transport {
       };
       this.#retire(old);
     }
-    return (await this.#certPool.pool).dispatcher;
+    return this.#certPool.pool;
   }
 
   #urlForDiagnostics(path: string): string {
@@ -275,8 +280,8 @@ export class Transport {
       const res = await this.#attempts(req, url, stream, timeoutMs, deadline);
       if (deadline) {
         // The deadline lives until the body is read (or dumped), then lets go of the caller's signal.
-        if (res.body.closed || res.body.destroyed) deadline.dispose();
-        else res.body.once('close', deadline.dispose);
+        if (res.body.closed || res.body.destroyed || res.body.readableEnded) deadline.dispose();
+        else res.body.once('end', deadline.dispose).once('close', deadline.dispose);
       }
       return res;
     } catch (e) {
@@ -318,7 +323,7 @@ export class Transport {
       const started = performance.now();
       let res: Dispatcher.ResponseData;
       try {
-        const dispatcher = await this.#dispatcherFor(creds);
+        const pool = await this.#poolFor(creds);
         const opts: Dispatcher.RequestOptions & { [STREAM_IDLE_MS]?: number } = {
           origin: this.#base.origin,
           path: `${this.#basePath}${path.startsWith('/') ? '' : '/'}${path}`,
@@ -329,7 +334,7 @@ export class Transport {
           // The idle watchdog: undici's headers and body timeouts bound the silence between bytes.
           ...(stream ? { bodyTimeout: idleMs, headersTimeout: idleMs, [STREAM_IDLE_MS]: idleMs } : {}),
         };
-        res = await dispatcher.request(opts);
+        res = await pool.request(opts);
       } catch (e) {
         const code = errorCode(e) ?? 'error';
         this.#publishRequest({
@@ -468,9 +473,7 @@ export class Transport {
     this.#closed = true;
     const pending = [this.#pool, this.#certPool?.pool].filter((p) => p !== undefined);
     await Promise.all(pending.map((p) => p.catch(() => undefined)));
-    await Promise.all(
-      [...this.#owned].map((d) => (options.force ? d.destroy() : d.close()).catch(() => undefined)),
-    );
+    await Promise.all([...this.#owned].map((p) => p.close(options.force).catch(() => undefined)));
     this.#owned.clear();
   }
 }

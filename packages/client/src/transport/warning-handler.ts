@@ -21,7 +21,7 @@ export function newWarningLogger(logger: Logger, options: { maxTexts?: number } 
   const seen = new LRUCache<string, true>({ max: Math.max(1, options.maxTexts ?? 1024) });
   return {
     handleWarning(message: string): void {
-      if (seen.has(message)) return;
+      if (seen.get(message)) return;
       seen.set(message, true);
       logger.warn({ warning: message }, 'warning from the API server');
     },

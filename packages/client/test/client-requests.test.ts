@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import {
+  ApiClient,
+  type HttpRequest,
+  type HttpResponse,
+  type HttpTransport,
+  InvalidRequestError,
+  Namespace,
+  Pod,
+  StaticRESTMapper,
+} from '../src/index.js';
+
+/** Records request paths and answers every request with `reply`. */
+function recording(reply: unknown): HttpTransport & { paths: string[] } {
+  const paths: string[] = [];
+  return {
+    paths,
+    async request(req: HttpRequest): Promise<HttpResponse> {
+      paths.push(req.path);
+      const text = JSON.stringify(reply);
+      return {
+        status: 200,
+        headers: {},
+        body: {
+          text: async () => text,
+          async *[Symbol.asyncIterator]() {
+            yield text;
+          },
+        },
+      };
+    },
+    close: async () => {},
+  };
+}
+
+const mapper = new StaticRESTMapper([
+  {
+    gvk: { group: '', version: 'v1', kind: 'Namespace' },
+    resource: { group: '', version: 'v1', resource: 'namespaces' },
+    scope: 'Cluster',
+  },
+  {
+    gvk: { group: '', version: 'v1', kind: 'Pod' },
+    resource: { group: '', version: 'v1', resource: 'pods' },
+    scope: 'Namespaced',
+  },
+]);
+
+describe('ApiClient request paths (issue 16 item 11)', () => {
+  it('a cluster-scoped get with a namespace in the key ignores the namespace (controller-runtime)', async () => {
+    const t = recording({ metadata: { name: 'kube-system' } });
+    const c = new ApiClient({ transport: t, restMapper: mapper });
+    await c.get(Namespace, { namespace: 'default', name: 'kube-system' });
+    expect(t.paths).toEqual(['/api/v1/namespaces/kube-system']);
+  });
+
+  it('refuses a list limit that is negative or not a whole number, naming it; 0 means unpaged', async () => {
+    const t = recording({ items: [], metadata: {} });
+    const c = new ApiClient({ transport: t, restMapper: mapper });
+    for (const limit of [-1, 1.5, Number.NaN]) {
+      await expect(c.list(Pod, { namespace: 'a', limit })).rejects.toThrow(InvalidRequestError);
+    }
+    await expect(c.list(Pod, { namespace: 'a', limit: -1 })).rejects.toThrow(/limit/);
+    await c.list(Pod, { namespace: 'a', limit: 0 });
+    await c.list(Pod, { namespace: 'a', limit: 7 });
+    expect(t.paths).toEqual(['/api/v1/namespaces/a/pods', '/api/v1/namespaces/a/pods?limit=7']);
+  });
+});

@@ -1,0 +1,415 @@
+// Issue 16 (1, 4, 8, 11) and issue 9 (8, 9, 10) at the transport: the watch idle watchdog, the request deadline
+// surviving a GC, no abort listeners left on a long-lived caller signal, HTTP/2 sharing one connection,
+// warnings, TLS re-read and credential-refresh failures reported, nothing created after close().
+import diagnosticsChannel from 'node:diagnostics_channel';
+import { getEventListeners, setMaxListeners } from 'node:events';
+import fs from 'node:fs';
+import http2 from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { CredentialProvider, RequestCredentials, RestConfig } from '@kubeloop/config';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Logger } from '../../src/logger.js';
+import {
+  newWarningLogger,
+  Transport,
+  TransportError,
+  type TransportOptions,
+} from '../../src/transport/index.js';
+import { streamIdleBoundMs } from '../../src/transport/request-policy.js';
+import { startTestServer, type TestServer } from './support/https-server.js';
+import { createTestCa, type Issued, type TestCa } from './support/pki.js';
+
+let ca: TestCa;
+let leaf: Issued;
+let server: TestServer;
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kubeloop-hardening-'));
+
+function config(over: Partial<RestConfig> = {}, host = server.url): RestConfig {
+  return {
+    host,
+    tlsClientConfig: { caData: ca.certPem },
+    qps: -1,
+    burst: 0,
+    timeoutMs: 0,
+    userAgent: 'hardening-test',
+    ...over,
+  };
+}
+
+function transport(over: Partial<RestConfig> = {}, options: TransportOptions = {}, host?: string) {
+  return new Transport(config(over, host), options);
+}
+
+/** A logger that records `warn` records. */
+function recordingLogger(): Logger & { warnings: Array<Record<string, unknown> & { msg: string }> } {
+  const warnings: Array<Record<string, unknown> & { msg: string }> = [];
+  const log: Logger & { warnings: typeof warnings } = {
+    warnings,
+    debug: () => {},
+    info: () => {},
+    warn: (fields, msg) => warnings.push({ ...fields, msg }),
+    error: () => {},
+    child: () => log,
+  };
+  return log;
+}
+
+beforeAll(async () => {
+  ca = await createTestCa();
+  leaf = await ca.issue({ ips: ['127.0.0.1'] });
+  server = await startTestServer(leaf, (_req, res) => res.end('{}'));
+});
+afterAll(async () => {
+  await server.close();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('watch idle watchdog (issue 16 item 1)', () => {
+  it('cuts a watch whose server never sends headers with TransportError IdleTimeout', async () => {
+    server.handler = () => {}; // black hole: no headers, no body
+    const t = transport({}, { watchIdleTimeoutMs: 200 });
+    try {
+      const err = await t
+        .request({ method: 'GET', path: '/api/v1/pods?watch=true', stream: true })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TransportError);
+      expect((err as TransportError).code).toBe('IdleTimeout');
+    } finally {
+      await t.close({ force: true });
+    }
+  });
+
+  it('cuts a watch whose body goes silent: the body read fails with TransportError IdleTimeout', async () => {
+    server.handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"type":"ADDED","object":{}}\n'); // then silence, connection kept open
+    };
+    const t = transport({}, { watchIdleTimeoutMs: 200 });
+    try {
+      const res = await t.request({ method: 'GET', path: '/api/v1/pods?watch=true', stream: true });
+      const chunks: string[] = [];
+      const err = await (async () => {
+        for await (const c of res.body) chunks.push(String(c));
+      })().catch((e: unknown) => e);
+      expect(chunks.join('')).toBe('{"type":"ADDED","object":{}}\n');
+      expect(err).toBeInstanceOf(TransportError);
+      expect((err as TransportError).code).toBe('IdleTimeout');
+    } finally {
+      await t.close({ force: true });
+    }
+  });
+
+  it('never cuts a watch that keeps receiving data, even past the idle bound in total (C33)', async () => {
+    server.handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      let n = 0;
+      const timer = setInterval(() => {
+        res.write(`{"type":"BOOKMARK","object":{"n":${n}}}\n`);
+        if (++n === 12) {
+          clearInterval(timer);
+          res.end();
+        }
+      }, 40);
+    };
+    const t = transport({}, { watchIdleTimeoutMs: 250 });
+    try {
+      const res = await t.request({ method: 'GET', path: '/api/v1/pods?watch=true', stream: true });
+      const text = await res.body.text();
+      expect(text.trim().split('\n')).toHaveLength(12);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('bounds the idle time by at most 2 minutes by default and by timeoutSeconds plus 30 s', () => {
+    expect(streamIdleBoundMs(120_000, undefined)).toBe(120_000);
+    expect(streamIdleBoundMs(120_000, 10)).toBe(40_000);
+    expect(streamIdleBoundMs(120_000, 600)).toBe(120_000);
+    expect(streamIdleBoundMs(0, 10)).toBe(0);
+  });
+
+  it('a watch never inherits the request timeout (issue 9 item 9)', async () => {
+    server.handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      let n = 0;
+      const timer = setInterval(() => {
+        res.write('{"type":"BOOKMARK","object":{}}\n');
+        if (++n === 8) {
+          clearInterval(timer);
+          res.end();
+        }
+      }, 40);
+    };
+    const t = transport({ timeoutMs: 100 });
+    try {
+      const res = await t.request({ method: 'GET', path: '/api/v1/pods?watch=true', stream: true });
+      expect((await res.body.text()).trim().split('\n')).toHaveLength(8);
+      expect(server.seen.at(-1)?.url).not.toMatch(/[?&]timeout=/);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('request deadline (issue 16 item 4)', () => {
+  it('cuts a trickling body after config.timeoutMs even with a caller signal and a garbage collection in between', async () => {
+    const gc = (globalThis as { gc?: () => void }).gc;
+    expect(gc, 'run with --expose-gc (vitest execArgv)').toBeTypeOf('function');
+    let timer: NodeJS.Timeout | undefined;
+    server.handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      timer = setInterval(() => res.write(' '), 20); // a byte every 20 ms, forever
+      res.on('close', () => clearInterval(timer));
+    };
+    const caller = new AbortController();
+    const t = transport({ timeoutMs: 300 });
+    try {
+      const res = await t.request({ method: 'GET', path: '/api/v1/pods', signal: caller.signal });
+      for (let i = 0; i < 5; i++) gc?.();
+      const err = await res.body.text().catch((e: unknown) => e);
+      expect((err as { name?: string }).name).toBe('TimeoutError');
+      expect(caller.signal.aborted).toBe(false);
+    } finally {
+      clearInterval(timer);
+      await t.close({ force: true });
+    }
+  });
+});
+
+describe('abort listeners (C33, issue 16 item 8, issue 9 item 9)', () => {
+  it('10,000 requests sharing one long-lived caller signal leave no abort listener on it', async () => {
+    server.handler = (_req, res) => res.end('{"kind":"Status"}');
+    const caller = new AbortController();
+    setMaxListeners(0, caller.signal);
+    const t = transport({ timeoutMs: 30_000 });
+    try {
+      const N = 10_000;
+      let next = 0;
+      const worker = async () => {
+        while (next < N) {
+          next++;
+          const res = await t.request({ method: 'GET', path: '/api/v1/pods', signal: caller.signal });
+          await res.body.text();
+        }
+      };
+      await Promise.all(Array.from({ length: 32 }, worker));
+      expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+    } finally {
+      await t.close();
+    }
+  }, 120_000);
+});
+
+describe('small faults (issue 16 item 11)', () => {
+  it('creates no connection pool after close(): a request is refused and never reaches the server', async () => {
+    const t = transport();
+    await t.close();
+    const before = server.seen.length;
+    const err = await t.request({ method: 'GET', path: '/api' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TransportError);
+    expect((err as TransportError).message).toMatch(/closed/);
+    expect(server.seen.length).toBe(before);
+    expect(await t.protocol()).toBeUndefined();
+  });
+
+  it('publishes a failed TLS file re-read as a warning naming the file and keeps the PEMs in use', async () => {
+    server.handler = (_req, res) => res.end('{}');
+    const caFile = path.join(tmp, 'ca.crt');
+    fs.writeFileSync(caFile, ca.certPem);
+    const clock = { t: 0 };
+    const log = recordingLogger();
+    const seen: string[] = [];
+    const onWarning = (m: unknown) => seen.push((m as { message: string }).message);
+    diagnosticsChannel.subscribe('kubeloop:client:warning', onWarning);
+    const t = transport(
+      { tlsClientConfig: { caData: ca.certPem, caFile } },
+      {
+        clock: {
+          now: () => clock.t,
+          setTimer: (fn, ms) => ({ cancel: clearTimeout.bind(null, setTimeout(fn, ms)) }),
+        },
+        logger: log,
+      },
+    );
+    try {
+      await (await t.request({ method: 'GET', path: '/api' })).body.dump();
+      fs.rmSync(caFile);
+      clock.t += 300_001;
+      const res = await t.request({ method: 'GET', path: '/api' });
+      await res.body.dump();
+      expect(res.status).toBe(200);
+      expect(seen.some((m) => m.includes(caFile) && m.includes('ENOENT'))).toBe(true);
+      expect(log.warnings.some((w) => w.msg.includes(caFile))).toBe(true);
+    } finally {
+      diagnosticsChannel.unsubscribe('kubeloop:client:warning', onWarning);
+      await t.close();
+    }
+  });
+
+  it('publishes a failed credential refresh after a 401 as a warning and returns the 401', async () => {
+    server.handler = (_req, res) => {
+      res.statusCode = 401;
+      res.end('{"kind":"Status","code":401}');
+    };
+    const creds: RequestCredentials = { headers: { authorization: 'Bearer old' } };
+    const provider: CredentialProvider = {
+      get: async () => creds,
+      onUnauthorized: async () => {
+        throw new Error('exec plugin failed');
+      },
+    };
+    const log = recordingLogger();
+    const t = transport({}, { credentials: provider, logger: log });
+    try {
+      const res = await t.request({ method: 'GET', path: '/api' });
+      await res.body.dump();
+      expect(res.status).toBe(401);
+      expect(log.warnings.map((w) => w.msg)).toEqual([
+        'refreshing credentials after a 401 failed: exec plugin failed',
+      ]);
+      expect(JSON.stringify(log.warnings)).not.toContain('Bearer');
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('warnings (issue 9 item 10)', () => {
+  it('the default warning handler logs each distinct text once', async () => {
+    server.handler = (_req, res) => {
+      res.setHeader('warning', ['299 - "v1beta1 is deprecated"', '299 - "unknown field \\"x\\""']);
+      res.end('{}');
+    };
+    const log = recordingLogger();
+    const t = transport({}, { logger: log });
+    try {
+      for (let i = 0; i < 5; i++) await (await t.request({ method: 'GET', path: '/api' })).body.dump();
+      expect(log.warnings.map((w) => w.warning)).toEqual(['v1beta1 is deprecated', 'unknown field "x"']);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('bounds the set of texts already logged (LRU): an evicted text is logged again', () => {
+    const log = recordingLogger();
+    const h = newWarningLogger(log, { maxTexts: 2 });
+    for (const m of ['a', 'b', 'a', 'c', 'a', 'b']) h.handleWarning(m);
+    expect(log.warnings.map((w) => w.warning)).toEqual(['a', 'b', 'c', 'b']);
+  });
+});
+
+describe('HTTP/2 (issue 9 item 8)', () => {
+  async function startH2(): Promise<{
+    url: string;
+    connections: () => number;
+    versions: string[];
+    close(): Promise<void>;
+  }> {
+    let connections = 0;
+    const versions: string[] = [];
+    const srv = http2.createSecureServer({
+      cert: leaf.certPem,
+      key: leaf.keyPem,
+      allowHTTP1: true,
+      settings: { maxConcurrentStreams: 250 },
+    });
+    srv.on('connection', () => connections++);
+    srv.on('session', (s) => sessions.push(s));
+    srv.on('request', (req, res) => {
+      versions.push(req.httpVersion);
+      if (req.url.includes('watch=true')) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"type":"BOOKMARK","object":{}}\n');
+        return; // held open
+      }
+      res.end('{}');
+    });
+    await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+    const { port } = srv.address() as AddressInfo;
+    return {
+      url: `https://127.0.0.1:${port}`,
+      connections: () => connections,
+      versions,
+      close: () =>
+        new Promise<void>((resolve) => {
+          srv.close(() => resolve());
+          for (const s of sessions) s.destroy();
+        }),
+    };
+  }
+  const sessions: http2.ServerHttp2Session[] = [];
+
+  it('with http2 on, 100 open watches and 100 requests of one config share 1 TCP connection', async () => {
+    const h2 = await startH2();
+    const t = transport({}, { http2: true }, h2.url);
+    const ac = new AbortController();
+    try {
+      const watches = await Promise.all(
+        Array.from({ length: 100 }, (_, i) =>
+          t.request({
+            method: 'GET',
+            path: `/api/v1/namespaces/n${i}/pods?watch=true`,
+            stream: true,
+            signal: ac.signal,
+          }),
+        ),
+      );
+      for (let i = 0; i < 100; i++) await (await t.request({ method: 'GET', path: '/api' })).body.dump();
+      expect(watches.every((w) => w.status === 200)).toBe(true);
+      expect(await t.protocol()).toBe('h2');
+      expect(h2.connections()).toBe(1);
+      expect(new Set(h2.versions)).toEqual(new Set(['2.0']));
+    } finally {
+      ac.abort();
+      await t.close({ force: true });
+      await h2.close();
+    }
+  });
+
+  it('opens a second h2 connection only when the first has no free stream: 260 watches, then a GET still answers', async () => {
+    const h2 = await startH2();
+    const t = transport({}, { http2: true }, h2.url);
+    const ac = new AbortController();
+    try {
+      const watches = await Promise.all(
+        Array.from({ length: 260 }, (_, i) =>
+          t.request({
+            method: 'GET',
+            path: `/api/v1/namespaces/n${i}/pods?watch=true`,
+            stream: true,
+            signal: ac.signal,
+          }),
+        ),
+      );
+      const res = await t.request({ method: 'GET', path: '/api' });
+      expect(await res.body.text()).toBe('{}');
+      expect(watches).toHaveLength(260);
+      expect(await t.connections()).toBe(2);
+      expect(h2.connections()).toBe(2);
+    } finally {
+      ac.abort();
+      await t.close({ force: true });
+      await h2.close();
+    }
+  });
+
+  it('falls back to HTTP/1.1 when the server offers only HTTP/1.1, and DISABLE_HTTP2 forces HTTP/1.1', async () => {
+    server.handler = (_req, res) => res.end('{}');
+    const t1 = transport({}, { http2: true });
+    const h2 = await startH2();
+    const t2 = transport({}, { http2: true, env: { DISABLE_HTTP2: 'true' } }, h2.url);
+    try {
+      expect((await t1.request({ method: 'GET', path: '/api' })).status).toBe(200);
+      expect(await t1.protocol()).toBe('http/1.1');
+      await (await t2.request({ method: 'GET', path: '/api' })).body.dump();
+      expect(await t2.protocol()).toBe('http/1.1');
+      expect(h2.versions).toEqual(['1.1']);
+    } finally {
+      await t1.close({ force: true });
+      await t2.close({ force: true });
+      await h2.close();
+    }
+  });
+});
