@@ -4,7 +4,7 @@
 // verified unless disabled.
 import { randomBytes } from 'node:crypto';
 import diagnosticsChannel from 'node:diagnostics_channel';
-import { statSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { inspect } from 'node:util';
 import { newControllerManagedBy, newLogger, newManager } from '@kubeloop/builder';
@@ -213,6 +213,29 @@ describe.skipIf(realCluster)('secrets never reach logs or errors', () => {
     );
     expect((await insecure.get(Namespace, { name: 'default' })).metadata?.name).toBe('default');
     await insecure.close();
+  });
+
+  // The kubeconfig parser lets `yaml` emit process warnings that quote the offending source line: an
+  // unresolved tag on a token line prints the token to stderr. Known bug, reported (the fix is the parser's
+  // `logLevel: 'error'`): remove `.fails` when fixed.
+  it.fails('a kubeconfig YAML warning never quotes a credential', async () => {
+    const token = `tok-${randomBytes(12).toString('hex')}`;
+    const file = writeKubeconfig(`${tmp.dir}/tagged-kubeconfig`, { server: server.url }, {});
+    const text = readFileSync(file, 'utf8');
+    writeFileSync(file, text.replace('"user": {}', `"user": {"token": !tok ${JSON.stringify(token)}}`), {
+      mode: 0o600,
+    });
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.message);
+    process.on('warning', onWarning);
+    try {
+      loadRestConfig({ kubeconfig: file });
+    } catch {
+      // a load error is fine; the warning channel is what is checked
+    }
+    await new Promise((r) => setImmediate(r)); // process warnings are emitted on the next tick
+    process.off('warning', onWarning);
+    expect(warnings.join('\n')).not.toContain(token);
   });
 
   // Nothing logs that verification is off (client-go's clientcmd warns about insecure-skip-tls-verify only in
