@@ -233,6 +233,10 @@ export class LeaderElector {
     onLost: () => void,
   ): Promise<boolean> {
     let lost = false;
+    // Renew requests are cut only by a loss (or their own timeout), not by a normal stop: a renew that
+    // reached the server but whose answer was thrown away would leave the lock holding a stale
+    // resourceVersion, and the release-on-cancel after it would fail with a 409.
+    const attempts = new AbortController();
     const onCancel = () => leader.abort(signal.reason);
     signal.addEventListener('abort', onCancel, { once: true });
     let deadline: { cancel(): void } | undefined;
@@ -242,6 +246,7 @@ export class LeaderElector {
       this.#metrics?.leaderOff(this.#name);
       this.#log.info({ reason: why }, 'failed to renew lease, stopped leading');
       leader.abort(new Error(`leader election lost: ${why}`));
+      attempts.abort();
       onLost();
     };
     const arm = (sentAt: number) => {
@@ -254,11 +259,11 @@ export class LeaderElector {
       while (!leader.signal.aborted) {
         if (!(await sleepOn(this.#clock, this.#retryPeriodMs, leader.signal))) break;
         const sentAt = this.#clock.now();
-        const ok = await this.#tryAcquireOrRenew(leader.signal);
+        const ok = await this.#tryAcquireOrRenew(attempts.signal);
         this.#maybeReportTransition();
+        if (ok && !lost) arm(sentAt);
         if (leader.signal.aborted) break;
-        if (ok) arm(sentAt);
-        else if (this.getLeader() && !this.isLeader()) lose(`the lease is held by ${this.getLeader()}`);
+        if (!ok && this.getLeader() && !this.isLeader()) lose(`the lease is held by ${this.getLeader()}`);
       }
     } finally {
       deadline?.cancel();

@@ -1,0 +1,189 @@
+import { type Logger, type Manager, newManager, newMetricsRegistry } from '@kubeloop/builder';
+import { LeaseKind, type LeaseObject } from '@kubeloop/builder/leaderelection';
+import { type ApiClient, ConfigMap } from '@kubeloop/client';
+import type { RestConfig } from '@kubeloop/config';
+import type { ApiServer } from '@kubeloop/envtest';
+
+/** Short lease timings for tests (ms): lease 2 s, renew deadline 1.5 s, retry 0.5 s. */
+export const FAST = { leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 500 } as const;
+
+/** One manager replica with a leader-only runnable that writes `stamp-<identity>` every 100 ms. */
+export interface Replica {
+  readonly identity: string;
+  readonly token: string;
+  readonly mgr: Manager;
+  readonly registry: ReturnType<typeof newMetricsRegistry>;
+  /** Wall-clock intervals (ms since the epoch) during which the leader-only work ran. */
+  readonly led: Array<{ from: number; to?: number }>;
+  /** Number of stamps written. */
+  stamps: number;
+  readonly stop: AbortController;
+  /** `mgr.start`'s outcome: undefined when it resolved, else the error. */
+  readonly done: Promise<unknown>;
+}
+
+/** The bearer token of replica `identity` (registered with the server via {@link replicaTokens}). */
+export function tokenOf(identity: string): string {
+  return `token-${identity}`;
+}
+
+export function replicaTokens(...identities: string[]): string[] {
+  return identities.map(tokenOf);
+}
+
+/** Config of the in-process server for a replica's own token (so faults can target one replica). */
+export function replicaConfig(server: ApiServer, identity: string): RestConfig {
+  return {
+    host: server.url,
+    tlsClientConfig: { caData: server.caPem },
+    bearerToken: tokenOf(identity),
+    qps: -1,
+    burst: 0,
+    timeoutMs: 0,
+    userAgent: `replica-${identity}`,
+  };
+}
+
+/** Starts a replica: leader election on `lease` in `namespace`, plus the stamping leader-only runnable. */
+export function startReplica(
+  server: ApiServer,
+  identity: string,
+  namespace: string,
+  lease: string,
+  extra: {
+    releaseOnCancel?: boolean;
+    logger?: Logger;
+    gracefulShutdownTimeoutMs?: number;
+    timings?:
+      | typeof FAST
+      | {
+          leaseDurationMs: number;
+          renewDeadlineMs: number;
+          retryPeriodMs: number;
+        };
+  } = {},
+): Replica {
+  const registry = newMetricsRegistry();
+  const mgr = newManager(replicaConfig(server, identity), {
+    namespace,
+    ...(extra.logger ? { logger: extra.logger } : {}),
+    metricsRegistry: registry,
+    leaderElection: true,
+    leaderElectionID: lease,
+    leaderElectionNamespace: namespace,
+    leaderElectionIdentity: identity,
+    leaderElectionReleaseOnCancel: extra.releaseOnCancel ?? false,
+    ...(extra.timings ?? FAST),
+    gracefulShutdownTimeoutMs: extra.gracefulShutdownTimeoutMs ?? 5000,
+  });
+  const stop = new AbortController();
+  const replica: Replica = {
+    identity,
+    token: tokenOf(identity),
+    mgr,
+    registry,
+    led: [],
+    stamps: 0,
+    stop,
+    done: Promise.resolve(undefined),
+  };
+  const client = mgr.getClient();
+  mgr.add({
+    async start(signal) {
+      const interval = { from: Date.now() } as { from: number; to?: number };
+      replica.led.push(interval);
+      try {
+        await client
+          .create(
+            ConfigMap,
+            { metadata: { namespace, name: `stamp-${identity}` }, data: { n: '0' } },
+            { signal },
+          )
+          .catch(() => undefined);
+        while (!signal.aborted) {
+          try {
+            await client.patch(
+              ConfigMap,
+              { namespace, name: `stamp-${identity}` },
+              { type: 'merge', data: { data: { n: String(replica.stamps + 1) } } },
+              { signal },
+            );
+            replica.stamps += 1;
+          } catch {
+            // aborted or failed: the loop condition decides
+          }
+          await new Promise<void>((resolve) => {
+            const t = setTimeout(resolve, 100);
+            signal.addEventListener(
+              'abort',
+              () => {
+                clearTimeout(t);
+                resolve();
+              },
+              { once: true },
+            );
+          });
+        }
+      } finally {
+        interval.to = Date.now();
+      }
+    },
+  });
+  (replica as { done: Promise<unknown> }).done = mgr.start(stop.signal).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  return replica;
+}
+
+/** Whether any two recorded leadership intervals overlap (an open interval runs until `now`). */
+export function overlaps(replicas: readonly Replica[], now = Date.now()): string | undefined {
+  const all = replicas.flatMap((r) => r.led.map((i) => ({ id: r.identity, from: i.from, to: i.to ?? now })));
+  for (let i = 0; i < all.length; i++) {
+    for (let j = i + 1; j < all.length; j++) {
+      const a = all[i]!;
+      const b = all[j]!;
+      if (a.id !== b.id && a.from < b.to && b.from < a.to) {
+        return `${a.id} [${a.from}, ${a.to}] overlaps ${b.id} [${b.from}, ${b.to}]`;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** One write of the Lease as a watcher saw it. */
+export interface LeaseWrite {
+  /** Wall clock when the watch delivered it (ms since the epoch). */
+  readonly time: number;
+  readonly type: string;
+  readonly holder: string;
+  readonly leaseDurationSeconds: number | undefined;
+  readonly leaseTransitions: number | undefined;
+}
+
+/**
+ * Records every write of the Leases in `namespace` through a watch (the Lease's write history). Returns the
+ * list it fills and a stop function.
+ */
+export function watchLeases(api: ApiClient, namespace: string): { writes: LeaseWrite[]; stop: () => void } {
+  const writes: LeaseWrite[] = [];
+  const ac = new AbortController();
+  void (async () => {
+    try {
+      for await (const ev of api.watch(LeaseKind, { namespace, signal: ac.signal })) {
+        if (ev.type !== 'ADDED' && ev.type !== 'MODIFIED') continue;
+        const spec = (ev.object as LeaseObject).spec;
+        writes.push({
+          time: Date.now(),
+          type: ev.type,
+          holder: spec?.holderIdentity ?? '',
+          leaseDurationSeconds: spec?.leaseDurationSeconds,
+          leaseTransitions: spec?.leaseTransitions,
+        });
+      }
+    } catch {
+      // stopped
+    }
+  })();
+  return { writes, stop: () => ac.abort() };
+}
