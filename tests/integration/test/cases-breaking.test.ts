@@ -145,7 +145,11 @@ describe.skipIf(realCluster)('breaking the client → cache → builder stack (e
     await waitFor(() => log.includes('delete a') && log.includes('add b'), 'events after the throws');
     expect(thrown).toBeGreaterThanOrEqual(2);
     const errors = records.filter((r) => r.level === 'error');
-    expect(errors.map((r) => r.err)).toEqual(expect.arrayContaining(['handler bug', 'not even an Error']));
+    // Errors are logged whole (stack and cause), so compare their messages.
+    const message = (e: unknown) => (e instanceof Error ? e.message : e);
+    expect(errors.map((r) => message(r.err))).toEqual(
+      expect.arrayContaining(['handler bug', 'not even an Error']),
+    );
     expect(inf.getIndexer().listKeys()).toEqual([`${ns}/b`]);
   });
 
@@ -168,7 +172,7 @@ describe.skipIf(realCluster)('breaking the client → cache → builder stack (e
       { type: 'merge', data: { metadata: { labels: { x: '1' } } } },
     );
     await waitFor(
-      () => records.some((r) => r.level === 'error' && r.err === 'async handler bug'),
+      () => records.some((r) => r.level === 'error' && (r.err as Error)?.message === 'async handler bug'),
       'the logged rejection',
     );
     await ctx.api.create(Pod, podManifest(ns, 'b'));

@@ -1,5 +1,11 @@
-import { DeletedFinalStateUnknown, listWatchFor, objectOfDelete, SharedIndexInformer } from '@kubeloop/cache';
-import { type ApiClient, Namespace, newClient, Pod } from '@kubeloop/client';
+import {
+  DeletedFinalStateUnknown,
+  listWatchFor,
+  objectOfDelete,
+  SharedIndexInformer,
+  type SharedIndexInformerOptions,
+} from '@kubeloop/cache';
+import { type ApiClient, FakeClock, Namespace, newClient, Pod } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
 import { type ApiServer, startApiServer } from '@kubeloop/envtest';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -48,7 +54,10 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
   }
 
   /** A running informer on pods of `ns`, recording every notification. */
-  async function informer(ns: string) {
+  async function informer(
+    ns: string,
+    options: Pick<SharedIndexInformerOptions<V1Pod>, 'clock' | 'reflector'> = {},
+  ) {
     const client = newClient(config);
     const warnings: string[] = [];
     const record = (f: Record<string, unknown>, m: string) => warnings.push(`${m} ${JSON.stringify(f)}`);
@@ -56,6 +65,7 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
     const inf = new SharedIndexInformer<V1Pod>(listWatchFor(client, Pod, { namespace: ns }), {
       name: `pods/${ns}`,
       logger,
+      ...options,
     });
     const log: string[] = [];
     const deletes: Array<V1Pod | DeletedFinalStateUnknown<V1Pod>> = [];
@@ -102,43 +112,77 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
       .map((p) => `${p.metadata?.name}@${p.metadata?.resourceVersion}`)
       .sort();
 
-  it('C01: watches that end cleanly are resumed from the last resourceVersion, with no relist and no replays', async () => {
-    const ns = await namespaceWithPods('c01', ['a', 'b']);
-    // Every watch ends cleanly 1.2 s after it starts (longer than client-go's 1 s "very short watch"), 6 times.
-    const rule = server.faults.endWatches({
-      match: { verb: 'watch', namespace: ns },
-      afterMs: 1200,
-      times: 6,
-    });
-    const { inf, log } = await informer(ns);
+  /** Patches pod `a` until `done()`; returns how many patches were made. */
+  async function churnUntil(ns: string, done: () => boolean, what: () => string): Promise<number> {
     let n = 0;
     await waitFor(
       async () => {
-        // Keep changing objects across the cycles so events flow over several watches.
         await api.patch(
           Pod,
           { namespace: ns, name: 'a' },
           { type: 'merge', data: { metadata: { labels: { n: String(++n) } } } },
         );
-        return rule.hits >= 6 && !rule.active;
+        return done();
       },
-      () => `6 watch ends (hits ${rule.hits})`,
+      what,
       30_000,
     );
-    // The 6th shaped watch ends too; the 7th is a plain one.
-    await waitFor(() => requestsFor(ns, 'watch').length >= 7, 'the watch after the last shaped one');
+    return n;
+  }
+
+  async function expectResumedWithoutRelist(
+    ns: string,
+    inf: SharedIndexInformer<V1Pod>,
+    log: string[],
+    n: number,
+    minWatches: number,
+  ) {
+    await waitFor(() => requestsFor(ns, 'watch').length >= minWatches, 'the watch after the last shaped one');
     await api.create(Pod, podManifest(ns, 'c'));
     await waitFor(async () => cacheRVs(inf).join() === (await serverRVs(ns)).join(), 'cache equals server');
-
     expect(requestsFor(ns, 'list')).toHaveLength(1);
     const watches = requestsFor(ns, 'watch');
-    expect(watches.length).toBeGreaterThanOrEqual(7);
+    expect(watches.length).toBeGreaterThanOrEqual(minWatches);
     // Each re-watch starts where the previous stream left off, never from 0 or "".
     for (const w of watches)
       expect(new URLSearchParams(w.query).get('resourceVersion')).toMatch(/^[1-9]\d*$/);
     expect(log.filter((l) => l.startsWith('add')).sort()).toEqual(['add a', 'add b', 'add c']);
     expect(log.filter((l) => l === 'update a')).toHaveLength(n);
     expect(log.filter((l) => l.startsWith('update b'))).toEqual([]);
+  }
+
+  it('C01: watches that end cleanly are resumed from the last resourceVersion, with no relist and no replays', async () => {
+    const ns = await namespaceWithPods('c01', ['a', 'b']);
+    // Every watch ends cleanly after its first event, 6 times (no waiting on wall-clock time).
+    const rule = server.faults.endWatches({
+      match: { verb: 'watch', namespace: ns },
+      afterEvents: 1,
+      times: 6,
+    });
+    const { inf, log } = await informer(ns);
+    const n = await churnUntil(
+      ns,
+      () => rule.hits >= 6 && !rule.active,
+      () => `6 watch ends (hits ${rule.hits})`,
+    );
+    // The 6th shaped watch ends too; the 7th is a plain one.
+    await expectResumedWithoutRelist(ns, inf, log, n, 7);
+  });
+
+  it('C01 (real-time canary): watches that end cleanly after 1.2 s without events are resumed, not counted as very short', async () => {
+    const ns = await namespaceWithPods('c01rt', ['a', 'b']);
+    // Longer than client-go's 1 s "very short watch", twice.
+    const rule = server.faults.endWatches({
+      match: { verb: 'watch', namespace: ns },
+      afterMs: 1200,
+      times: 2,
+    });
+    const { inf, log } = await informer(ns);
+    await waitFor(
+      () => rule.hits >= 2 && !rule.active,
+      () => `2 watch ends (hits ${rule.hits})`,
+    );
+    await expectResumedWithoutRelist(ns, inf, log, 0, 3);
   });
 
   it('C03: a 410 ERROR event on the watch causes one relist, then a watch from the new list resourceVersion, no tight loop', async () => {
@@ -281,9 +325,10 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
     for (const p of inf.getIndexer().list()) expect(p.spec?.containers?.[0]?.name).toBe('app');
   });
 
-  it('C02: a watch that fails at once 50 times backs off exponentially (bounded requests in 10 s) and recovers', async () => {
+  it('C02: a watch that fails at once 50 times backs off exponentially (800 ms x2 on an injected clock, a relist per failure) and recovers', async () => {
     const ns = await namespaceWithPods('c02', ['a']);
-    const { inf } = await informer(ns);
+    const clock = new FakeClock();
+    const { inf } = await informer(ns, { clock, reflector: { backoff: { random: () => 0 } } });
     const storm = server.faults.failRequests({
       match: { verb: 'watch', namespace: ns },
       status: 500,
@@ -292,25 +337,39 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
     const t0 = Date.now();
     await server.restart({ keepState: true });
     await api.create(Pod, podManifest(ns, 'b'));
-    await waitFor(() => Date.now() - t0 >= 10_000, '10 s of outage', 15_000);
-    const inWindow = server.faults
-      .requests({ resource: 'pods', namespace: ns })
-      .filter(
-        (r) =>
-          r.time >= t0 &&
-          r.time < t0 + 10_000 &&
-          (r.verb === 'watch' || new URLSearchParams(r.query).has('limit')),
-      );
-    // 0.8 s ×2 with jitter up to ×2: at most about 5 failures (each a watch, then a relist) in 10 s.
-    expect(inWindow.length).toBeGreaterThanOrEqual(2);
-    expect(inWindow.length).toBeLessThanOrEqual(14);
+    // Drive the informer's clock from one backoff wait to the next for 10 s of (fake) outage.
+    const waits: number[] = [];
+    for (;;) {
+      await waitFor(() => clock.pendingTimers() > 0, 'the reflector waiting out its backoff');
+      const at = clock.nextTimerAt()!;
+      if (at > 10_000) break;
+      waits.push(at - clock.now());
+      clock.setTime(at);
+    }
+    // 800 ms doubling (jitter drawn as 0): three waits fit in 10 s; each failure is one watch, then a relist.
+    expect(waits).toEqual([800, 1600, 3200]);
+    const inWindow = requestsFor(ns, 'watch').filter((r) => r.time >= t0);
+    expect(inWindow.length).toBeLessThanOrEqual(5);
     storm.clear();
-    await waitFor(
-      async () => cacheRVs(inf).join() === (await serverRVs(ns)).join(),
-      'recovery after the storm',
-      40_000,
-    );
-  }, 70_000);
+    await waitFor(async () => {
+      if (clock.pendingTimers() > 0) clock.setTime(clock.nextTimerAt()!);
+      return cacheRVs(inf).join() === (await serverRVs(ns)).join();
+    }, 'recovery after the storm');
+  });
+
+  it('C02 (real-time canary): three failing watches back off on the real clock and the informer recovers', async () => {
+    const ns = await namespaceWithPods('c02rt', ['a']);
+    const { inf } = await informer(ns);
+    const storm = server.faults.failRequests({
+      match: { verb: 'watch', namespace: ns },
+      status: 500,
+      times: 3,
+    });
+    await server.restart({ keepState: true });
+    await api.create(Pod, podManifest(ns, 'b'));
+    await waitFor(() => storm.hits >= 3, 'three failed watches', 30_000);
+    await waitFor(async () => cacheRVs(inf).join() === (await serverRVs(ns)).join(), 'recovery', 30_000);
+  }, 60_000);
 
   it('C19: list and watch carry the same, correctly encoded field and label selectors on the namespaced path', async () => {
     const ns = await namespaceWithPods('c19', []);
