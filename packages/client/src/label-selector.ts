@@ -88,10 +88,37 @@ export function formatLabelSelector(sel: LabelSelectorInput | undefined): string
     .join(',');
 }
 
+const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** Why `key` is not a valid label key (apimachinery `validateLabelKey`: a qualified name), or undefined. */
+function labelKeyProblem(key: string): string | undefined {
+  const slash = key.indexOf('/');
+  const name = slash >= 0 ? key.slice(slash + 1) : key;
+  if (slash >= 0) {
+    const prefix = key.slice(0, slash);
+    if (prefix === '' || prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix))
+      return 'its prefix must be a DNS subdomain (lower case alphanumerics, "-" and ".")';
+    if (name.includes('/')) return 'it may have one "/" at most';
+  }
+  if (name === '' || name.length > 63 || !LABEL_NAME.test(name))
+    return 'its name must be 1-63 alphanumerics, "-", "_" or ".", starting and ending alphanumeric';
+  return undefined;
+}
+
+/** Why `v` is not a valid label value (apimachinery `validateLabelValue`), or undefined. */
+function labelValueProblem(v: string): string | undefined {
+  if (v.length > 63 || (v !== '' && !LABEL_NAME.test(v)))
+    return 'a value must be empty or 1-63 alphanumerics, "-", "_" or ".", starting and ending alphanumeric';
+  return undefined;
+}
+
 /**
- * Parses a label selector string into requirements (AND-ed).
+ * Parses a label selector string into requirements (AND-ed), validating keys and values as apimachinery's
+ * `labels.Parse` does (keys are qualified names, values at most 63 name characters, `>`/`<` take an integer).
  *
- * @throws SelectorParseError naming the position on a syntax error (e.g. `in ()` with no values).
+ * @throws SelectorParseError naming the position on a syntax error (e.g. `in ()` with no values) or an
+ *   invalid key or value.
  */
 export function parseLabelSelector(selector: string): LabelRequirement[] {
   const s = selector;
@@ -109,6 +136,16 @@ export function parseLabelSelector(selector: string): LabelRequirement[] {
   const fail = (msg: string): never => {
     throw new SelectorParseError(`label selector ${JSON.stringify(selector)}: ${msg} at position ${i}`);
   };
+  const checkKey = (key: string) => {
+    const problem = labelKeyProblem(key);
+    if (problem) fail(`invalid key ${JSON.stringify(key)}: ${problem}`);
+  };
+  const checkValues = (values: readonly string[]) => {
+    for (const v of values) {
+      const problem = labelValueProblem(v);
+      if (problem) fail(`invalid value ${JSON.stringify(v)}: ${problem}`);
+    }
+  };
   skipWs();
   if (i >= s.length) return out;
   for (;;) {
@@ -117,10 +154,12 @@ export function parseLabelSelector(selector: string): LabelRequirement[] {
       i++;
       const key = ident();
       if (!key) fail('expected a key after "!"');
+      checkKey(key);
       out.push({ key, operator: '!', values: [] });
     } else {
       const key = ident();
       if (!key) fail('expected a key');
+      checkKey(key);
       skipWs();
       const rest = s.slice(i);
       if (i >= s.length || s[i] === ',') {
@@ -128,7 +167,9 @@ export function parseLabelSelector(selector: string): LabelRequirement[] {
       } else if (rest.startsWith('==') || rest.startsWith('=') || rest.startsWith('!=')) {
         const op = rest.startsWith('!=') ? 'notin' : 'in';
         i += rest.startsWith('==') || rest.startsWith('!=') ? 2 : 1;
-        out.push({ key, operator: op, values: [ident()] });
+        const v = ident();
+        checkValues([v]);
+        out.push({ key, operator: op, values: [v] });
       } else if (rest.startsWith('>') || rest.startsWith('<')) {
         i++;
         const v = ident();
@@ -156,6 +197,7 @@ export function parseLabelSelector(selector: string): LabelRequirement[] {
           fail('expected "," or ")"');
         }
         if (values.length === 1 && values[0] === '') fail(`${word} needs at least one value`);
+        checkValues(values);
         out.push({ key, operator: word === 'in' ? 'in' : 'notin', values });
       }
     }
