@@ -191,8 +191,8 @@ export class ApiClient implements Client {
   /**
    * Deletes every object of a kind that matches the selectors, in one request (the `deletecollection` verb,
    * controller-runtime `DeleteAllOf`). Objects with finalizers are marked for deletion, as by `delete`.
-   * @throws StatusError (405 MethodNotAllowed for a namespaced kind without `namespace` on kube-apiserver),
-   *   NoKindMatchError.
+   * @throws InvalidRequestError for a namespaced kind without `namespace` (before sending: kube-apiserver has
+   *   no cross-namespace deletecollection), StatusError, NoKindMatchError.
    */
   async deleteAllOf<T extends KubeObject>(kind: Kind<T>, options?: DeleteAllOfOptions): Promise<void> {
     await deleteAllOf(this.#internals, kind, options);

@@ -2,6 +2,7 @@
  * The collection DELETE (controller-runtime `Client.DeleteAllOf`, the API's `deletecollection` verb).
  */
 
+import { InvalidRequestError } from './errors.js';
 import { type FieldSelectorInput, formatFieldSelector } from './field-selector.js';
 import { type ClientInternals, collectionPathOf, withQuery } from './internal/client-internals.js';
 import type { Kind } from './kinds.js';
@@ -10,7 +11,10 @@ import type { CallOptions } from './options.js';
 
 /** Options of `client.deleteAllOf` (controller-runtime `DeleteAllOfOptions`: list options plus delete options). */
 export interface DeleteAllOfOptions extends CallOptions {
-  /** Delete in this namespace. Absent for a namespaced kind means every namespace, which kube-apiserver refuses (405). */
+  /**
+   * Delete in this namespace. Required for a namespaced kind: kube-apiserver serves `deletecollection` only
+   * on the namespaced path (405 elsewhere), so the client refuses it before sending.
+   */
   readonly namespace?: string;
   /** Only objects matching this label selector. Absent: every object in scope. */
   readonly labelSelector?: LabelSelectorInput;
@@ -43,11 +47,17 @@ export async function deleteAllOf(
   if (options.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = options.gracePeriodSeconds;
   if (options.propagationPolicy) body.propagationPolicy = options.propagationPolicy;
   if (options.dryRun) body.dryRun = ['All'];
-  return internals.request<unknown>(kind, (m) => ({
-    method: 'DELETE',
-    path: withQuery(collectionPathOf(m, options.namespace), q),
-    body: JSON.stringify(body),
-    headers: { 'content-type': 'application/json' },
-    signal: options.signal,
-  }));
+  return internals.request<unknown>(kind, (m) => {
+    if (m.scope === 'Namespaced' && !options.namespace)
+      throw new InvalidRequestError(
+        `${kind.kind}: deleteAllOf of a namespaced kind needs options.namespace (the API server has no cross-namespace deletecollection)`,
+      );
+    return {
+      method: 'DELETE',
+      path: withQuery(collectionPathOf(m, options.namespace), q),
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json' },
+      signal: options.signal,
+    };
+  });
 }

@@ -12,21 +12,8 @@ import {
 import type { AuthenticationV1TokenRequest, V1Deployment, V1Scale } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { realCluster } from './support/fault-server.js';
+import { deploymentManifest } from './support/manifests.js';
 import { liveClient, podManifest, uniqueName, withNamespace } from './support.js';
-
-export function deploymentManifest(namespace: string, name: string, replicas = 1): V1Deployment {
-  return {
-    metadata: { namespace, name, labels: { app: name } },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] },
-      },
-    },
-  };
-}
 
 describe('client subresources: status(), subResource(scale|eviction)', () => {
   const cleanups: Array<() => Promise<void>> = [];
