@@ -1,4 +1,4 @@
-import { type Cache, InformerCache } from '@kubeloop/cache';
+import { type Cache, InformerCache, type InformerCacheOptions } from '@kubeloop/cache';
 import {
   type ApiClient,
   type Client,
@@ -34,8 +34,15 @@ import { RunnableGroup } from './runnable-group.js';
 export interface ManagerOptions extends ManagerLeaderElectionOptions {
   /** Root logger; components log through children of it. @defaultValue a logger that drops everything */
   readonly logger?: Logger;
-  /** Restrict the cache to one namespace (controller-runtime `Cache.DefaultNamespaces`). Absent: all namespaces. */
+  /** Restrict the cache to one namespace (shorthand for `cache.defaultNamespaces: [namespace]`). Absent: all namespaces. */
   readonly namespace?: string;
+  /**
+   * Options of the manager's informer cache (controller-runtime `manager.Options.Cache`, a `cache.Options`):
+   * `defaultNamespaces`, `defaultLabelSelector`, `defaultFieldSelector`, `defaultTransform`, `byObject`,
+   * `syncPeriodMs`, `readerFailOnMissingInformer`, `useWatchList`, reflector knobs. `namespace` and
+   * `syncPeriodMs` above win over the same settings here.
+   */
+  readonly cache?: Omit<InformerCacheOptions, 'client' | 'logger'>;
   /** Informer resync period in ms; 0 disables. @defaultValue 0 */
   readonly syncPeriodMs?: number;
   /** Options of the HTTP transport (limiter, retries). */
@@ -203,6 +210,7 @@ class ControllerManager implements Manager {
       ...(options.fieldOwner ? { fieldOwner: options.fieldOwner } : {}),
     });
     this.#cache = new InformerCache({
+      ...options.cache,
       client: this.#live,
       logger: this.#log.child({ component: 'cache' }),
       ...(options.namespace ? { namespace: options.namespace } : {}),
@@ -367,6 +375,10 @@ class ControllerManager implements Manager {
     if (signal.aborted) stop.abort();
     else signal.addEventListener('abort', onAbort, { once: true });
     this.#log.info({}, 'Starting manager');
+    // Node exits once nothing holds its event loop, and the stack's own timers are unref'd on purpose. A
+    // running manager keeps the process alive, as Go's blocking mgr.Start keeps main running: a standby
+    // replica that only campaigns for the lease has no open socket and would otherwise exit silently.
+    const keepAlive = setInterval(() => {}, 1 << 30);
     const elector = this.#elector;
     const electorStop = new AbortController();
     let electorRun: Promise<void> | undefined;
@@ -417,6 +429,7 @@ class ControllerManager implements Manager {
           leaderStopped = ok;
         },
       );
+      clearInterval(keepAlive);
     }
     if (this.#firstError !== undefined) throw this.#firstError;
   }
