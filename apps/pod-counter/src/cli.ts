@@ -2,75 +2,51 @@
 /**
  * `pod-counter`: runs the PodCounter controller against a cluster (`--kubeconfig`, `--context`, or the
  * default loading order: `KUBECONFIG` → in-cluster → `~/.kube/config`), or against an embedded API server
- * it fills with churning pods (`--embedded`). `--duration <seconds>` stops it and exits 0; Ctrl-C stops it
- * cleanly at any time (a second Ctrl-C exits 1 at once).
+ * it fills with churning pods (`--embedded`). `--duration <seconds>` stops it and exits 0; Ctrl-C or
+ * SIGTERM stops it cleanly at any time (a second signal exits 1 at once).
+ *
+ * Exit codes: 0 stopped cleanly; 1 a runtime failure (unreadable kubeconfig, unreachable server, lost
+ * lease), printed as one line on stderr; 2 a bad command line, printed as one line on stderr.
  */
-import { parseArgs } from 'node:util';
-import { newLogger, setupSignalHandler } from '@kubeloop/builder';
+import { createRequire } from 'node:module';
+import { type Logger, setupSignalHandler } from '@kubeloop/builder';
 import { newClient } from '@kubeloop/client';
 import { getConfig, type RestConfig } from '@kubeloop/config';
 import type { Environment } from '@kubeloop/envtest';
 import { startChurn } from './churn.js';
+import { type CliOptions, parseCli, UsageError } from './cli-options.js';
+import { cliLogger } from './log.js';
 import { runPodCounter } from './pod-counter.js';
+import { checkReachable } from './preflight.js';
 
-const usage = `usage: pod-counter [--kubeconfig <path>] [--context <name>] [--namespace <ns>]
-                   [--embedded] [--duration <seconds>] [--log-level <level>]
+const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
 
-  --kubeconfig <path>   kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config)
-  --context <name>      kubeconfig context instead of current-context
-  --namespace <ns>      count pods in one namespace only (default: all namespaces)
-  --embedded            start an in-process API server and keep creating/deleting pods on it
-  --duration <seconds>  stop after this many seconds and exit 0 (default: run until Ctrl-C)
-  --log-level <level>   trace|debug|info|warn|error (default: info)
-`;
-
-class UsageError extends Error {}
+let debug = false;
 
 async function main(argv: string[]): Promise<number> {
-  let values: ReturnType<typeof parse>['values'];
-  try {
-    values = parse(argv).values;
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-  if (values.help) {
-    process.stdout.write(usage);
+  const parsed = parseCli(argv, version);
+  if (parsed.kind === 'print') {
+    process.stdout.write(parsed.text);
     return 0;
   }
-  let durationMs: number | undefined;
-  if (values.duration !== undefined) {
-    const s = Number(values.duration);
-    if (!Number.isFinite(s) || s <= 0)
-      throw new UsageError(`--duration must be a positive number of seconds, got ${values.duration}`);
-    durationMs = s * 1000;
-  }
-  if (values.embedded && (values.kubeconfig || values.context)) {
-    throw new UsageError(
-      '--embedded runs its own API server; do not combine it with --kubeconfig or --context',
-    );
-  }
-  const level = values['log-level'] ?? 'info';
-  if (!isLogLevel(level)) {
-    throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join('|')}, got ${level}`);
-  }
-  const logger = newLogger({ level });
+  const o = parsed.options;
+  debug = o.logLevel === 'debug' || o.logLevel === 'trace';
+  const logger = cliLogger(o.logLevel, o.logFormat);
   const stop = setupSignalHandler();
-  // Not AbortSignal.any([stop, AbortSignal.timeout(ms)]): Node may collect that timeout signal, and then the
-  // duration never ends. A plain timer held here cannot be collected.
+  // A plain timer held here, not AbortSignal.timeout: Node may collect a timeout signal nobody references.
   const run = new AbortController();
   stop.addEventListener('abort', () => run.abort(stop.reason), { once: true });
   const durationTimer =
-    durationMs !== undefined
-      ? setTimeout(() => run.abort(new Error('duration elapsed')), durationMs)
+    o.durationMs !== undefined
+      ? setTimeout(() => run.abort(new Error('duration elapsed')), o.durationMs)
       : undefined;
-  const signal = run.signal;
 
   let env: Environment | undefined;
   let stopChurn: (() => Promise<void>) | undefined;
   let churnClient: ReturnType<typeof newClient> | undefined;
-  let config: RestConfig;
   try {
-    if (values.embedded) {
+    let config: RestConfig;
+    if (o.embedded) {
       // Loaded only for --embedded, so running against a cluster does not pay for the server's code.
       const { Environment } = await import('@kubeloop/envtest');
       env = new Environment();
@@ -83,24 +59,23 @@ async function main(argv: string[]): Promise<number> {
       });
     } else {
       config = getConfig({
-        ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}),
-        ...(values.context ? { context: values.context } : {}),
+        ...(o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}),
+        ...(o.context ? { context: o.context } : {}),
+        argv: [],
         appName: 'pod-counter',
+        appVersion: `v${version}`,
       });
       logger.info(
         {
           host: config.host,
-          kubeconfig: values.kubeconfig ?? process.env.KUBECONFIG ?? '(default loading order)',
-          ...(values.context ? { context: values.context } : {}),
+          kubeconfig: o.kubeconfig ?? process.env.KUBECONFIG ?? '(default loading order)',
+          ...(o.context ? { context: o.context } : {}),
         },
         'using API server',
       );
+      await checkReachable(config, run.signal);
     }
-    await runPodCounter(config, {
-      signal,
-      logger,
-      ...(values.namespace ? { namespace: values.namespace } : {}),
-    });
+    await runPodCounter(config, runOptions(o, logger, run.signal));
   } finally {
     clearTimeout(durationTimer);
     await stopChurn?.();
@@ -111,26 +86,52 @@ async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
-function isLogLevel(v: string): v is (typeof LOG_LEVELS)[number] {
-  return (LOG_LEVELS as readonly string[]).includes(v);
+function runOptions(o: CliOptions, logger: Logger, signal: AbortSignal): Parameters<typeof runPodCounter>[1] {
+  // The embedded demo serves metrics and probes on free loopback ports and prints them.
+  const fallbackBind = (port: string) => (o.embedded ? '127.0.0.1:0' : `:${port}`);
+  return {
+    signal,
+    logger,
+    namespaces: o.namespaces,
+    ...(o.labelSelector ? { labelSelector: o.labelSelector } : {}),
+    ...(o.leaderElect
+      ? {
+          leaderElection: {
+            id: o.leaderElectionId,
+            ...(o.leaseDurationMs ? { leaseDurationMs: o.leaseDurationMs } : {}),
+            ...(o.renewDeadlineMs ? { renewDeadlineMs: o.renewDeadlineMs } : {}),
+            ...(o.retryPeriodMs ? { retryPeriodMs: o.retryPeriodMs } : {}),
+            ...(o.leaderElectionNamespace ? { namespace: o.leaderElectionNamespace } : {}),
+          },
+        }
+      : {}),
+    metricsBindAddress: o.metricsBindAddress ?? fallbackBind('8080'),
+    healthProbeBindAddress: o.healthProbeBindAddress ?? fallbackBind('8081'),
+    maxConcurrentReconciles: o.maxConcurrentReconciles,
+    ...(o.report ? { report: o.report } : {}),
+    onListening: ({ metrics, probes }) => {
+      logger.info(
+        {
+          ...(metrics ? { metrics: `http://${metrics}/metrics` } : {}),
+          ...(probes ? { healthz: `http://${probes}/healthz`, readyz: `http://${probes}/readyz` } : {}),
+        },
+        'serving metrics and probes',
+      );
+    },
+  };
 }
 
-function parse(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    strict: true,
-    allowPositionals: false,
-    options: {
-      kubeconfig: { type: 'string' },
-      context: { type: 'string' },
-      namespace: { type: 'string' },
-      embedded: { type: 'boolean' },
-      duration: { type: 'string' },
-      'log-level': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
+/** One line for stderr: the error's message, and its causes' messages (never a stack unless debugging). */
+function oneLine(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const parts = [err.message];
+  let cause = err.cause;
+  while (cause instanceof Error && parts.length < 4) {
+    if (!parts.some((p) => p.includes(cause instanceof Error ? cause.message : '')))
+      parts.push(cause.message);
+    cause = cause.cause;
+  }
+  return parts.join(': ').replace(/\s*\n\s*/g, ' ');
 }
 
 main(process.argv.slice(2)).then(
@@ -141,10 +142,11 @@ main(process.argv.slice(2)).then(
   },
   (err: unknown) => {
     if (err instanceof UsageError) {
-      process.stderr.write(`pod-counter: ${err.message}\n${usage}`);
+      process.stderr.write(`pod-counter: ${err.message} (see pod-counter --help)\n`);
       process.exit(2);
     }
-    process.stderr.write(`pod-counter: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`pod-counter: ${oneLine(err)}\n`);
+    if (debug && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
     process.exit(1);
   },
 );

@@ -1,9 +1,14 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pod } from '@kubeloop/client';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { liveClient, podManifest, uniqueName, waitFor, withNamespace } from './support.js';
+
+/** Metrics and probes on free loopback ports, so parallel runs never fight over :8080/:8081. */
+const NO_PORTS = ['--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'];
 
 const cli = fileURLToPath(new URL('../../../apps/pod-counter/dist/cli.js', import.meta.url));
 
@@ -37,7 +42,15 @@ describe('pod-counter CLI (npm run pod-counter -- --kubeconfig <file>)', () => {
     cleanups.push(await withNamespace(api, ns));
     for (const n of ['a', 'b']) await api.create(Pod, podManifest(ns, n));
 
-    const res = await run(['--kubeconfig', inject('kubeconfigPath'), '--namespace', ns, '--duration', '3']);
+    const res = await run([
+      ...NO_PORTS,
+      '--kubeconfig',
+      inject('kubeconfigPath'),
+      '--namespace',
+      ns,
+      '--duration',
+      '3',
+    ]);
     expect(res.code, res.stderr).toBe(0);
     const counts = res.stdout
       .split('\n')
@@ -58,7 +71,7 @@ describe('pod-counter CLI (npm run pod-counter -- --kubeconfig <file>)', () => {
     await api.create(Pod, podManifest(ns, 'a'));
     const child = spawn(
       process.execPath,
-      [cli, '--kubeconfig', inject('kubeconfigPath'), '--namespace', ns],
+      [cli, ...NO_PORTS, '--kubeconfig', inject('kubeconfigPath'), '--namespace', ns],
       {
         stdio: ['ignore', 'pipe', 'pipe'],
       },
@@ -74,13 +87,84 @@ describe('pod-counter CLI (npm run pod-counter -- --kubeconfig <file>)', () => {
     expect(stdout).toContain('"Manager stopped"');
   });
 
-  it('rejects bad arguments with exit code 2', async () => {
-    const res = await run(['--duration', 'soon']);
-    expect(res.code).toBe(2);
-    expect(res.stderr).toContain('--duration');
-    const level = await run(['--log-level', 'verbose']);
-    expect(level.code).toBe(2);
-    expect(level.stderr).toContain('--log-level must be one of trace|debug|info|warn|error, got verbose');
-    expect(level.stderr).toContain('usage: pod-counter');
+  it('rejects bad arguments with exit code 2 and one line naming the problem', async () => {
+    const cases: Array<[string[], string]> = [
+      [
+        ['--duration', 'soon'],
+        `pod-counter: option '--duration <seconds>' argument 'soon' is invalid. --duration must be a positive number, got "soon" (see pod-counter --help)`,
+      ],
+      [
+        ['--log-level', 'verbose'],
+        `pod-counter: option '--log-level <level>' argument 'verbose' is invalid. Allowed choices are trace, debug, info, warn, error. (see pod-counter --help)`,
+      ],
+      [['--bogus'], `pod-counter: unknown option '--bogus' (see pod-counter --help)`],
+      [
+        ['--label-selector', 'app in (a'],
+        "pod-counter: option '--label-selector <selector>' argument 'app in (a' is invalid. label selector \"app in (a\": ",
+      ],
+      [
+        ['--report-configmap', 'just-a-name'],
+        `pod-counter: option '--report-configmap <ns/name>' argument 'just-a-name' is invalid. --report-configmap must be <namespace>/<name>, got "just-a-name" (see pod-counter --help)`,
+      ],
+      [
+        ['--embedded', '--kubeconfig', '/x'],
+        'pod-counter: --embedded runs its own API server; do not combine it with --kubeconfig or --context (see pod-counter --help)',
+      ],
+    ];
+    for (const [args, line] of cases) {
+      const res = await run(args);
+      expect(res.code, args.join(' ')).toBe(2);
+      const lines = res.stderr.split('\n').filter(Boolean);
+      expect(lines, args.join(' ')).toHaveLength(1);
+      expect(lines[0]).toContain(line);
+    }
+  });
+
+  it('fails with exit code 1 and one line for a missing kubeconfig and for an unreachable server', async () => {
+    const missing = await run([...NO_PORTS, '--kubeconfig', '/nonexistent/kubeconfig']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr.split('\n').filter(Boolean)).toEqual([
+      'pod-counter: /nonexistent/kubeconfig: file not found',
+    ]);
+
+    const dir = mkdtempSync(path.join(tmpdir(), 'pod-counter-cli-'));
+    try {
+      // Port 1 on loopback: nothing listens there, so the connection is refused at once.
+      const file = path.join(dir, 'unreachable.yaml');
+      writeFileSync(
+        file,
+        [
+          'apiVersion: v1',
+          'kind: Config',
+          'current-context: c',
+          'contexts: [{ name: c, context: { cluster: k, user: u } }]',
+          'clusters: [{ name: k, cluster: { server: "https://127.0.0.1:1", insecure-skip-tls-verify: true } }]',
+          'users: [{ name: u, user: { token: do-not-print-me } }]',
+          '',
+        ].join('\n'),
+      );
+      const res = await run([...NO_PORTS, '--kubeconfig', file]);
+      expect(res.code).toBe(1);
+      const lines = res.stderr.split('\n').filter(Boolean);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        /^pod-counter: cannot reach the API server at https:\/\/127\.0\.0\.1:1: .*ECONNREFUSED/,
+      );
+      expect(res.stderr + res.stdout).not.toContain('do-not-print-me');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('prints --help and --version and exits 0', async () => {
+    const help = await run(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Usage: pod-counter [options]');
+    for (const flag of ['--leader-elect', '--report-configmap', '--metrics-bind-address', '--log-format']) {
+      expect(help.stdout).toContain(flag);
+    }
+    const version = await run(['--version']);
+    expect(version.code).toBe(0);
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
   });
 });

@@ -31,7 +31,7 @@ describe('pod-counter end to end (manager → builder → cache → client → c
     const run = runPodCounter(testConfig(), {
       signal: ac.signal,
       logger: captureLogger(records),
-      namespace: ns,
+      namespaces: [ns],
     });
     cleanups.push(async () => {
       ac.abort();
@@ -57,7 +57,7 @@ describe('pod-counter end to end (manager → builder → cache → client → c
     await waitFor(async () => lastCount() === 0 && (await converged()), status);
 
     // Every report is a number and the reconciler's log lines carry the controller's fields.
-    const report = records.find((r) => r.msg === 'pod count')!;
+    const report = records.find((r) => r.msg === 'pod count' && r.namespace === ns)!;
     expect(report).toMatchObject({ controller: 'pod', namespace: ns });
     expect(typeof report.reconcileID).toBe('string');
     expect(counts().every((c) => Number.isInteger(c) && c >= 0)).toBe(true);
