@@ -498,10 +498,15 @@ async function settledBefore(p: Promise<unknown>, deadline: AbortSignal): Promis
   }
 }
 
-/** Drops the client's open connections without waiting for in-flight requests (after the grace period). */
+/**
+ * Drops the client's open connections without waiting for in-flight requests (after the grace period,
+ * issue 16 item 7): `Transport.close({ force: true })` destroys the pools. `ApiClient.close` passes its
+ * argument on to the transport once the client forwards it; until then this is a graceful close that
+ * nobody awaits.
+ */
 function destroyClient(client: ApiClient): void {
-  const c = client as unknown as { destroy?: () => Promise<void> };
-  void c.destroy?.().catch(() => undefined);
+  const close = client.close as (options?: { force?: boolean }) => Promise<void>;
+  void close.call(client, { force: true }).catch(() => undefined);
 }
 
 /**
