@@ -2,7 +2,9 @@ import {
   type Client,
   type Clock,
   discardLogger,
+  type FieldRequirement,
   type FieldSelectorInput,
+  fieldRequirementsOf,
   type GetOptions,
   gvkOf,
   gvkString,
@@ -23,7 +25,6 @@ import {
   SelectorParseError,
   StatusError,
 } from '@kubeloop/client';
-import { parseFieldSelectorRequirements } from './internal/field-selector.js';
 import { MultiNamespaceInformer } from './internal/multi-namespace-informer.js';
 import { listWatchFor } from './list-watch.js';
 import {
@@ -390,7 +391,7 @@ export class InformerCache implements Cache {
     if (options.continue) throw new CacheUnsupportedError('continue is not supported by the cache reader');
     // Parse the selectors before waiting for a sync: a bad selector fails at once.
     const labelReqs = labelRequirements(options.labelSelector);
-    const fieldReqs = fieldRequirements(options.fieldSelector);
+    const fieldReqs = fieldRequirementsOf(options.fieldSelector);
     const inf = await this.#syncedInformer(kind, options.signal);
     const store = inf.getIndexer();
     let items = fieldReqs.length
@@ -450,18 +451,6 @@ function labelRequirements(sel: LabelSelectorInput | undefined): readonly LabelR
   return reqs;
 }
 
-interface FieldReq {
-  readonly field: string;
-  readonly operator: string;
-  readonly value: string;
-}
-
-function fieldRequirements(sel: FieldSelectorInput | undefined): readonly FieldReq[] {
-  if (sel === undefined) return [];
-  if (typeof sel === 'string') return parseFieldSelectorRequirements(sel);
-  return Object.entries(sel).map(([field, value]) => ({ field, operator: '=', value }));
-}
-
 /**
  * Objects matching every requirement, from indexes (controller-runtime `requiresExactMatch` + `byIndexes`):
  * `metadata.namespace` narrows the namespace, `metadata.name` is a key lookup, any other field needs its
@@ -469,7 +458,7 @@ function fieldRequirements(sel: FieldSelectorInput | undefined): readonly FieldR
  */
 function byFieldIndexes<T extends KubeObject>(
   store: IndexerReader<T>,
-  reqs: readonly FieldReq[],
+  reqs: readonly FieldRequirement[],
   namespace: string | undefined,
   kind: string,
 ): T[] {

@@ -55,6 +55,8 @@ interface LiveWatch {
 export class FakeServer implements ListerWatcher {
   rv = 1;
   readonly log: LogEntry[] = [];
+  /** The latest state by namespace/name (so writes need not replay the log). */
+  readonly #current = new Map<string, KubeObject>();
   /** Lists at or below this resourceVersion are gone (410). */
   compactedRV = 0;
   /** The watch cache holds events after this resourceVersion; a watch from an older one gets 410. */
@@ -95,9 +97,8 @@ export class FakeServer implements ListerWatcher {
     labels?: Record<string, string>,
   ): KubeObject {
     this.rv++;
-    const prev = this.stateAt(this.rv).find(
-      (o) => o.metadata?.name === name && o.metadata?.namespace === namespace,
-    );
+    const key = `${namespace}/${name}`;
+    const prev = this.#current.get(key);
     const obj = cm(
       name,
       this.rv,
@@ -106,6 +107,8 @@ export class FakeServer implements ListerWatcher {
       labels ?? prev?.metadata?.labels,
     );
     this.log.push({ rv: this.rv, type, obj });
+    if (type === 'DELETED') this.#current.delete(key);
+    else this.#current.set(key, obj);
     for (const w of this.live) this.#deliver(w, { type, object: structuredClone(obj) });
     return obj;
   }
