@@ -145,10 +145,10 @@ describe.skipIf(realCluster)(
       ]);
       expect(barrier.hits).toBe(2);
       expect(removed).toEqual([true, true]);
-    // the loser's test op failed (422) against the moved list, and it re-read and removed at the new index
-    const patches = ctx.server.faults.requests({ verb: 'patch', namespace: ns });
-    expect(patches.filter((r) => r.status === 422)).toHaveLength(1);
-    expect(patches.filter((r) => r.status === 200)).toHaveLength(2);
+      // the loser's test op failed (422) against the moved list, and it re-read and removed at the new index
+      const patches = ctx.server.faults.requests({ verb: 'patch', namespace: ns });
+      expect(patches.filter((r) => r.status === 422)).toHaveLength(1);
+      expect(patches.filter((r) => r.status === 200)).toHaveLength(2);
       await waitFor(async () => {
         try {
           await ctx.api.get(ConfigMap, key);

@@ -27,9 +27,17 @@ describe('client write options on the new methods (dryRun, fieldManager, scope e
     );
     expect(dry.data).toEqual({ a: '1' });
     await expect(api.get(ConfigMap, key)).rejects.toSatisfy(isNotFound);
-    const created = await createOrUpdate(api, ConfigMap, key, (c) => void (c.data = { a: '1' }), {
-      dryRun: true,
-    });
+    const created = await createOrUpdate(
+      api,
+      ConfigMap,
+      key,
+      (c) => {
+        c.data = { a: '1' };
+      },
+      {
+        dryRun: true,
+      },
+    );
     expect(created.result).toBe('created');
     await expect(api.get(ConfigMap, key)).rejects.toSatisfy(isNotFound);
 
@@ -42,7 +50,9 @@ describe('client write options on the new methods (dryRun, fieldManager, scope e
       api,
       Deployment,
       { namespace: ns, name: 'web' },
-      (d) => void (d.spec!.replicas = 5),
+      (d) => {
+        d.spec!.replicas = 5;
+      },
       { dryRun: true },
     );
     expect(patched.result).toBe('updated');
