@@ -35,6 +35,19 @@ export {
   Secret,
   Service,
 } from '@kubeloop/client';
+export {
+  AlreadyOwnedError,
+  addFinalizer,
+  containsFinalizer,
+  createOrPatch,
+  createOrUpdate,
+  type MutateFn,
+  type OperationResult,
+  OwnerReferenceError,
+  removeFinalizer,
+  setControllerReference,
+  setOwnerReference,
+} from '@kubeloop/client/controllerutil';
 export { getConfig, getConfigOrDie, type RestConfig } from '@kubeloop/config';
 export {
   type BuilderControllerOptions,
