@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiStatusError, failureStatus, methodNotSupported } from './errors.js';
-import type { RequestContext } from './faults.js';
+import type { RequestContext } from './faults/index.js';
 import type { HandlerEnv, ResourceRequest } from './handlers/context.js';
 import { handleCreate } from './handlers/create.js';
 import { handleDelete, handleDeleteCollection } from './handlers/delete.js';

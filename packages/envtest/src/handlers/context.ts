@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { badRequest, invalid } from '../errors.js';
-import type { RequestContext, WatchFaults, WatchWriter } from '../faults.js';
+import type { RequestContext, WatchFaults, WatchWriter } from '../faults/index.js';
 import type { Registry } from '../registry.js';
 import type { RequestInfo } from '../request-info.js';
 import type { ResourceType } from '../resource-type.js';
