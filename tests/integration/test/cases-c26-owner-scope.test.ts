@@ -1,5 +1,6 @@
 import { newControllerManagedBy, newManager } from '@kubeloop/builder';
-import { ConfigMap, type KubeObject, kind } from '@kubeloop/client';
+import { ConfigMap, type KubeObject, kind, Namespace } from '@kubeloop/client';
+import { OwnerReferenceError, setControllerReference } from '@kubeloop/client/controllerutil';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { installCRD } from './support/crds.js';
 import {
@@ -97,5 +98,27 @@ describe('C26 owner scope: a cluster-scoped owner of a namespaced child', () => 
       ]),
     );
     expect(everyOwner).toHaveLength(3);
+  });
+
+  it('C26: setControllerReference refuses a namespaced owner in another namespace, and a namespaced owner of a cluster-scoped child, before any request', () => {
+    const owner = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { namespace: 'ns-b', name: 'o', uid: 'u1' },
+    };
+    const child: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { namespace: 'ns-a', name: 'c' },
+    };
+    expect(() => setControllerReference(owner, child)).toThrow(OwnerReferenceError);
+    expect(child.metadata?.ownerReferences).toBeUndefined();
+    const clusterChild: KubeObject = {
+      apiVersion: Namespace.apiVersion,
+      kind: Namespace.kind,
+      metadata: { name: 'n' },
+    };
+    expect(() => setControllerReference(owner, clusterChild)).toThrow(OwnerReferenceError);
+    expect(clusterChild.metadata?.ownerReferences).toBeUndefined();
   });
 });
