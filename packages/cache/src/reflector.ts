@@ -20,6 +20,7 @@ import {
   WatchDecodeError,
   type WatchEvent,
 } from '@kubeloop/client';
+import { childController, onAbort } from './internal/abort.js';
 import type { ListerWatcher } from './list-watch.js';
 
 /** ReflectorStore knows how to take what a reflector sees: a full listing, then single changes. */
@@ -147,8 +148,21 @@ export class Reflector<T extends KubeObject = KubeObject> {
     return this.#lastSyncRV;
   }
 
-  /** Lists and watches until `signal` aborts; never rejects. */
-  async run(signal: AbortSignal): Promise<void> {
+  /**
+   * Lists and watches until `signal` aborts; never rejects. Requests and waits use a child of `signal`, so
+   * `signal` gets one listener however many reflectors share it.
+   */
+  async run(parent: AbortSignal): Promise<void> {
+    const { controller, release } = childController(parent);
+    try {
+      await this.#run(controller.signal);
+    } finally {
+      release();
+      controller.abort();
+    }
+  }
+
+  async #run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       try {
         await this.#listAndWatch(signal);
@@ -471,15 +485,9 @@ function isRefusal(err: unknown): boolean {
   );
 }
 
-/** Aborts `child` when `parent` aborts; returns the unlink (one listener on `parent` while linked). */
+/** Aborts `child` when `parent` aborts; returns the unlink. */
 function link(parent: AbortSignal, child: AbortController): () => void {
-  if (parent.aborted) {
-    child.abort(parent.reason);
-    return () => {};
-  }
-  const onAbort = () => child.abort(parent.reason);
-  parent.addEventListener('abort', onAbort, { once: true });
-  return () => parent.removeEventListener('abort', onAbort);
+  return onAbort(parent, () => child.abort(parent.reason));
 }
 
 function isConnectionError(err: unknown): boolean {

@@ -8,6 +8,7 @@ import {
   realClock,
 } from '@kubeloop/client';
 import { CompactIndexer } from './compact-store.js';
+import { onAbort } from './internal/abort.js';
 import type { ListerWatcher } from './list-watch.js';
 import { Reflector, type ReflectorOptions, type ReflectorStore } from './reflector.js';
 import {
@@ -352,12 +353,11 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
     return new Promise((resolve) => {
       const done = (synced: boolean) => {
         this.#syncWaiters.delete(done);
-        signal?.removeEventListener('abort', onAbort);
+        unsubscribe();
         resolve(synced);
       };
-      const onAbort = () => done(false);
       this.#syncWaiters.add(done);
-      signal?.addEventListener('abort', onAbort, { once: true });
+      const unsubscribe = signal ? onAbort(signal, () => done(false)) : () => {};
     });
   }
 

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -345,6 +346,33 @@ describe('Reflector: watch endings', () => {
     expect(() => new Reflector(new FakeServer(), new RecordingStore(), { pageSize: 1.5 })).toThrow(
       /pageSize/,
     );
+  });
+});
+
+describe('Reflector: abort listeners (issue 16 item 8)', () => {
+  it('40 reflectors sharing one signal put one listener on it, whatever their requests and waits', async () => {
+    const ac = new AbortController();
+    running.push(ac);
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const servers = Array.from({ length: 40 }, () => new FakeServer(1));
+      // Half of them fail their watch and sit in a backoff wait (a listener on their signal while waiting).
+      for (const s of servers.slice(0, 20))
+        s.watchFaults.push({ error: statusError(500, 'InternalError', 'x') });
+      const runs = servers.map((s) =>
+        new Reflector(s, new RecordingStore(), { clock: new FakeClock() }).run(ac.signal),
+      );
+      await vi.waitFor(() => expect(servers.every((s) => s.watchCalls.length >= 1)).toBe(true));
+      expect(getEventListeners(ac.signal, 'abort').length).toBeLessThanOrEqual(1);
+      ac.abort();
+      await Promise.all(runs);
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 });
 
