@@ -600,6 +600,23 @@ describe('admin endpoint against the real server', () => {
     expect((await api('GET', `/api/v1/namespaces/${ns}/pods/kept`)).status).toBe(404);
     expect((await api('GET', '/api/v1/namespaces/default')).status).toBe(200);
   });
+
+  it('restart({ keepState: true }) keeps every resourceVersion: a watch from before it resumes without 410', async () => {
+    const ns = await newNamespace();
+    const a = await createPod(ns, 'a');
+    const rvBefore = await listRv(ns);
+    await server.faults.restart({ keepState: true });
+    // The test's pooled connection died with the restart; undici reports that once (a GET is not retried).
+    await api('GET', '/healthz').catch(() => undefined);
+    const after = await api('GET', `/api/v1/namespaces/${ns}/pods/a`);
+    expect(after.body.metadata.resourceVersion).toBe(a.metadata.resourceVersion);
+    expect(await listRv(ns)).toBe(rvBefore);
+    const b = await createPod(ns, 'b');
+    expect(Number(b.metadata.resourceVersion)).toBeGreaterThan(Number(rvBefore));
+    server.faults.endWatches({ match: { verb: 'watch', namespace: ns }, afterEvents: 1, times: 1 });
+    const w = await raw(`/api/v1/namespaces/${ns}/pods?watch=true&resourceVersion=${rvBefore}`).done;
+    expect(events(w.body).map((e) => [e.type, e.object.metadata.name])).toEqual([['ADDED', 'b']]);
+  });
 });
 
 describe('per-client and slow requests', () => {
