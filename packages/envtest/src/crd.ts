@@ -275,6 +275,7 @@ export function crdResourceTypes(crd: KObject): ResourceType[] {
         storageKey: `${group}/${plural}`,
         storageVersionHash: hash,
         crdName,
+        ...(hasSchema ? { openApiSchema: schema } : {}),
         // conversion strategy None: other served versions see the stored object with only apiVersion changed
         ...(v.storage === true
           ? {}

@@ -1,10 +1,13 @@
 /**
- * A minimal OpenAPI v3 surface (protocol §0.3): the `/openapi/v3` index and one document per group-version
- * with a PATCH operation per kind carrying `x-kubernetes-group-version-kind` and a `fieldValidation`
- * parameter — what kubectl checks before create/apply under `--validate=strict`.
+ * OpenAPI v3 (protocol §0.3): the `/openapi/v3` index and one document per group-version with the operations
+ * of each kind (carrying `x-kubernetes-group-version-kind` and a `fieldValidation` parameter, what kubectl
+ * checks before create/apply under `--validate=strict`) and the kinds' schemas: built-ins from the schemas
+ * generated from the Kubernetes OpenAPI definitions (`schema/`), custom resources from their CRD's
+ * `openAPIV3Schema` — what `kubectl explain` and kubectl's client-side apply read.
  */
 import type { ServedGroups } from './discovery.js';
 import { apiVersionOf, type ResourceType } from './resource-type.js';
+import { model, rootModel, shapeOf } from './schema/schemas.js';
 
 function gvPath(group: string, version: string): string {
   return group ? `apis/${group}/${version}` : `api/${version}`;
@@ -23,6 +26,109 @@ export function openApiIndex(served: ServedGroups, hash: (gv: string) => string)
 function schemaName(rt: ResourceType): string {
   const g = rt.group ? rt.group.split('.').reverse().join('.') : 'core';
   return `io.k8s.api.${g}.${rt.version}.${rt.kind}`;
+}
+
+/** Component name of a client model: ObjectMeta and friends live in apimachinery's meta/v1. */
+function componentName(rt: ResourceType, modelName: string): string {
+  const bare = modelName.replace(/^(?:[A-Z][a-z]+)?V\d+(?:(?:alpha|beta)\d+)?(?=[A-Z])/, '');
+  if (META_TYPES.has(bare)) return `io.k8s.apimachinery.pkg.apis.meta.v1.${bare}`;
+  const g = rt.group ? rt.group.split('.').reverse().join('.') : 'core';
+  return `io.k8s.api.${g}.${rt.version}.${bare}`;
+}
+
+const META_TYPES = new Set([
+  'ObjectMeta',
+  'ManagedFieldsEntry',
+  'OwnerReference',
+  'LabelSelector',
+  'LabelSelectorRequirement',
+  'Condition',
+  'ListMeta',
+]);
+
+/** List fields merged by key under strategic merge patch (apimachinery patchMergeKey tags), by field name. */
+const MERGE_KEYS: Readonly<Record<string, string>> = {
+  containers: 'name',
+  initContainers: 'name',
+  ephemeralContainers: 'name',
+  volumes: 'name',
+  imagePullSecrets: 'name',
+  env: 'name',
+  volumeMounts: 'mountPath',
+  volumeDevices: 'devicePath',
+  ownerReferences: 'uid',
+  conditions: 'type',
+  hostAliases: 'ip',
+  resourceClaims: 'name',
+  topologySpreadConstraints: 'topologyKey',
+};
+
+/**
+ * The schemas of one built-in kind: its root (named like the server's, with the GVK) and every model it
+ * reaches, into `out`.
+ */
+function builtinSchemas(rt: ResourceType, root: string, out: Record<string, unknown>): void {
+  const pending = [root];
+  const seen = new Set<string>();
+  const ref = (name: string) => {
+    if (!seen.has(name)) pending.push(name);
+    return { $ref: `#/components/schemas/${name === root ? schemaName(rt) : componentName(rt, name)}` };
+  };
+  const typeSchema = (type: string, field: string, parentModel: string): Record<string, unknown> => {
+    const s = shapeOf(type);
+    if (s.kind === 'model') return { allOf: [ref(s.name)], default: {} };
+    if (s.kind === 'array') {
+      const key = MERGE_KEYS[field];
+      const ports =
+        field === 'ports' ? (parentModel.endsWith('ServiceSpec') ? 'port' : 'containerPort') : undefined;
+      const mergeKey = key ?? ports;
+      return {
+        type: 'array',
+        items: typeSchema(s.of, '', parentModel),
+        ...(mergeKey
+          ? { 'x-kubernetes-patch-merge-key': mergeKey, 'x-kubernetes-patch-strategy': 'merge' }
+          : {}),
+        ...(field === 'finalizers' ? { 'x-kubernetes-patch-strategy': 'merge' } : {}),
+      };
+    }
+    if (s.kind === 'map') return { type: 'object', additionalProperties: typeSchema(s.of, '', parentModel) };
+    switch (s.type) {
+      case 'string':
+        return { type: 'string' };
+      case 'number':
+        return { type: 'integer', format: 'int64' };
+      case 'boolean':
+        return { type: 'boolean' };
+      case 'Date':
+        return { type: 'string', format: 'date-time' };
+      case 'IntOrString':
+        return { 'x-kubernetes-int-or-string': true };
+      default:
+        return { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+    }
+  };
+  while (pending.length > 0) {
+    const name = pending.pop()!;
+    if (seen.has(name)) continue;
+    seen.add(name);
+    const m = model(name);
+    if (!m) continue;
+    const properties: Record<string, unknown> = {};
+    const required: string[] = [];
+    for (const [field, [type, req, description]] of Object.entries(m.f)) {
+      properties[field] = { ...typeSchema(type, field, name), ...(description ? { description } : {}) };
+      if (req) required.push(field);
+    }
+    out[name === root ? schemaName(rt) : componentName(rt, name)] = {
+      type: 'object',
+      description: m.d,
+      properties,
+      ...(required.length ? { required } : {}),
+      ...(name === root
+        ? { 'x-kubernetes-group-version-kind': [{ group: rt.group, version: rt.version, kind: rt.kind }] }
+        : {}),
+    };
+  }
 }
 
 /** The OpenAPI v3 document of one group-version path (`api/v1`, `apis/apps/v1`), or undefined. */
@@ -76,20 +182,26 @@ export function openApiDocument(served: ServedGroups, gv: string): Record<string
       },
       delete: op('delete', 'delete'),
     };
-    schemas[schemaName(rt)] = {
-      type: 'object',
-      properties: {
-        apiVersion: { type: 'string' },
-        kind: { type: 'string' },
-        metadata: { type: 'object' },
-      },
-      'x-kubernetes-preserve-unknown-fields': true,
-      // Deliberately no x-kubernetes-group-version-kind here: kubectl's client-side apply computes its
-      // strategic patch from the component schema carrying the GVK, and without full schemas that fails
-      // ("unable to find api field"). With no matching component it uses its compiled-in types (built-ins)
-      // or a JSON merge patch (custom resources), which gives the right patch.
-      description: `${rt.kind} (${apiVersionOf(rt)}); envtest serves no field schemas`,
-    };
+    const root = rt.crdName === undefined ? rootModel(rt.group, rt.version, rt.kind) : undefined;
+    if (root) builtinSchemas(rt, root, schemas);
+    else if (rt.openApiSchema)
+      schemas[schemaName(rt)] = {
+        ...rt.openApiSchema,
+        'x-kubernetes-group-version-kind': [{ group: rt.group, version: rt.version, kind: rt.kind }],
+      };
+    else
+      schemas[schemaName(rt)] = {
+        type: 'object',
+        properties: {
+          apiVersion: { type: 'string' },
+          kind: { type: 'string' },
+          metadata: { type: 'object' },
+        },
+        'x-kubernetes-preserve-unknown-fields': true,
+        // No x-kubernetes-group-version-kind without a schema: kubectl's client-side apply computes its
+        // strategic patch from the component carrying the GVK, and a schema without fields makes that fail.
+        description: `${rt.kind} (${apiVersionOf(rt)})`,
+      };
   }
   return {
     openapi: '3.0.0',

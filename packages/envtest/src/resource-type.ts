@@ -88,6 +88,8 @@ export interface ResourceType {
   /** Whether list items carry kind/apiVersion (true for CRs, as unstructured lists do upstream). */
   readonly listItemsHaveTypeMeta: boolean;
   readonly storageVersionHash: string;
+  /** A custom resource's openAPIV3Schema (from its CRD version), served in the OpenAPI v3 document. */
+  readonly openApiSchema?: Readonly<Record<string, unknown>>;
   /** Set for custom resources: the CRD name. */
   readonly crdName?: string;
   readonly singularFallback?: string;

@@ -959,9 +959,15 @@ spec:
       expect(patched.body.metadata.annotations).toBeUndefined();
     });
 
-    it.fails('known gap: explain needs schemas in the OpenAPI v3 documents', async () => {
+    it('explain reads the schemas of the OpenAPI v3 documents (built-in kinds and CRDs)', async () => {
       expect(await kubectl.ok(['explain', 'pods.spec.restartPolicy'])).toContain('FIELD: restartPolicy');
-    });
+      const containers = await kubectl.ok(['explain', 'pod.spec.containers']);
+      expect(containers).toContain('FIELD: containers <[]Container>');
+      expect(containers).toMatch(/image\s+<string>/);
+      expect(containers).toMatch(/name\s+<string> -required-/);
+      const job = await kubectl.ok(['explain', 'jobs.spec.template.spec.containers.imagePullPolicy']);
+      expect(job).toContain('FIELD: imagePullPolicy <string>');
+    }, 30_000);
 
     it('create --dry-run=server validates without storing; delete --all empties a namespace', async () => {
       const f = kubectl.file('dry.yaml', pod('dry', { app: 'dry' }));
