@@ -357,17 +357,17 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
     }, 'recovery after the storm');
   });
 
-  it('C02 (real-time canary): three failing watches back off on the real clock and the informer recovers', async () => {
+  it('C02 (real-time canary): two failing watches back off on the real clock and the informer recovers', async () => {
     const ns = await namespaceWithPods('c02rt', ['a']);
     const { inf } = await informer(ns);
     const storm = server.faults.failRequests({
       match: { verb: 'watch', namespace: ns },
       status: 500,
-      times: 3,
+      times: 2,
     });
     await server.restart({ keepState: true });
     await api.create(Pod, podManifest(ns, 'b'));
-    await waitFor(() => storm.hits >= 3, 'three failed watches', 30_000);
+    await waitFor(() => storm.hits >= 2, 'two failed watches', 30_000);
     await waitFor(async () => cacheRVs(inf).join() === (await serverRVs(ns)).join(), 'recovery', 30_000);
   }, 60_000);
 
