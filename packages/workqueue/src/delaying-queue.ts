@@ -1,5 +1,6 @@
-import type { ClockTimer } from './clock.js';
+import { type ClockTimer, realClock } from './clock.js';
 import { type HeapEntry, IndexedHeap } from './internal/heap.js';
+import { KeepAlive } from './internal/keep-alive.js';
 import {
   BasicQueue,
   type Queue,
@@ -38,6 +39,7 @@ export class BasicDelayingQueue<T> extends BasicQueue<T> implements DelayingQueu
   private timer: ClockTimer | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
   private seq = 0;
+  private readonly keepAlive = new KeepAlive(this.clock === realClock);
 
   addAfter(item: T, delayMs: number): void {
     if (this.shuttingDown()) return;
@@ -76,6 +78,11 @@ export class BasicDelayingQueue<T> extends BasicQueue<T> implements DelayingQueu
     this.timerAt = Number.POSITIVE_INFINITY;
     this.waiting.clear();
     this.waitingByKey.clear();
+    this.keepAlive.set(false);
+  }
+
+  protected override onWaitersChanged(): void {
+    this.keepAlive.set(this.waiterCount > 0 && this.waiting.size > 0);
   }
 
   /** Moves every entry whose time has come into the queue, then re-arms the timer for the next one. */
@@ -94,6 +101,7 @@ export class BasicDelayingQueue<T> extends BasicQueue<T> implements DelayingQueu
   };
 
   private arm(): void {
+    this.onWaitersChanged();
     const top = this.waiting.peek();
     if (top === undefined || top.readyAt >= this.timerAt) return;
     this.timer?.cancel();

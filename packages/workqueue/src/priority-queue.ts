@@ -1,5 +1,6 @@
 import { type Clock, type ClockTimer, realClock } from './clock.js';
 import { type HeapEntry, IndexedHeap } from './internal/heap.js';
+import { KeepAlive } from './internal/keep-alive.js';
 import { QueueMetrics } from './internal/queue-metrics.js';
 import { Ring } from './internal/ring.js';
 import type { GetResult, KeyFn, QueueDebugSizes, QueueInspection, QueueOptions } from './queue.js';
@@ -129,9 +130,11 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
   private timerAt = Number.POSITIVE_INFINITY;
   private shutdownFlag = false;
   private drainWaiters: (() => void)[] = [];
+  private readonly keepAlive: KeepAlive;
 
   constructor(options: PriorityQueueOptions<T>) {
     this.clock = options.clock ?? realClock;
+    this.keepAlive = new KeepAlive(this.clock === realClock);
     this.keyFn = options.keyFn;
     this.rateLimiter = options.rateLimiter ?? defaultPriorityQueueRateLimiter();
     if (options.name && options.metricsProvider) {
@@ -175,11 +178,13 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
     if (this.shutdownFlag) return Promise.resolve(GET_SHUTDOWN);
     const e = this.popReady();
     if (e !== undefined) return Promise.resolve({ item: this.take(e), shutdown: false });
-    return new Promise<GetResult<T>>((resolve) =>
+    const waiting = new Promise<GetResult<T>>((resolve) =>
       this.waiters.push((w) =>
         resolve(w === undefined ? GET_SHUTDOWN : { item: this.take(w), shutdown: false }),
       ),
     );
+    this.syncKeepAlive();
+    return waiting;
   }
 
   getWithPriority(): Promise<GetWithPriorityResult<T>> {
@@ -187,11 +192,13 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
     const e = this.popReady();
     if (e !== undefined)
       return Promise.resolve({ item: this.take(e), priority: e.priority, shutdown: false });
-    return new Promise<GetWithPriorityResult<T>>((resolve) =>
+    const waiting = new Promise<GetWithPriorityResult<T>>((resolve) =>
       this.waiters.push((w) =>
         resolve(w === undefined ? SHUTDOWN : { item: this.take(w), priority: w.priority, shutdown: false }),
       ),
     );
+    this.syncKeepAlive();
+    return waiting;
   }
 
   tryGet(): T | undefined {
@@ -239,6 +246,7 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
       else this.entries.delete(key);
     }
     while (this.waiters.length > 0) this.waiters.shift()?.(undefined);
+    this.keepAlive.set(false);
   }
 
   /**
@@ -422,6 +430,12 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
       const e = this.popReady() as Entry<T>;
       this.waiters.shift()?.(e);
     }
+    this.syncKeepAlive();
+  }
+
+  /** See {@link KeepAlive}: hold the process open while a `get()` waits and a delayed item will be ready. */
+  private syncKeepAlive(): void {
+    this.keepAlive.set(this.waiters.length > 0 && this.waiting.size > 0);
   }
 
   private fire = (): void => {
@@ -439,6 +453,7 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
   };
 
   private arm(): void {
+    this.syncKeepAlive();
     const top = this.waiting.peek();
     if (top === undefined || top.readyAt >= this.timerAt) return;
     this.timer?.cancel();

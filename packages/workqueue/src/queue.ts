@@ -157,7 +157,9 @@ export class BasicQueue<T> implements Queue<T> {
   get(): Promise<GetResult<T>> {
     if (this.fifo.length > 0) return Promise.resolve({ item: this.take(), shutdown: false });
     if (this.shutdownFlag) return Promise.resolve(SHUTDOWN);
-    return new Promise<GetResult<T>>((resolve) => this.waiters.push(resolve));
+    const waiting = new Promise<GetResult<T>>((resolve) => this.waiters.push(resolve));
+    this.onWaitersChanged();
+    return waiting;
   }
 
   tryGet(): T | undefined {
@@ -190,6 +192,7 @@ export class BasicQueue<T> implements Queue<T> {
     this.metrics?.stop();
     this.onShutDown();
     while (this.waiters.length > 0) (this.waiters.shift() as Waiter<T>)(SHUTDOWN);
+    this.onWaitersChanged();
   }
 
   shutDownWithDrain(): Promise<void> {
@@ -221,10 +224,21 @@ export class BasicQueue<T> implements Queue<T> {
   /** Hook for subclasses: release timers and pending delays. */
   protected onShutDown(): void {}
 
+  /** Hook for subclasses: the number of pending `get()` calls ({@link waiterCount}) changed. */
+  protected onWaitersChanged(): void {}
+
+  /** Pending `get()` calls. */
+  protected get waiterCount(): number {
+    return this.waiters.length;
+  }
+
   /** Puts a dirty, not-processing entry in line, or hands it straight to a waiting worker. */
   private enqueue(e: KeyEntry<T>): void {
     this.fifo.push(e);
-    if (this.waiters.length > 0) (this.waiters.shift() as Waiter<T>)({ item: this.take(), shutdown: false });
+    if (this.waiters.length > 0) {
+      (this.waiters.shift() as Waiter<T>)({ item: this.take(), shutdown: false });
+      this.onWaitersChanged();
+    }
   }
 
   /** Moves the oldest queued entry to processing and returns its item. Precondition: fifo not empty. */
