@@ -1,6 +1,6 @@
 // Leaks (issue 13 item 4): many watch reconnects and many short watches leave the process where it was —
 // heap after GC, sockets at the server, active handles, abort listeners on the caller's signal.
-// CI runs LEAKS_N=150 of each (a few seconds); the big run is LEAKS_N=10000 (see docs/reliability.md).
+// CI runs LEAKS_N=100 of each (a few seconds); the big run is LEAKS_N=10000 (see docs/reliability.md).
 import { getEventListeners } from 'node:events';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -8,7 +8,7 @@ import { ConfigMap } from '@kubeloop/client';
 import { describe, expect, it } from 'vitest';
 import { realCluster, useFaultServer } from './support/fault-server.js';
 
-const N = Number(process.env.LEAKS_N ?? 150);
+const N = Number(process.env.LEAKS_N ?? 100);
 /** The stated bounds: heap after GC grows by at most 5 MB; the server sees at most 4 sockets from us. */
 const HEAP_BOUND = 5 * 1024 * 1024;
 const SOCKET_BOUND = 4;
