@@ -17,7 +17,6 @@ export {
   ApiClient,
   type ClientOptions,
   collectionPath,
-  errorFromWatchStatus,
   type NewClientOptions,
   newClient,
 } from './client.js';
@@ -62,12 +61,11 @@ export {
   matchesFieldRequirements,
   parseFieldSelector,
 } from './field-selector.js';
-export {
-  type HttpBody,
-  type HttpRequest,
-  type HttpResponse,
-  type HttpTransport,
-  headerValue,
+export type {
+  HttpBody,
+  HttpRequest,
+  HttpResponse,
+  HttpTransport,
 } from './http.js';
 export type {
   Client,
@@ -141,7 +139,6 @@ export {
 } from './options.js';
 export { type ListPage, type ListPagesOptions, listAll, listPages } from './pager.js';
 export {
-  AGGREGATED_DISCOVERY_ACCEPT,
   DynamicRESTMapper,
   type DynamicRESTMapperOptions,
   isNoMatchError,
