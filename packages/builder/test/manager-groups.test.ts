@@ -179,3 +179,53 @@ describe('Manager runnable groups (controller-runtime runnable_group.go)', () =>
     expect(events.slice(2)).toEqual(['stop leader-only', 'stop everywhere']);
   });
 });
+
+describe('Manager stop edge cases', () => {
+  it('a runnable that rejects with an AbortError while the manager stops is not a manager error; another rejection is', async () => {
+    const mgr = newManager(config);
+    mgr.add({
+      async start(signal) {
+        await untilAborted(signal);
+        throw new DOMException('stopped', 'AbortError');
+      },
+    });
+    const ac = new AbortController();
+    const run = mgr.start(ac.signal);
+    await mgr.elected();
+    ac.abort();
+    await expect(run).resolves.toBeUndefined();
+
+    const mgr2 = newManager(config);
+    mgr2.add({
+      async start(signal) {
+        await untilAborted(signal);
+        throw new Error('cleanup failed');
+      },
+    });
+    const ac2 = new AbortController();
+    const run2 = mgr2.start(ac2.signal);
+    await mgr2.elected();
+    ac2.abort();
+    await expect(run2).rejects.toThrow('cleanup failed');
+  });
+
+  it('an HTTP server whose readiness wait is cut short by the stop is not a manager error', async () => {
+    const mgr = newManager(config);
+    let readyCalled = false;
+    mgr.addHTTPServer({
+      start: (signal) => untilAborted(signal),
+      ready: (signal) =>
+        new Promise<void>((_, reject) => {
+          readyCalled = true;
+          signal.addEventListener('abort', () => reject(new Error('aborted while waiting to listen')), {
+            once: true,
+          });
+        }),
+    });
+    const ac = new AbortController();
+    const run = mgr.start(ac.signal);
+    await expect.poll(() => readyCalled).toBe(true);
+    ac.abort();
+    await expect(run).resolves.toBeUndefined();
+  });
+});

@@ -205,6 +205,11 @@ class ControllerManager implements Manager {
   }
 
   #fail(err: unknown): void {
+    // A runnable that rejects with an AbortError once the manager is stopping was just told to stop.
+    if (this.#stop.signal.aborted && (err as { name?: unknown })?.name === 'AbortError') {
+      this.#log.debug({ err }, 'runnable ended with an abort while stopping');
+      return;
+    }
     if (this.#firstError === undefined && !this.#stop.signal.aborted) {
       this.#log.error({ err }, 'runnable failed, stopping the manager');
     }

@@ -10,7 +10,8 @@ export interface GroupMember {
  * - after `start`, `add` starts the member at once (no readiness wait), exactly once;
  * - once `stop` was called, `add` ignores the member: nothing starts in a stopping group;
  * - `stop` aborts the group's signal and waits for every started member to settle.
- * A member that rejects is reported to `onError`; the group does not stop by itself.
+ * A member that rejects, or whose readiness check rejects before `signal` aborts, is reported to
+ * `onError`; the group does not stop by itself.
  * @internal
  */
 export class RunnableGroup {
@@ -46,7 +47,14 @@ export class RunnableGroup {
     this.#started = true;
     const members = this.#queued.splice(0);
     for (const m of members) this.#launch(m);
-    await Promise.all(members.map((m) => m.ready?.(signal).catch(this.onError)));
+    await Promise.all(
+      members.map((m) =>
+        m.ready?.(signal).catch((err: unknown) => {
+          // A readiness wait cut short because the manager is stopping is not a failure.
+          if (!signal.aborted) this.onError(err);
+        }),
+      ),
+    );
   }
 
   /**
