@@ -185,6 +185,47 @@ describe('Controller on the test clock (controller-runtime internal/controller)'
     await c.stop();
   });
 
+  it('recoverPanic: false rethrows a panic outside the controller (it would crash the process) and does not retry', async () => {
+    const panic = new TypeError('reading x of undefined');
+    const crashes: unknown[] = [];
+    const nextTick = process.nextTick;
+    // Catch only our panic where Node would raise it as an uncaught exception.
+    const spy = vi.spyOn(process, 'nextTick').mockImplementation(((
+      fn: (...a: unknown[]) => void,
+      ...args: unknown[]
+    ) =>
+      nextTick.call(
+        process,
+        (...a: unknown[]) => {
+          try {
+            fn(...a);
+          } catch (err) {
+            if (err !== panic) throw err;
+            crashes.push(err);
+          }
+        },
+        ...args,
+      )) as typeof process.nextTick);
+    try {
+      let calls = 0;
+      const c = await run(
+        {
+          async reconcile() {
+            calls++;
+            throw panic;
+          },
+        },
+        { recoverPanic: false, rateLimiter: new ItemExponentialFailureRateLimiter(1, 1) },
+      );
+      c.q.add(req('p'));
+      await vi.waitFor(() => expect(crashes).toEqual([panic]));
+      await c.stop();
+      expect(calls).toBe(1);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('issue 16 item 9: once stopping, workers take no more requests — a backlog is not worked off with an aborted signal', async () => {
     let release!: () => void;
     const reconciled: string[] = [];
