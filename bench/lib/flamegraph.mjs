@@ -102,7 +102,7 @@ const svg = [
     const pct = ((100 * r.value) / root.value).toFixed(1);
     const text =
       r.w > 40
-        ? `<text x="${(r.x + 3).toFixed(1)}" y="${r.y + 12}" clip-path="inset(0 0 0 0)">${esc(r.name.slice(0, Math.floor(r.w / 6.6)))}</text>`
+        ? `<text x="${(r.x + 3).toFixed(1)}" y="${r.y + 12}">${esc(r.name.slice(0, Math.floor(r.w / 6.6)))}</text>`
         : '';
     return `<g><title>${esc(r.name)} (${pct}%)</title><rect x="${r.x.toFixed(1)}" y="${r.y}" width="${Math.max(0.3, r.w - 0.3).toFixed(1)}" height="${H - 1}" fill="${color(r.name)}"/>${text}</g>`;
   }),
