@@ -66,10 +66,14 @@ describe.skipIf(realCluster)('C21 leader that cannot renew (envtest fault inject
       expect(outcome).toBeInstanceOf(LeaderElectionLostError);
       await waitFor(() => b.stamps >= 3, 'B stamping as the new leader', 15_000);
 
-      const leasePuts = server.faults.requests({ resource: 'leases', method: 'PUT', namespace: ns });
-      // Before the fault only A writes the Lease (B waits and only reads).
+      const leasePuts = server.faults
+        .requests({ resource: 'leases', namespace: ns })
+        .filter((r) => r.method === 'PUT' || r.method === 'POST');
+      // Before the fault only A writes the Lease (its create, then renews; B waits and only reads).
       const lastGoodA = Math.max(
-        ...leasePuts.filter((r) => r.time < tFault && r.status === 200).map((r) => r.time),
+        ...leasePuts
+          .filter((r) => r.time < tFault && (r.status === 200 || r.status === 201))
+          .map((r) => r.time),
       );
       const stampsA = server.faults.requests({ verb: 'patch', name: 'stamp-a', namespace: ns });
       const stampsB = server.faults.requests({ verb: 'patch', name: 'stamp-b', namespace: ns });

@@ -1,6 +1,6 @@
 import { type Logger, type Manager, newManager, newMetricsRegistry } from '@kubeloop/builder';
 import { LeaseKind, type LeaseObject } from '@kubeloop/builder/leaderelection';
-import { type ApiClient, ConfigMap } from '@kubeloop/client';
+import { type ApiClient, ConfigMap, isAlreadyExists } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
 import type { ApiServer } from '@kubeloop/envtest';
 
@@ -17,6 +17,8 @@ export interface Replica {
   readonly led: Array<{ from: number; to?: number }>;
   /** Number of stamps written. */
   stamps: number;
+  /** Errors of the stamping loop (not counting aborts), for failure messages. */
+  readonly errors: string[];
   readonly stop: AbortController;
   /** `mgr.start`'s outcome: undefined when it resolved, else the error. */
   readonly done: Promise<unknown>;
@@ -84,6 +86,7 @@ export function startReplica(
     registry,
     led: [],
     stamps: 0,
+    errors: [],
     stop,
     done: Promise.resolve(undefined),
   };
@@ -93,15 +96,21 @@ export function startReplica(
       const interval = { from: Date.now() } as { from: number; to?: number };
       replica.led.push(interval);
       try {
-        await client
-          .create(
-            ConfigMap,
-            { metadata: { namespace, name: `stamp-${identity}` }, data: { n: '0' } },
-            { signal },
-          )
-          .catch(() => undefined);
+        let created = false;
         while (!signal.aborted) {
           try {
+            if (!created) {
+              await client
+                .create(
+                  ConfigMap,
+                  { metadata: { namespace, name: `stamp-${identity}` }, data: { n: '0' } },
+                  { signal },
+                )
+                .catch((e: unknown) => {
+                  if (!isAlreadyExists(e)) throw e;
+                });
+              created = true;
+            }
             await client.patch(
               ConfigMap,
               { namespace, name: `stamp-${identity}` },
@@ -109,8 +118,9 @@ export function startReplica(
               { signal },
             );
             replica.stamps += 1;
-          } catch {
-            // aborted or failed: the loop condition decides
+          } catch (e) {
+            // aborted or failed (the loop condition decides); a failed create is tried again
+            if (!signal.aborted) replica.errors.push(String(e));
           }
           await new Promise<void>((resolve) => {
             const t = setTimeout(resolve, 100);
