@@ -48,8 +48,11 @@ describe.skipIf(realCluster)('C23 standby that is stopping (leader election)', (
   }
 
   it('C23: a standby stopped while it waits never starts leader-only work, writes no Lease and stops promptly', async () => {
-    const { api, ns, history, b } = await setup();
+    const { api, ns, history, a, b } = await setup();
     try {
+      // leader_election_master_status{name}: 1 on the leader, 0 on the standby.
+      expect(await a.registry.metrics()).toContain('leader_election_master_status{name="lock"} 1');
+      expect(await b.registry.metrics()).toContain('leader_election_master_status{name="lock"} 0');
       const t0 = Date.now();
       b.stop.abort();
       expect(await b.done).toBeUndefined();
