@@ -19,7 +19,6 @@ import {
 } from './auth.js';
 import { CertificateAuthority, type CertificatePair } from './certs.js';
 import { crdResourceTypes, establishedStatus, validateCrd } from './crd.js';
-import { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
 import { ApiStatusError, EnvtestError, forbidden, pathNotFound, unauthorized } from './errors.js';
 import {
   appendRequest,
@@ -28,9 +27,9 @@ import {
   type RequestContext,
   type RequestRecord,
 } from './faults/index.js';
-import { negotiate, sendBody, sendStatus, sendText, statusFromUnknown } from './http.js';
+import { dropConnectionHeaders, sendStatus, statusFromUnknown } from './http.js';
 import { writeKubeconfig } from './kubeconfig.js';
-import { openApiDocument, openApiIndex } from './openapi.js';
+import { serveNonResource } from './non-resource.js';
 import { nowTimestamp, Registry } from './registry.js';
 import { parseRequestInfo, type RequestInfo } from './request-info.js';
 import { handleResource } from './resource-handler.js';
@@ -76,13 +75,6 @@ export interface ApiServerOptions {
 export type RequestLogEntry = RequestRecord;
 
 const PUBLIC_PATHS = new Set(['/version', '/healthz', '/livez', '/readyz']);
-const HEALTH_CHECKS = [
-  'ping',
-  'log',
-  'etcd',
-  'poststarthook/start-apiextensions-controllers',
-  'poststarthook/crd-informer-synced',
-];
 
 /** The in-process API server. Create it with {@link startApiServer}. */
 export class ApiServer {
@@ -386,7 +378,19 @@ export class ApiServer {
         return;
       }
       if (!info.isResourceRequest) {
-        this.#nonResource(req, res, path, q);
+        serveNonResource(
+          {
+            served: () => this.resources.served(),
+            port: this.#port,
+            ...(this.#options.gitVersion !== undefined ? { gitVersion: this.#options.gitVersion } : {}),
+            aggregatedDiscovery: this.#aggregatedDiscovery,
+            openApiHash: (gv) => this.#openApiHash(gv),
+          },
+          req,
+          res,
+          path,
+          q,
+        );
         return;
       }
       const rt = this.resources.lookup(info.group, info.version, info.resource!);
@@ -454,133 +458,9 @@ export class ApiServer {
     }
   }
 
-  #nonResource(req: IncomingMessage, res: ServerResponse, path: string, q: URLSearchParams): void {
-    const accept = String(req.headers.accept ?? '');
-    const method = (req.method ?? 'GET').toUpperCase();
-    if (method !== 'GET' && method !== 'HEAD') {
-      sendText(res, 404, '404 page not found\n');
-      return;
-    }
-    if (path === '/version') {
-      const [, major, minor] = /^v(\d+)\.(\d+)/.exec(this.#options.gitVersion ?? 'v1.32.4') ?? [];
-      sendBody(res, 200, {
-        major: major ?? '1',
-        minor: minor ?? '32',
-        gitVersion: this.#options.gitVersion ?? 'v1.32.4-kubeloop',
-        gitCommit: '0000000000000000000000000000000000000000',
-        gitTreeState: 'clean',
-        buildDate: '2026-01-01T00:00:00Z',
-        goVersion: 'go1.23.5',
-        compiler: 'gc',
-        platform: `${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}`,
-      });
-      return;
-    }
-    if (
-      path === '/healthz' ||
-      path === '/livez' ||
-      path === '/readyz' ||
-      /^\/(healthz|livez|readyz)\//.test(path)
-    ) {
-      if (q.has('verbose')) {
-        const root = path.split('/')[1];
-        sendText(res, 200, `${HEALTH_CHECKS.map((c) => `[+]${c} ok`).join('\n')}\n${root} check passed\n`);
-      } else sendText(res, 200, 'ok');
-      return;
-    }
-    const served = this.resources.served();
-    const aggregated = { aggregated: this.#aggregatedDiscovery };
-    if (path === '/api' || path === '/apis') {
-      const fmt = negotiate(accept, aggregated);
-      const core = path === '/api';
-      if (fmt.kind === 'aggregated') {
-        sendBody(
-          res,
-          200,
-          aggregatedDiscovery(served, core, fmt.version),
-          { kind: 'json' },
-          { Vary: 'Accept' },
-          `application/json;g=apidiscovery.k8s.io;v=${fmt.version};as=APIGroupDiscoveryList`,
-        );
-        return;
-      }
-      sendBody(res, 200, core ? apiVersions(`127.0.0.1:${this.#port}`) : apiGroupList(served), fmt, {
-        Vary: 'Accept',
-      });
-      return;
-    }
-    const segs = path.split('/').filter(Boolean);
-    if (segs[0] === 'api' && segs.length === 2) {
-      const doc = apiResourceList(served, '', segs[1]!);
-      if (doc) {
-        sendBody(res, 200, doc, negotiate(accept));
-        return;
-      }
-    }
-    if (segs[0] === 'apis' && segs.length === 2) {
-      const doc = apiGroup(served, segs[1]!);
-      if (doc) {
-        sendBody(res, 200, doc, negotiate(accept));
-        return;
-      }
-    }
-    if (segs[0] === 'apis' && segs.length === 3) {
-      const doc = apiResourceList(served, segs[1]!, segs[2]!);
-      if (doc) {
-        sendBody(res, 200, doc, negotiate(accept));
-        return;
-      }
-    }
-    if (segs[0] === 'openapi' && segs[1] === 'v3') {
-      const hash = (gv: string) => this.#openApiHash(gv);
-      if (segs.length === 2) {
-        sendBody(res, 200, openApiIndex(served, hash), { kind: 'json' }, {}, 'text/plain; charset=utf-8');
-        return;
-      }
-      const gv = segs.slice(2).join('/');
-      const doc = openApiDocument(served, gv);
-      if (doc) {
-        sendBody(res, 200, doc, { kind: 'json' }, { Etag: `"${hash(gv)}"` });
-        return;
-      }
-    }
-    if ((segs[0] === 'api' || segs[0] === 'apis') && segs.length >= 2) throw pathNotFound();
-    sendText(res, 404, '404 page not found\n');
-  }
-
   #openApiHash(gv: string): string {
     return createHash('sha512').update(`${gv}:${this.resources.version}`).digest('hex').toUpperCase();
   }
-}
-
-/**
- * HTTP/2 forbids connection-specific header fields (RFC 9113 §8.2.2); Node's compatibility response throws on
- * `Transfer-Encoding` and friends. The handlers are written for HTTP/1.1 (a watch says `Transfer-Encoding:
- * chunked`), so on an HTTP/2 stream those fields are dropped: framing there is the stream's DATA frames.
- */
-const CONNECTION_HEADERS = new Set([
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'upgrade',
-]);
-function dropConnectionHeaders(res: ServerResponse): void {
-  const writeHead = res.writeHead;
-  const setHeader = res.setHeader;
-  res.setHeader = function (this: ServerResponse, name: string, value: number | string | readonly string[]) {
-    if (CONNECTION_HEADERS.has(name.toLowerCase())) return this;
-    return setHeader.call(this, name, value);
-  };
-  res.writeHead = function (this: ServerResponse, code: number, ...rest: unknown[]) {
-    const args = rest.map((a) => {
-      if (a === null || typeof a !== 'object' || Array.isArray(a)) return a;
-      const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(a)) if (!CONNECTION_HEADERS.has(k.toLowerCase())) out[k] = v;
-      return out;
-    });
-    return (writeHead as (...a: unknown[]) => ServerResponse).call(this, code, ...args);
-  } as typeof res.writeHead;
 }
 
 /**

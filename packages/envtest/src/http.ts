@@ -171,3 +171,33 @@ export function statusFromUnknown(e: unknown): ApiStatusError {
   };
   return new ApiStatusError(status, 500);
 }
+
+/**
+ * HTTP/2 forbids connection-specific header fields (RFC 9113 §8.2.2); Node's compatibility response throws on
+ * `Transfer-Encoding` and friends. The handlers are written for HTTP/1.1 (a watch says `Transfer-Encoding:
+ * chunked`), so on an HTTP/2 stream those fields are dropped: framing there is the stream's DATA frames.
+ */
+const CONNECTION_HEADERS = new Set([
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'upgrade',
+]);
+export function dropConnectionHeaders(res: ServerResponse): void {
+  const writeHead = res.writeHead;
+  const setHeader = res.setHeader;
+  res.setHeader = function (this: ServerResponse, name: string, value: number | string | readonly string[]) {
+    if (CONNECTION_HEADERS.has(name.toLowerCase())) return this;
+    return setHeader.call(this, name, value);
+  };
+  res.writeHead = function (this: ServerResponse, code: number, ...rest: unknown[]) {
+    const args = rest.map((a) => {
+      if (a === null || typeof a !== 'object' || Array.isArray(a)) return a;
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(a)) if (!CONNECTION_HEADERS.has(k.toLowerCase())) out[k] = v;
+      return out;
+    });
+    return (writeHead as (...a: unknown[]) => ServerResponse).call(this, code, ...args);
+  } as typeof res.writeHead;
+}
