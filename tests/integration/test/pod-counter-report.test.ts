@@ -112,7 +112,7 @@ describe('pod-counter: count, gauges and ConfigMap report', () => {
           String(Object.values(want).reduce((t, p) => t + Object.values(p).reduce((x, y) => x + y, 0), 0))
       );
     };
-    await waitFor(matches, async () => `report ${JSON.stringify(await reportData())}`);
+    await waitFor(matches, "the gauges and the ConfigMap report to match the server's pods");
     const perNamespace = (c: PodCounts) =>
       Object.fromEntries(
         Object.entries(c).map(([ns, p]) => [ns, Object.values(p).reduce((x, y) => x + y, 0)]),
@@ -123,7 +123,7 @@ describe('pod-counter: count, gauges and ConfigMap report', () => {
     await api.create(Pod, podManifest(b, 'q2'));
     await api.create(Pod, podManifest(b, 'q3'));
     await api.delete(Pod, { namespace: a, name: 'p1' }, { gracePeriodSeconds: 0 });
-    await waitFor(matches, async () => `report ${JSON.stringify(await reportData())}`);
+    await waitFor(matches, "the gauges and the ConfigMap report to match the server's pods");
     expect(perNamespace(JSON.parse((await reportData())['counts.json'] ?? '{}') as PodCounts)).toEqual({
       [a]: 1,
       [b]: 3,
