@@ -1,0 +1,216 @@
+#!/usr/bin/env node
+// Pack-and-install check: packs every public @kubeloop package exactly as `npm publish` would (npm pack), then,
+// in empty temporary projects that see only those tarballs (plus the npm registry for third-party
+// dependencies), installs one layer at a time and runs a small program against it:
+//   1. @kubeloop/workqueue alone: a rate-limited queue processes keys; require() behaves as documented;
+//   2. @kubeloop/config + @kubeloop/client: list pods from an API server started from the envtest tarball;
+//   3. @kubeloop/builder (and what it depends on): the seed's PodCounter reaches the server's pod count.
+// Prints one line per check and `pack-install: N passed, N failed` at the end; exits 1 on any failure.
+// Run after `npm run build` (the tarballs hold dist/). Usage: node scripts/pack-install.mjs [--keep]
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const keep = process.argv.includes('--keep');
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'kubeloop-pack-'));
+const tarballs = path.join(work, 'tarballs');
+fs.mkdirSync(tarballs);
+
+const rootPkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+const publicPackages = rootPkg.workspaces
+  .map((dir) => ({ dir, pkg: JSON.parse(fs.readFileSync(path.join(root, dir, 'package.json'), 'utf8')) }))
+  .filter(({ pkg }) => !pkg.private && pkg.name.startsWith('@kubeloop/'));
+
+const tarballOf = new Map();
+for (const { dir, pkg } of publicPackages) {
+  const out = execFileSync('npm', ['pack', '--json', '--pack-destination', tarballs], {
+    cwd: path.join(root, dir),
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const [info] = JSON.parse(out);
+  const leaked = info.files
+    .map((f) => f.path)
+    .filter((p) => /(^|\/)(test|src\/.*\.test\.ts|node_modules)\//.test(p));
+  if (leaked.length > 0)
+    throw new Error(`${pkg.name}: the tarball holds files that are not for users: ${leaked.join(', ')}`);
+  tarballOf.set(pkg.name, path.join(tarballs, info.filename));
+}
+
+let passed = 0;
+let failed = 0;
+
+/**
+ * An empty ESM project depending on `names` from their tarballs only. `overrides` pins every @kubeloop package
+ * to its tarball, so a dependency between two of them never resolves to the registry.
+ */
+function project(name, names) {
+  const dir = path.join(work, name);
+  fs.mkdirSync(dir);
+  const file = (n) => `file:${tarballOf.get(n)}`;
+  const overrides = Object.fromEntries([...tarballOf.keys()].map((n) => [n, file(n)]));
+  fs.writeFileSync(
+    path.join(dir, 'package.json'),
+    JSON.stringify(
+      {
+        name,
+        private: true,
+        type: 'module',
+        dependencies: Object.fromEntries(names.map((n) => [n, file(n)])),
+        overrides,
+      },
+      null,
+      2,
+    ),
+  );
+  execFileSync('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd: dir,
+    stdio: 'inherit',
+  });
+  const installed = fs
+    .readdirSync(path.join(dir, 'node_modules', '@kubeloop'))
+    .map((n) => `@kubeloop/${n}`)
+    .sort();
+  return { dir, installed };
+}
+
+function check(what, fn) {
+  try {
+    fn();
+    passed++;
+    process.stdout.write(`ok   ${what}\n`);
+  } catch (err) {
+    failed++;
+    process.stdout.write(`FAIL ${what}\n${err.stdout ?? ''}${err.stderr ?? ''}${err.message}\n`);
+  }
+}
+
+function run(dir, file, source, timeoutMs = 60_000) {
+  fs.writeFileSync(path.join(dir, file), source);
+  return execFileSync(process.execPath, [file], {
+    cwd: dir,
+    encoding: 'utf8',
+    timeout: timeoutMs,
+    stdio: 'pipe',
+  });
+}
+
+// 1. The work queue alone.
+check('@kubeloop/workqueue alone: installs without other @kubeloop packages and processes keys', () => {
+  const { dir, installed } = project('only-workqueue', ['@kubeloop/workqueue']);
+  if (installed.join() !== '@kubeloop/workqueue') throw new Error(`installed ${installed.join(', ')}`);
+  const out = run(
+    dir,
+    'queue.mjs',
+    `import { newRateLimitingQueue } from '@kubeloop/workqueue';
+const q = newRateLimitingQueue({ name: 'demo' });
+for (const k of ['a', 'b', 'a', 'c']) q.add(k);
+const seen = [];
+let failedOnce = false;
+while (seen.length < 3) {
+  const next = await q.get();
+  if (next.item === 'b' && !failedOnce) { failedOnce = true; q.addRateLimited('b'); q.done('b'); continue; }
+  seen.push(next.item); q.forget(next.item); q.done(next.item);
+}
+q.shutDown();
+console.log(seen.sort().join(','));
+`,
+  );
+  if (out.trim() !== 'a,b,c') throw new Error(`queue printed ${out}`);
+  // ESM only: require() works where Node can require ES modules (22.12+ and 20.19+), else ERR_REQUIRE_ESM.
+  const cjs = (() => {
+    try {
+      return run(
+        dir,
+        'require.cjs',
+        `const wq = require('@kubeloop/workqueue'); console.log(typeof wq.newRateLimitingQueue);`,
+      );
+    } catch (err) {
+      return String(err.stderr);
+    }
+  })();
+  if (!/^function\s*$/.test(cjs) && !cjs.includes('ERR_REQUIRE_ESM'))
+    throw new Error(`require() gave: ${cjs}`);
+});
+
+// 2. Config + client, against envtest started from its own tarball.
+check('@kubeloop/config + @kubeloop/client: list pods from an envtest API server', () => {
+  const { dir, installed } = project('config-client', [
+    '@kubeloop/config',
+    '@kubeloop/client',
+    '@kubeloop/envtest',
+  ]);
+  for (const unwanted of ['@kubeloop/cache', '@kubeloop/builder', '@kubeloop/workqueue']) {
+    if (installed.includes(unwanted)) throw new Error(`${unwanted} was installed`);
+  }
+  const out = run(
+    dir,
+    'list.mjs',
+    `import { Namespace, newClient, Pod } from '@kubeloop/client';
+import { loadRestConfig } from '@kubeloop/config';
+import { Environment } from '@kubeloop/envtest';
+const env = new Environment();
+await env.start();
+try {
+  const client = newClient(loadRestConfig({ kubeconfig: env.kubeconfigPath, argv: [] }));
+  await client.create(Namespace, { metadata: { name: 'packed' } });
+  for (const name of ['a', 'b']) {
+    await client.create(Pod, { metadata: { namespace: 'packed', name }, spec: { containers: [{ name: 'c', image: 'x' }] } });
+  }
+  const pods = await client.list(Pod, { namespace: 'packed' });
+  console.log(pods.items.map((p) => p.metadata.name).join(','));
+  await client.close();
+} finally {
+  await env.stop();
+}
+`,
+  );
+  if (out.trim() !== 'a,b') throw new Error(`listed ${out}`);
+});
+
+// 3. The builder (and the layers it depends on): the seed's PodCounter counts to the server's number.
+check('@kubeloop/builder: the seed PodCounter reaches the pod count', () => {
+  const { dir } = project('builder', ['@kubeloop/builder', '@kubeloop/envtest']);
+  const out = run(
+    dir,
+    'pod-counter.mjs',
+    `import { getConfig, Namespace, newControllerManagedBy, newManager, Pod } from '@kubeloop/builder';
+import { Environment } from '@kubeloop/envtest';
+const env = new Environment();
+await env.start();
+const mgr = newManager(getConfig({ kubeconfig: env.kubeconfigPath, argv: [] }), {});
+// Writes through the manager's client go straight to the API server.
+const api = mgr.getClient();
+await api.create(Namespace, { metadata: { name: 'seed' } });
+for (const name of ['a', 'b', 'c']) {
+  await api.create(Pod, { metadata: { namespace: 'seed', name }, spec: { containers: [{ name: 'c', image: 'x' }] } });
+}
+const stop = new AbortController();
+let last = -1;
+class PodCounter {
+  constructor(client) { this.client = client; }
+  async reconcile(ctx) {
+    const pods = await this.client.list(Pod, { signal: ctx.signal });
+    last = pods.items.length;
+    if (last === 3) stop.abort();
+    return {};
+  }
+}
+newControllerManagedBy(mgr).for(Pod).complete(new PodCounter(mgr.getClient()));
+const timer = setTimeout(() => stop.abort(), 30_000);
+await mgr.start(stop.signal);
+clearTimeout(timer);
+await env.stop();
+console.log(last);
+`,
+  );
+  if (out.trim() !== '3') throw new Error(`PodCounter ended at ${out}`);
+});
+
+if (!keep) fs.rmSync(work, { recursive: true, force: true });
+else process.stdout.write(`kept ${work}\n`);
+process.stdout.write(`\npack-install: ${passed} passed, ${failed} failed\n`);
+process.exit(failed === 0 ? 0 : 1);
