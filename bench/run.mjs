@@ -39,7 +39,10 @@ if (
 
 const entries = await readdir(here, { withFileTypes: true });
 const allSuites = entries
-  .filter((e) => e.isDirectory() && !['lib', 'node_modules', 'results', 'test', 'charts', 'profiles'].includes(e.name))
+  .filter(
+    (e) =>
+      e.isDirectory() && !['lib', 'node_modules', 'results', 'test', 'charts', 'profiles'].includes(e.name),
+  )
   .map((e) => e.name)
   .sort();
 const wanted = positionals.length > 0 ? positionals : allSuites;

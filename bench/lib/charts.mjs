@@ -56,6 +56,7 @@ function barChart(title, subtitle, bars) {
   const H = top + bars.length * (barH + 6) + 10;
   const out = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">`,
+    `<title>${esc(title)}</title>`,
     `<rect width="${W}" height="${H}" fill="white"/>`,
     `<text x="8" y="18" font-size="14" font-weight="bold">${esc(title)}</text>`,
     `<text x="8" y="36" fill="#555">${esc(subtitle)}</text>`,

@@ -97,6 +97,7 @@ const color = (name) => {
 };
 const svg = [
   `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${height}" font-family="monospace" font-size="11">`,
+  `<title>flame graph: ${esc(title)}</title>`,
   `<text x="4" y="15" font-size="13">${esc(title)} — ${(root.value / 1000).toFixed(0)} ms sampled${focus ? `, stacks through ${esc(focus)}` : ''} (hover for names)</text>`,
   ...rows.map((r) => {
     const pct = ((100 * r.value) / root.value).toFixed(1);
