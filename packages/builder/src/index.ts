@@ -142,5 +142,11 @@ export {
   type EventType,
   type ObjectReference,
 } from './recorder/index.js';
+export {
+  newSharding,
+  Sharding,
+  ShardingConfigError,
+  type ShardingOptions,
+} from './sharding/index.js';
 export { SignalHandlerError, setupSignalHandler } from './signals.js';
 export { ChannelSource, KindSource, type KindSourceOptions, type Source } from './source.js';

@@ -1,0 +1,16 @@
+/**
+ * Sharded active-active reconciling over member Leases (issue 15): {@link newSharding},
+ * {@link Sharding}, the rendezvous hash and the hand-over state machine.
+ */
+export { ShardingConfigError } from './errors.js';
+export { rendezvousOwner, rendezvousWeight } from './hash.js';
+export {
+  memberRecord,
+  newSharding,
+  SHARD_DRAINED_ANNOTATION,
+  SHARD_NAME_LABEL,
+  Sharding,
+  type ShardingOptions,
+  shardMetrics,
+} from './sharding.js';
+export { type MemberRecord, ShardState, type ShardTimings } from './state.js';

@@ -1,0 +1,491 @@
+import { type ApiClient, isNotFound, type Kind, type KubeObject, newClient } from '@kubeloop/client';
+import { type Clock, realClock } from '@kubeloop/workqueue';
+import { Gauge, Histogram, type Registry } from 'prom-client';
+import type { ControllerBuilder } from '../builder.js';
+import type { Controller } from '../controller.js';
+import type { HandlerQueue } from '../handler.js';
+import { recordToLeaseSpec } from '../leaderelection/record.js';
+import { LeaseKind, type LeaseObject } from '../leaderelection/resource-lock.js';
+import type { Logger } from '../logger.js';
+import type { Manager } from '../manager/interfaces.js';
+import type { Runnable } from '../manager/runnable.js';
+import { newPredicateFuncs, type Predicate } from '../predicate.js';
+import { type Reconciler, type Request, requestKey } from '../reconcile.js';
+import { ShardingConfigError } from './errors.js';
+import { type MemberRecord, ShardState } from './state.js';
+
+/** Label on every member Lease: the sharding group's name. */
+export const SHARD_NAME_LABEL = 'shard.kubeloop.dev/name';
+/** Annotation on a member Lease: the comma-separated member set its holder has drained for (its acknowledgement). */
+export const SHARD_DRAINED_ANNOTATION = 'shard.kubeloop.dev/drained-for';
+
+/** Options of {@link newSharding}. */
+export interface ShardingOptions {
+  /** Name of the sharding group; member Leases are `<name>-shard-<identity>`, labelled `shard.kubeloop.dev/name=<name>`. */
+  readonly name: string;
+  /** Namespace of the member Leases. */
+  readonly namespace: string;
+  /**
+   * This replica's identity: lower-case letters, digits, `-` and `.` (it is part of a Lease name).
+   * @defaultValue `<hostname>-<8 random hex digits>`, sanitised
+   */
+  readonly identity?: string;
+  /** The key a request is sharded by. @defaultValue `namespace/name` (e.g. `(r) => r.namespace` keeps a namespace together) */
+  readonly shardKey?: (req: Request) => string;
+  /** A member Lease is live this long after it was last seen changing, in ms. @defaultValue 15000 */
+  readonly leaseDurationMs?: number;
+  /** A replica that could not renew for this long stops all reconciles, in ms; < leaseDurationMs. @defaultValue 10000 */
+  readonly renewDeadlineMs?: number;
+  /** Period of renewing and reading the member Leases, in ms. @defaultValue 2000 */
+  readonly retryPeriodMs?: number;
+  /**
+   * How long a reconcile of a key that moved away may run on before its `ctx.signal` is aborted, in ms.
+   * The hand-over waits for it to return either way. @defaultValue 10000
+   */
+  readonly drainTimeoutMs?: number;
+  /** Clock of liveness, deadlines and the loop (tests). @defaultValue the real clock */
+  readonly clock?: Clock;
+  /** @defaultValue the manager's logger */
+  readonly logger?: Logger;
+  /** Where the `kubeloop_shard_*` metrics go. @defaultValue the manager's registry */
+  readonly metricsRegistry?: Registry;
+}
+
+interface ShardMetrics {
+  members: Gauge<'name'>;
+  owned: Gauge<'name'>;
+  handover: Histogram<'name'>;
+}
+
+const metricFamilies = new WeakMap<Registry, ShardMetrics>();
+
+/** The `kubeloop_shard_*` families on `registry` (made once per registry). */
+export function shardMetrics(registry: Registry): ShardMetrics {
+  let m = metricFamilies.get(registry);
+  if (m) return m;
+  m = {
+    members: new Gauge({
+      name: 'kubeloop_shard_members',
+      help: 'Members of the sharding group in this replica’s view (live member Leases, itself included).',
+      labelNames: ['name'],
+      registers: [registry],
+    }),
+    owned: new Gauge({
+      name: 'kubeloop_shard_owned_keys',
+      help: 'Keys of cached objects this replica owns under its current view.',
+      labelNames: ['name'],
+      registers: [registry],
+    }),
+    handover: new Histogram({
+      name: 'kubeloop_shard_handover_seconds',
+      help: 'Time from a membership change seen by this replica to its acknowledgement being written (drain time).',
+      labelNames: ['name'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [registry],
+    }),
+  };
+  metricFamilies.set(registry, m);
+  return m;
+}
+
+const IDENTITY = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+function defaultShardIdentity(): string {
+  const host = (process.env.HOSTNAME ?? 'replica')
+    .toLowerCase()
+    .replace(/[^-a-z0-9.]/g, '-')
+    .replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '')
+    .slice(0, 40);
+  const rnd = Math.floor(Math.random() * 0x1_0000_0000)
+    .toString(16)
+    .padStart(8, '0');
+  return `${host || 'replica'}-${rnd}`;
+}
+
+interface Attachment {
+  readonly queue: HandlerQueue;
+  readonly kind: Kind;
+  readonly controller: Controller;
+  permitted: Set<string>;
+  readonly deferred: Map<string, Request>;
+}
+
+/**
+ * Sharded active-active reconciling: every replica holds a member Lease, keys are spread over the live
+ * members by rendezvous hashing, and a key moves only after its old owner acknowledged it drained (or its
+ * Lease expired). A {@link Runnable} on every replica (not leader-only). Make one with {@link newSharding};
+ * build each sharded controller with {@link Sharding.complete}.
+ */
+export class Sharding implements Runnable {
+  readonly name: string;
+  readonly namespace: string;
+  readonly identity: string;
+  readonly state: ShardState;
+  readonly #mgr: Manager;
+  readonly #client: ApiClient;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #shardKey: (req: Request) => string;
+  readonly #leaseMs: number;
+  readonly #retryMs: number;
+  readonly #drainMs: number;
+  readonly #metrics: ShardMetrics;
+  readonly #attachments: Attachment[] = [];
+  #lease: LeaseObject | undefined;
+  #wake: (() => void) | undefined;
+  #idle: Array<() => void> = [];
+  #fenceTimer: { cancel(): void } | undefined;
+  #drainTimer: { cancel(): void } | undefined;
+  #started = false;
+
+  constructor(mgr: Manager, options: ShardingOptions) {
+    if (!options.name) throw new ShardingConfigError('sharding: name is empty');
+    if (!options.namespace) throw new ShardingConfigError('sharding: namespace is empty');
+    const identity = options.identity ?? defaultShardIdentity();
+    if (!IDENTITY.test(identity) || identity.length > 63) {
+      throw new ShardingConfigError(
+        `sharding: identity ${JSON.stringify(identity)} must be at most 63 lower-case letters, digits, '-' or '.', starting and ending with a letter or digit`,
+      );
+    }
+    const leaseMs = options.leaseDurationMs ?? 15_000;
+    const renewMs = options.renewDeadlineMs ?? 10_000;
+    const retryMs = options.retryPeriodMs ?? 2_000;
+    if (!(leaseMs > renewMs) || !(renewMs > retryMs) || !(retryMs > 0)) {
+      throw new ShardingConfigError(
+        `sharding: need leaseDurationMs > renewDeadlineMs > retryPeriodMs > 0, got ${leaseMs} / ${renewMs} / ${retryMs}`,
+      );
+    }
+    this.name = options.name;
+    this.namespace = options.namespace;
+    this.identity = identity;
+    this.#mgr = mgr;
+    this.#clock = options.clock ?? realClock;
+    this.#log = (options.logger ?? mgr.getLogger()).child({ sharding: options.name, identity });
+    this.#shardKey = options.shardKey ?? requestKey;
+    this.#leaseMs = leaseMs;
+    this.#retryMs = retryMs;
+    this.#drainMs = options.drainTimeoutMs ?? 10_000;
+    this.state = new ShardState(identity, this.#clock, {
+      leaseDurationMs: leaseMs,
+      renewDeadlineMs: renewMs,
+    });
+    this.#metrics = shardMetrics(options.metricsRegistry ?? mgr.getMetricsRegistry());
+    // Own client: a hung Lease request must not eat the renew deadline (as the leader election lock does).
+    this.#client = newClient({ ...mgr.getConfig(), timeoutMs: Math.max(500, Math.floor(renewMs / 2)) });
+  }
+
+  /** Runs on every replica, not only the leader. */
+  needLeaderElection(): boolean {
+    return false;
+  }
+
+  /** The shard key of a request (the `shardKey` option, or `namespace/name`). */
+  shardKey(req: Request): string {
+    return this.#shardKey(req);
+  }
+
+  /** A predicate that passes only events of objects whose key this replica owns under its current view. */
+  predicate<T extends KubeObject = KubeObject>(): Predicate<T> {
+    return newPredicateFuncs<T>((obj) =>
+      this.state.owns(
+        this.#shardKey({ namespace: obj.metadata?.namespace ?? '', name: obj.metadata?.name ?? '' }),
+      ),
+    );
+  }
+
+  /**
+   * Builds `builder`'s controller as a sharded one: calls `builder.for(kind, { predicates: [...predicates,
+   * this.predicate()] })` and `withOptions({ needLeaderElection: false })`, wraps `reconciler` in the
+   * hand-over gate and attaches the controller, so that keys this replica gains are enqueued from the
+   * cache. Call `for` only through here. @throws ControllerError as `builder.complete` does.
+   */
+  complete<T extends KubeObject>(
+    builder: ControllerBuilder,
+    kind: Kind<T>,
+    reconciler: Reconciler,
+    options: { predicates?: readonly Predicate<T>[] } = {},
+  ): Controller {
+    const slot: { att?: Attachment } = {};
+    const ctrl = builder
+      .for(kind, { predicates: [...(options.predicates ?? []), this.predicate<T>()] })
+      .withOptions({ needLeaderElection: false })
+      .complete(this.#gate(reconciler, slot));
+    const att: Attachment = {
+      queue: ctrl.handlerQueue,
+      kind: kind as unknown as Kind,
+      controller: ctrl,
+      permitted: new Set(),
+      deferred: new Map(),
+    };
+    slot.att = att;
+    this.#attachments.push(att);
+    return ctrl;
+  }
+
+  /** The reconciler behind the gate: refused keys are deferred; admitted ones run with an abortable signal. */
+  #gate(inner: Reconciler, slot: { att?: Attachment }): Reconciler {
+    return {
+      reconcile: async (ctx, req) => {
+        const key = this.#shardKey(req);
+        const ac = this.state.begin(key);
+        if (!ac) {
+          // Owned but not yet handed over (or not owned): come back when permitted; the owner does otherwise.
+          if (this.state.owns(key) && slot.att) slot.att.deferred.set(requestKey(req), req);
+          return;
+        }
+        const onAbort = () => ac.abort(ctx.signal.reason);
+        if (ctx.signal.aborted) ac.abort(ctx.signal.reason);
+        else ctx.signal.addEventListener('abort', onAbort, { once: true });
+        try {
+          return await inner.reconcile({ ...ctx, signal: ac.signal }, req);
+        } finally {
+          ctx.signal.removeEventListener('abort', onAbort);
+          this.state.end(key, ac);
+          if (this.state.inflight === 0) for (const f of this.#idle.splice(0)) f();
+          if (this.state.draining()) this.#wake?.();
+        }
+      },
+    };
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    if (this.#started) throw new ShardingConfigError(`sharding ${this.name} was already started`);
+    this.#started = true;
+    this.#log.info({ namespace: this.namespace }, 'Starting shard membership');
+    try {
+      while (!signal.aborted) {
+        await this.#tick(signal);
+        await this.#sleep(this.#retryMs, signal);
+      }
+    } finally {
+      await this.#shutdown();
+    }
+  }
+
+  #leaseName(): string {
+    return `${this.name}-shard-${this.identity}`;
+  }
+
+  async #tick(signal: AbortSignal): Promise<void> {
+    const s = this.state;
+    if (s.checkFence()) this.#onFenced();
+    const ack = s.ackToWrite();
+    s.writeStarted(ack);
+    const sentAt = this.#clock.now();
+    try {
+      await this.#writeLease(ack, signal);
+      const changed = s.writeSucceeded(sentAt, ack);
+      this.#armFenceTimer();
+      if (changed && s.viewChangedAt !== undefined) {
+        this.#metrics.handover.observe({ name: this.name }, (this.#clock.now() - s.viewChangedAt) / 1000);
+        this.#log.info({ members: ack }, 'Acknowledged membership (drained)');
+      }
+    } catch (err) {
+      s.writeFailed();
+      this.#lease = undefined;
+      if (signal.aborted) return;
+      this.#log.warn({ err }, 'Renewing the member Lease failed');
+    }
+    if (s.checkFence()) this.#onFenced();
+    let viewChanged: boolean;
+    try {
+      const list = await this.#client.list(LeaseKind, {
+        namespace: this.namespace,
+        labelSelector: { [SHARD_NAME_LABEL]: this.name },
+        signal,
+      });
+      viewChanged = s.observeMembers(list.items.map(memberRecord)).viewChanged;
+    } catch (err) {
+      if (signal.aborted) return;
+      this.#log.warn({ err }, 'Listing the member Leases failed');
+      viewChanged = s.expire().viewChanged;
+    }
+    if (viewChanged) {
+      this.#log.info({ members: s.view }, 'Membership changed');
+      this.#drainTimer?.cancel();
+      this.#drainTimer = this.#clock.setTimer(() => {
+        const n = s.abortLost();
+        if (n > 0)
+          this.#log.warn({ aborted: n }, 'Drain deadline passed: aborted reconciles of keys that moved');
+      }, this.#drainMs);
+      if (!s.draining()) this.#wake?.();
+    }
+    // A drained view is acknowledged at once rather than a retry period later.
+    if (s.draining() && s.ackToWrite() !== s.acked) this.#wakeSoon = true;
+    this.#metrics.members.set({ name: this.name }, s.view.length);
+    await this.#refreshKeys();
+  }
+
+  #wakeSoon = false;
+
+  #onFenced(): void {
+    this.#log.error({}, 'Member Lease not renewed within the renew deadline: stopped reconciling');
+  }
+
+  #armFenceTimer(): void {
+    this.#fenceTimer?.cancel();
+    const s = this.state;
+    this.#fenceTimer = this.#clock.setTimer(() => {
+      if (!s.fenced && s.checkFence()) this.#onFenced();
+    }, s.fenceAt() - this.#clock.now());
+  }
+
+  async #writeLease(ack: readonly string[] | undefined, signal: AbortSignal): Promise<void> {
+    const now = new Date();
+    const spec = recordToLeaseSpec({
+      holderIdentity: this.identity,
+      leaseDurationSeconds: Math.max(1, Math.ceil(this.#leaseMs / 1000)),
+      acquireTime: now,
+      renewTime: now,
+      leaderTransitions: 0,
+    });
+    const annotate = (existing: Record<string, string> | undefined): Record<string, string> => {
+      const out = { ...(existing ?? {}) };
+      delete out[SHARD_DRAINED_ANNOTATION];
+      if (ack) out[SHARD_DRAINED_ANNOTATION] = ack.join(',');
+      return out;
+    };
+    const ref = { namespace: this.namespace, name: this.#leaseName() };
+    if (!this.#lease) {
+      try {
+        this.#lease = await this.#client.get(LeaseKind, ref, { signal });
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+        this.#lease = await this.#client.create(
+          LeaseKind,
+          {
+            apiVersion: LeaseKind.apiVersion,
+            kind: LeaseKind.kind,
+            metadata: { ...ref, labels: { [SHARD_NAME_LABEL]: this.name }, annotations: annotate(undefined) },
+            spec,
+          },
+          { signal },
+        );
+        return;
+      }
+    }
+    const cur = this.#lease;
+    this.#lease = await this.#client.update(
+      LeaseKind,
+      {
+        ...cur,
+        metadata: { ...cur.metadata, annotations: annotate(cur.metadata?.annotations) },
+        spec: { ...cur.spec, ...spec, acquireTime: cur.spec?.acquireTime ?? spec.acquireTime },
+      },
+      { signal },
+    );
+  }
+
+  async #refreshKeys(): Promise<void> {
+    const s = this.state;
+    const owned = new Set<string>();
+    for (const att of this.#attachments) {
+      if (!att.controller.hasSynced()) continue;
+      let items: KubeObject[];
+      try {
+        items = (await this.#mgr.getCache().list(att.kind)).items;
+      } catch (err) {
+        this.#log.warn({ err }, 'Listing cached objects for the shard failed');
+        continue;
+      }
+      const now = new Set<string>();
+      for (const obj of items) {
+        const req = { namespace: obj.metadata?.namespace ?? '', name: obj.metadata?.name ?? '' };
+        const key = this.#shardKey(req);
+        if (!s.owns(key)) continue;
+        owned.add(key);
+        if (!s.permitted(key)) continue;
+        const rk = requestKey(req);
+        now.add(rk);
+        if (!att.permitted.has(rk)) att.queue.add(req);
+      }
+      for (const [rk, req] of att.deferred) {
+        const key = this.#shardKey(req);
+        if (!s.owns(key)) att.deferred.delete(rk);
+        else if (s.permitted(key)) {
+          att.deferred.delete(rk);
+          if (!now.has(rk) || att.permitted.has(rk)) att.queue.add(req);
+        }
+      }
+      att.permitted = now;
+    }
+    this.#metrics.owned.set({ name: this.name }, owned.size);
+  }
+
+  async #sleep(ms: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
+    if (this.#wakeSoon) {
+      this.#wakeSoon = false;
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        t.cancel();
+        signal.removeEventListener('abort', done);
+        this.#wake = undefined;
+        resolve();
+      };
+      const t = this.#clock.setTimer(done, ms);
+      signal.addEventListener('abort', done, { once: true });
+      this.#wake = done;
+    });
+  }
+
+  async #shutdown(): Promise<void> {
+    const s = this.state;
+    s.stop();
+    this.#drainTimer?.cancel();
+    if (s.inflight > 0) {
+      await new Promise<void>((resolve) => {
+        const t = this.#clock.setTimer(resolve, this.#drainMs);
+        this.#idle.push(() => {
+          t.cancel();
+          resolve();
+        });
+      });
+    }
+    this.#fenceTimer?.cancel();
+    // Release: with nothing running, the Lease goes, so the others take over at once instead of after expiry.
+    if (s.inflight === 0 && this.#lease) {
+      const ac = new AbortController();
+      const t = this.#clock.setTimer(() => ac.abort(), this.#retryMs);
+      try {
+        await this.#client.delete(
+          LeaseKind,
+          { namespace: this.namespace, name: this.#leaseName() },
+          { signal: ac.signal },
+        );
+        this.#log.info({}, 'Released the member Lease');
+      } catch (err) {
+        if (!isNotFound(err)) this.#log.warn({ err }, 'Releasing the member Lease failed; it will expire');
+      } finally {
+        t.cancel();
+      }
+    }
+    this.#metrics.members.set({ name: this.name }, 0);
+    this.#metrics.owned.set({ name: this.name }, 0);
+    await this.#client.close();
+  }
+}
+
+/** The member record of a Lease as read from the API server. */
+export function memberRecord(lease: LeaseObject): MemberRecord {
+  const ann = lease.metadata?.annotations?.[SHARD_DRAINED_ANNOTATION];
+  return {
+    identity: lease.spec?.holderIdentity ?? '',
+    version: lease.metadata?.resourceVersion ?? '',
+    drainedFor: ann === undefined ? undefined : ann.split(',').filter((m) => m !== ''),
+  };
+}
+
+/**
+ * Makes a sharding group member for `mgr` and adds it to the manager (it runs on every replica). Then
+ * build controllers with `sharding.complete(newControllerManagedBy(mgr), Kind, reconciler)`.
+ * @throws ShardingConfigError for an empty name or namespace, a bad identity, or timings not ordered
+ *   `leaseDurationMs > renewDeadlineMs > retryPeriodMs > 0`.
+ */
+export function newSharding(mgr: Manager, options: ShardingOptions): Sharding {
+  const s = new Sharding(mgr, options);
+  mgr.add(s);
+  return s;
+}
