@@ -19,9 +19,9 @@ const rows = [];
 /** @param {string} what @param {string} target @param {number | null | undefined} value @param {(v: number) => boolean} ok */
 function row(what, target, value, ok) {
   const v = typeof value === 'number' ? value : null;
-  rows.push(
-    `| ${what} | ${target} | ${v === null ? 'n/a' : v.toFixed(3)} | ${v === null ? '—' : ok(v) ? 'met' : '**missed**'} |`,
-  );
+  // a target in parentheses is context, not a goal
+  const status = v === null || target.startsWith('(') ? '—' : ok(v) ? 'met' : '**missed**';
+  rows.push(`| ${what} | ${target} | ${v === null ? 'n/a' : v.toFixed(3)} | ${status} |`);
 }
 const CN = '@kubernetes/client-node-informer';
 for (const n of [10000, 50000]) {
@@ -40,7 +40,7 @@ for (const n of [10000, 50000]) {
     (v) => v <= 0.6,
   );
   row(
-    `${sc}: retained, compact store ÷ raw JSON bytes`,
+    `${sc}: retained, compact store (+ stripManagedFields) ÷ raw JSON bytes`,
     '≤ 1.0',
     summaryLine(sc, 'kubeloop-compact-store vs raw-limit')?.ratios.retainedVsJsonBytes,
     (v) => v <= 1.0,
