@@ -110,9 +110,12 @@ export class ApiClient implements Client {
     }
   }
 
-  /** Closes the transport. */
-  close(): Promise<void> {
-    return this.#transport.close();
+  /**
+   * Closes the transport: requests in flight finish first, unless `force` (a shutdown past its grace
+   * period), which destroys the connections at once and fails them.
+   */
+  close(options?: { force?: boolean }): Promise<void> {
+    return this.#transport.close(options);
   }
 
   async #mapping(kind: Kind): Promise<RESTMapping> {

@@ -30,7 +30,8 @@ export interface HttpResponse {
 /** HttpTransport knows how to send one request to one API server (auth, TLS, throttling, retries included). */
 export interface HttpTransport {
   request(req: HttpRequest): Promise<HttpResponse>;
-  close(): Promise<void>;
+  /** Closes the connections; `force` destroys them at once, failing requests in flight. */
+  close(options?: { force?: boolean }): Promise<void>;
 }
 
 /** The first value of a header. */

@@ -103,15 +103,17 @@ describe.skipIf(realCluster)('manager lifecycle races (envtest fault injection)'
       delayMs: 60_000,
     });
     const mgr = newManager(ctx.config, { namespace: ns, gracefulShutdownTimeoutMs: 500 });
+    let write: unknown = 'pending';
     const client = mgr.getClient();
     newControllerManagedBy(mgr)
       .for(ConfigMap)
       .complete({
         async reconcile(_ctx, req) {
           if (req.name !== 'trigger') return;
-          await client
-            .create(ConfigMap, { metadata: { namespace: ns, name: 'child' } })
-            .catch(() => undefined);
+          write = await client.create(ConfigMap, { metadata: { namespace: ns, name: 'child' } }).then(
+            () => 'written',
+            (e: unknown) => e,
+          );
         },
       });
     const ac = new AbortController();
@@ -130,5 +132,7 @@ describe.skipIf(realCluster)('manager lifecycle races (envtest fault injection)'
     // Before the fix the manager awaited a graceful close of the connection pool, i.e. the held request (60 s).
     await vi.waitFor(() => expect(outcome).not.toBe('running'), { timeout: 10_000 });
     expect(outcome).toBeInstanceOf(GracefulShutdownTimeoutError);
+    // Past the grace period the connections are destroyed: the held write fails now, not after 60 s.
+    await vi.waitFor(() => expect(write).toBeInstanceOf(Error), { timeout: 10_000 });
   });
 });
