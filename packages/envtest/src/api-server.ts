@@ -27,6 +27,7 @@ import {
   type RequestContext,
   type RequestRecord,
 } from './faults/index.js';
+import { collectDependents } from './gc.js';
 import { dropConnectionHeaders, sendStatus, statusFromUnknown } from './http.js';
 import { writeKubeconfig } from './kubeconfig.js';
 import { serveNonResource } from './non-resource.js';
@@ -67,6 +68,11 @@ export interface ApiServerOptions {
    * {@link ApiServer.setAggregatedDiscovery} switches it at runtime.
    */
   readonly aggregatedDiscovery?: boolean;
+  /**
+   * Run a garbage collector for `ownerReferences` (default false, as upstream envtest runs none): deleting an
+   * owner deletes its dependents (Background, the default) or only removes their reference to it (Orphan).
+   */
+  readonly garbageCollection?: boolean;
   /** `gitVersion` reported by /version (default `v1.32.4-kubeloop`). */
   readonly gitVersion?: string;
 }
@@ -150,7 +156,16 @@ export class ApiServer {
           : [],
       afterCreate: (rt, o) => this.#afterWrite(rt, o, 'create'),
       afterUpdate: (rt, o) => this.#afterWrite(rt, o, 'update'),
-      afterDelete: (rt, o) => this.#afterWrite(rt, o, 'delete'),
+      afterDelete: (rt, o, opts) => {
+        this.#afterWrite(rt, o, 'delete');
+        if (this.#options.garbageCollection)
+          collectDependents(
+            () => this.registry,
+            () => this.resources.all(),
+            o,
+            opts?.propagationPolicy,
+          );
+      },
     });
   }
 

@@ -56,7 +56,8 @@ export interface DeleteResult {
 /** Hooks for kinds with lifecycle beyond the generic store (namespaces, CRDs). */
 export interface RegistryHooks {
   afterCreate?(rt: ResourceType, obj: Readonly<KObject>): void;
-  afterDelete?(rt: ResourceType, obj: Readonly<KObject>): void;
+  /** After an object is removed; `opts` are the DeleteOptions when a delete request removed it. */
+  afterDelete?(rt: ResourceType, obj: Readonly<KObject>, opts?: DeleteOptions): void;
   afterUpdate?(rt: ResourceType, obj: Readonly<KObject>): void;
   /** Validate a create/update beyond the kind's own validation. */
   validate?(rt: ResourceType, obj: KObject, old: KObject | undefined): FieldError[];

@@ -67,7 +67,7 @@ export function deleteObject(
       reg.hooks.afterUpdate?.(rt, marked.obj);
     }
     const last = reg.store.remove(rt.storageKey, key, toStorage(rt, structuredClone(finalObj)));
-    if (last) reg.hooks.afterDelete?.(rt, last.obj);
+    if (last) reg.hooks.afterDelete?.(rt, last.obj, opts);
     if (rt.returnDeletedObject && last) return { object: reg.view(rt, last) as KObject };
   }
   if (rt.returnDeletedObject) return { object: finalObj };
