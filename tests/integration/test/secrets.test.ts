@@ -215,10 +215,9 @@ describe.skipIf(realCluster)('secrets never reach logs or errors', () => {
     await insecure.close();
   });
 
-  // The kubeconfig parser lets `yaml` emit process warnings that quote the offending source line: an
-  // unresolved tag on a token line prints the token to stderr. Known bug, reported (the fix is the parser's
-  // `logLevel: 'error'`): remove `.fails` when fixed.
-  it.fails('a kubeconfig YAML warning never quotes a credential', async () => {
+  // The kubeconfig parser let `yaml` emit process warnings quoting the offending source line: an unresolved
+  // tag on a token line printed the token to stderr (fixed: the loader parses with logLevel 'error').
+  it('a kubeconfig YAML warning never quotes a credential', async () => {
     const token = `tok-${randomBytes(12).toString('hex')}`;
     const file = writeKubeconfig(`${tmp.dir}/tagged-kubeconfig`, { server: server.url }, {});
     const text = readFileSync(file, 'utf8');

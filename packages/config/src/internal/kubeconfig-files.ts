@@ -61,7 +61,9 @@ export function readKubeconfigFile(file: string): Record<string, unknown> {
   }
   let doc: unknown;
   try {
-    doc = parseYaml(text, { prettyErrors: true, uniqueKeys: false });
+    // logLevel 'error': the parser's warnings (an unresolved tag, …) go to process warnings quoting the source
+    // line, which can hold a token; the loader reports problems itself, naming file and field, never the text.
+    doc = parseYaml(text, { prettyErrors: true, uniqueKeys: false, logLevel: 'error' });
   } catch (e) {
     if (e instanceof YAMLParseError) {
       const pos = e.linePos?.[0];
