@@ -146,11 +146,13 @@ describe('isUnchanged / createMergePatch', () => {
   });
 
   it('real changes and deletions show, as an RFC 7386 patch', () => {
+    // biome-ignore lint/suspicious/noExplicitAny: free-form edits of JSON test data
     const m = structuredClone(read) as Record<string, any>;
     m.spec.replicas = 3;
     delete m.metadata.labels.b;
     expect(isUnchanged(read, m)).toBe(false);
     expect(createMergePatch(read, m)).toEqual({ metadata: { labels: { b: null } }, spec: { replicas: 3 } });
+    // biome-ignore lint/suspicious/noExplicitAny: free-form edits of JSON test data
     const m2 = structuredClone(read) as Record<string, any>;
     m2.spec.template.spec.containers[0].image = 'x:2';
     expect(createMergePatch(read, m2)).toEqual({
@@ -174,6 +176,7 @@ describe('isUnchanged / createMergePatch', () => {
   });
 });
 
+// biome-ignore lint/suspicious/noExplicitAny: RFC 7386 applies to JSON values of any shape
 function applyMergePatch(target: any, patch: any): any {
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
   const out = typeof target === 'object' && target !== null && !Array.isArray(target) ? target : {};
