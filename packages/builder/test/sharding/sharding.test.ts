@@ -1,0 +1,122 @@
+import { ConfigMap, isNotFound, Namespace, newClient } from '@kubeloop/client';
+import type { RestConfig } from '@kubeloop/config';
+import { type ApiServer, startApiServer } from '@kubeloop/envtest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { newControllerManagedBy, newManager, newMetricsRegistry, type Request } from '../../src/index.js';
+import { LeaseKind } from '../../src/leaderelection/resource-lock.js';
+import {
+  memberRecord,
+  newSharding,
+  SHARD_DRAINED_ANNOTATION,
+  SHARD_NAME_LABEL,
+  ShardingConfigError,
+} from '../../src/sharding/index.js';
+
+const offline: RestConfig = { host: 'https://127.0.0.1:1', tlsClientConfig: {}, bearerToken: 'x' };
+
+describe('newSharding options', () => {
+  it.each([
+    [{ name: '', namespace: 'ns' }, /name is empty/],
+    [{ name: 'n', namespace: '' }, /namespace is empty/],
+    [{ name: 'n', namespace: 'ns', identity: 'Host_1' }, /identity "Host_1"/],
+    [
+      { name: 'n', namespace: 'ns', leaseDurationMs: 1000, renewDeadlineMs: 1000 },
+      /leaseDurationMs > renewDeadlineMs/,
+    ],
+    [
+      { name: 'n', namespace: 'ns', renewDeadlineMs: 2000, retryPeriodMs: 2000 },
+      /renewDeadlineMs > retryPeriodMs/,
+    ],
+  ])('refuses %j with a ShardingConfigError', (options, message) => {
+    const mgr = newManager(offline, { metricsRegistry: newMetricsRegistry() });
+    expect(() => newSharding(mgr, options)).toThrow(ShardingConfigError);
+    expect(() => newSharding(mgr, options)).toThrow(message);
+  });
+
+  it('makes a valid default identity and reads member records from Leases', () => {
+    const mgr = newManager(offline, { metricsRegistry: newMetricsRegistry() });
+    const s = newSharding(mgr, { name: 'n', namespace: 'ns' });
+    expect(s.identity).toMatch(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/);
+    expect(s.shardKey({ namespace: 'a', name: 'b' })).toBe('a/b');
+    expect(
+      memberRecord({
+        metadata: { resourceVersion: '7', annotations: { [SHARD_DRAINED_ANNOTATION]: 'x,y' } },
+        spec: { holderIdentity: 'x' },
+      }),
+    ).toEqual({ identity: 'x', version: '7', drainedFor: ['x', 'y'] });
+    expect(
+      memberRecord({ metadata: { resourceVersion: '8' }, spec: { holderIdentity: 'x' } }).drainedFor,
+    ).toBe(undefined);
+  });
+});
+
+describe('Sharding on one replica (envtest)', () => {
+  let server: ApiServer;
+  let config: RestConfig;
+  beforeAll(async () => {
+    server = await startApiServer();
+    config = {
+      host: server.url,
+      tlsClientConfig: { caData: server.caPem },
+      bearerToken: server.token,
+      qps: -1,
+      burst: 0,
+    };
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('holds its member Lease with its acknowledgement, reconciles every key alone, reports metrics, and deletes the Lease on stop', async () => {
+    const api = newClient(config);
+    const ns = 'shard-unit';
+    await api.create(Namespace, { metadata: { name: ns } });
+    for (let i = 0; i < 20; i++)
+      await api.create(ConfigMap, { metadata: { namespace: ns, name: `cm-${i}` } });
+    const registry = newMetricsRegistry();
+    const mgr = newManager(config, { namespace: ns, metricsRegistry: registry });
+    const sharding = newSharding(mgr, {
+      name: 'cms',
+      namespace: ns,
+      identity: 'solo',
+      leaseDurationMs: 2000,
+      renewDeadlineMs: 1500,
+      retryPeriodMs: 200,
+    });
+    const seen = new Set<string>();
+    sharding.complete(newControllerManagedBy(mgr), ConfigMap, {
+      async reconcile(_ctx, req: Request) {
+        seen.add(`${req.namespace}/${req.name}`);
+      },
+    });
+    const stop = new AbortController();
+    const done = mgr.start(stop.signal);
+    try {
+      await vi.waitFor(() => expect(seen.size).toBeGreaterThanOrEqual(20), { timeout: 15_000 });
+      const lease = await api.get(LeaseKind, { namespace: ns, name: 'cms-shard-solo' });
+      expect(lease.metadata?.labels?.[SHARD_NAME_LABEL]).toBe('cms');
+      expect(lease.metadata?.annotations?.[SHARD_DRAINED_ANNOTATION]).toBe('solo');
+      expect(lease.spec?.holderIdentity).toBe('solo');
+      await vi.waitFor(
+        async () => {
+          const text = await registry.metrics();
+          expect(text).toMatch(/kubeloop_shard_members\{name="cms"\} 1/);
+          // kube-root-ca.crt may be cached too: at least the 20 test ConfigMaps
+          const owned = Number(/kubeloop_shard_owned_keys\{name="cms"\} (\d+)/.exec(text)?.[1]);
+          expect(owned).toBeGreaterThanOrEqual(20);
+          expect(text).toMatch(/kubeloop_shard_handover_seconds_count\{name="cms"\} [1-9]/);
+        },
+        { timeout: 5000 },
+      );
+    } finally {
+      stop.abort();
+      await done;
+    }
+    // Released on stop: the Lease is gone.
+    const after = await api
+      .get(LeaseKind, { namespace: ns, name: 'cms-shard-solo' })
+      .catch((e: unknown) => e);
+    expect(isNotFound(after)).toBe(true);
+    await api.close();
+  });
+});
