@@ -12,7 +12,14 @@ import {
   ShardingConfigError,
 } from '../../src/sharding/index.js';
 
-const offline: RestConfig = { host: 'https://127.0.0.1:1', tlsClientConfig: {}, bearerToken: 'x' };
+const offline: RestConfig = {
+  host: 'https://127.0.0.1:9',
+  tlsClientConfig: {},
+  qps: -1,
+  burst: 0,
+  timeoutMs: 0,
+  userAgent: 'sharding-test',
+};
 
 describe('newSharding options', () => {
   it.each([
@@ -61,6 +68,8 @@ describe('Sharding on one replica (envtest)', () => {
       bearerToken: server.token,
       qps: -1,
       burst: 0,
+      timeoutMs: 0,
+      userAgent: 'sharding-test',
     };
   });
   afterAll(async () => {
