@@ -13,6 +13,7 @@ import { formatFieldSelector } from './field-selector.js';
 import type { HttpRequest, HttpTransport } from './http.js';
 import type { Client, StatusWriter, SubResourceClient } from './interfaces.js';
 import type { ClientInternals } from './internal/client-internals.js';
+import { describeJson, isJsonObject } from './internal/json-shape.js';
 import {
   gvkOf,
   gvkString,
@@ -150,6 +151,20 @@ export class ApiClient implements Client {
     }
   }
 
+  /**
+   * {@link #send} for a reply that must be one object (get, create, update, patch): anything else — an empty
+   * body, an array, a number, a string, null — is a broken reply, not an object (client-go fails to decode it
+   * into the kind's struct). @throws UnexpectedResponseError naming the request and what came back.
+   */
+  async #sendObject<T>(req: HttpRequest): Promise<T> {
+    const reply = await this.#send<unknown>(req);
+    if (!isJsonObject(reply))
+      throw new UnexpectedResponseError(
+        `${req.method} ${req.path.split('?')[0]}: the reply is ${describeJson(reply)}, not an object`,
+      );
+    return reply as T;
+  }
+
   #writeQuery(options: WriteOptions | undefined): URLSearchParams {
     const q = new URLSearchParams();
     if (options?.dryRun) q.set('dryRun', 'All');
@@ -257,7 +272,7 @@ export class ApiClient implements Client {
     if (options?.resourceVersion !== undefined) q.set('resourceVersion', options.resourceVersion);
     return withTypeMeta(
       kind,
-      await this.#send<T>({
+      await this.#sendObject<T>({
         method: 'GET',
         path: withQuery(path, q),
         signal: options?.signal,
@@ -302,7 +317,19 @@ export class ApiClient implements Client {
         `GET ${path.split('?')[0]}: the reply is not a list (kind ${JSON.stringify((list as { kind?: unknown }).kind ?? null)}, no items)`,
       );
     if (list.items === null) list.items = [];
-    if (!Array.isArray(list.items)) throw new UnexpectedResponseError(`GET ${path}: items is not an array`);
+    if (!Array.isArray(list.items))
+      throw new UnexpectedResponseError(
+        `GET ${path.split('?')[0]}: items is ${describeJson(list.items)}, not an array`,
+      );
+    // Every item must be an object: client-go fails to decode a list whose item does not unmarshal into the
+    // kind's struct. `[1, "x", null]` must not reach a cache or a handler as objects.
+    for (let i = 0; i < list.items.length; i++) {
+      const item: unknown = list.items[i];
+      if (!isJsonObject(item))
+        throw new UnexpectedResponseError(
+          `GET ${path.split('?')[0]}: items[${i}] is ${describeJson(item)}, not an object`,
+        );
+    }
     list.metadata ??= {};
     if (isMetadataOnly(kind)) list.items = list.items.map((item) => withTypeMeta(kind, item));
     else for (const item of list.items) withTypeMeta(kind, item);
@@ -322,7 +349,7 @@ export class ApiClient implements Client {
     const body = JSON.stringify({ ...obj, apiVersion: kind.apiVersion, kind: kind.kind });
     return withTypeMeta(
       kind,
-      await this.#send<T>({
+      await this.#sendObject<T>({
         method: 'POST',
         path,
         body,
@@ -339,7 +366,7 @@ export class ApiClient implements Client {
     const body = JSON.stringify({ ...obj, apiVersion: kind.apiVersion, kind: kind.kind });
     return withTypeMeta(
       kind,
-      await this.#send<T>({
+      await this.#sendObject<T>({
         method: 'PUT',
         path: withQuery(path, this.#writeQuery(options)),
         body,
@@ -371,7 +398,7 @@ export class ApiClient implements Client {
     try {
       return withTypeMeta(
         kind,
-        await this.#send<T>({
+        await this.#sendObject<T>({
           method: 'PATCH',
           path: withQuery(path, q),
           body: JSON.stringify(patch.data),

@@ -1,6 +1,7 @@
 import { Buffer } from 'node:buffer';
 import type { V1Status } from '@kubernetes/client-node';
 import { StatusError, WatchDecodeError } from './errors.js';
+import { describeJson, isJsonObject } from './internal/json-shape.js';
 import type { KubeObject } from './kinds.js';
 
 /** Watch event types (apimachinery `watch.EventType`). */
@@ -86,8 +87,12 @@ function decodeLine<T extends KubeObject>(line: string): WatchEvent<T> | undefin
     if (ev.type === undefined && ev.kind === 'Status') throw new WatchStatusError(parsed as V1Status);
     throw new WatchDecodeError(`watch stream: unknown event type ${JSON.stringify(ev.type)}`);
   }
-  if (!ev.object || typeof ev.object !== 'object') {
-    throw new WatchDecodeError(`watch stream: ${ev.type} event without an object`);
+  // client-go fails to decode an event whose object does not unmarshal into the kind's struct: an array, a
+  // number, a string or null is never an object, and must not reach a Reflector's store.
+  if (!isJsonObject(ev.object)) {
+    throw new WatchDecodeError(
+      `watch stream: ${ev.type} event whose object is ${describeJson(ev.object)}, not an object`,
+    );
   }
   return ev as WatchEvent<T>;
 }

@@ -85,6 +85,22 @@ describe('decodeWatchStream', () => {
     await expect(collect(['{"type":"WHAT","object":{}}\n'])).rejects.toThrow(/unknown event type/);
   });
 
+  it('fails on an event whose object is not an object (array, number, string, null), naming it', async () => {
+    for (const [object, what] of [
+      [[{ metadata: { name: 'a' } }], 'an array'],
+      [1, 'a number'],
+      ['x', 'a string'],
+      [null, 'null'],
+    ] as const) {
+      const err = await collect([
+        line('ADDED', 'z', '1'),
+        `${JSON.stringify({ type: 'MODIFIED', object })}\n`,
+      ]).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(WatchDecodeError);
+      expect((err as Error).message).toContain(`MODIFIED event whose object is ${what}, not an object`);
+    }
+  });
+
   it('C40: a bare Status line after a good event is a typed 429 carrying retryAfterSeconds, not a decode error', async () => {
     const status = {
       kind: 'Status',
