@@ -18,7 +18,8 @@ import {
   type UserInfo,
 } from './auth.js';
 import { CertificateAuthority, type CertificatePair } from './certs.js';
-import { crdResourceTypes, establishedStatus, validateCrd } from './crd.js';
+import { validateCrd } from './crd.js';
+import { type CrdHost, crdLifecycle } from './crd-lifecycle.js';
 import { ApiStatusError, EnvtestError, forbidden, pathNotFound, unauthorized } from './errors.js';
 import {
   appendRequest,
@@ -31,11 +32,11 @@ import { collectDependents } from './gc.js';
 import { dropConnectionHeaders, sendStatus, statusFromUnknown } from './http.js';
 import { writeKubeconfig } from './kubeconfig.js';
 import { serveNonResource } from './non-resource.js';
-import { nowTimestamp, Registry } from './registry.js';
+import { Registry } from './registry.js';
 import { parseRequestInfo, type RequestInfo } from './request-info.js';
 import { handleResource } from './resource-handler.js';
 import { ResourceTable } from './resource-table.js';
-import type { KObject, ResourceType } from './resource-type.js';
+import type { ResourceType } from './resource-type.js';
 import { Store } from './store.js';
 import { WatchSet } from './watch.js';
 
@@ -113,6 +114,12 @@ export class ApiServer {
   #port = 0;
   readonly #sockets = new Set<Socket>();
   readonly #watches = new WatchSet();
+  readonly #crdHost: CrdHost = {
+    resources: this.resources,
+    store: () => this.store,
+    registry: () => this.registry,
+    watches: this.#watches,
+  };
   #aggregatedDiscovery: boolean;
   #requestId = 0;
   #tempDir: string | undefined;
@@ -154,10 +161,10 @@ export class ApiServer {
         rt.resource === 'customresourcedefinitions' && rt.group === 'apiextensions.k8s.io'
           ? validateCrd(o)
           : [],
-      afterCreate: (rt, o) => this.#afterWrite(rt, o, 'create'),
-      afterUpdate: (rt, o) => this.#afterWrite(rt, o, 'update'),
+      afterCreate: (rt, o) => crdLifecycle(this.#crdHost, rt, o, 'create'),
+      afterUpdate: (rt, o) => crdLifecycle(this.#crdHost, rt, o, 'update'),
       afterDelete: (rt, o, opts) => {
-        this.#afterWrite(rt, o, 'delete');
+        crdLifecycle(this.#crdHost, rt, o, 'delete');
         if (this.#options.garbageCollection)
           collectDependents(
             () => this.registry,
@@ -167,50 +174,6 @@ export class ApiServer {
           );
       },
     });
-  }
-
-  /** CRD lifecycle: serve on create, mark Established (a status write), clean up on delete. */
-  #afterWrite(rt: ResourceType, o: Readonly<KObject>, op: 'create' | 'update' | 'delete'): void {
-    if (rt.resource !== 'customresourcedefinitions' || rt.group !== 'apiextensions.k8s.io') return;
-    const name = String((o.metadata as Record<string, unknown>).name);
-    if (op === 'delete') {
-      const types = this.resources.all().filter((t) => t.crdName === name);
-      for (const t of types.slice(0, 1)) {
-        const snap = this.store.snapshot(t.storageKey);
-        for (const k of snap.keys) this.store.remove(t.storageKey, k);
-        // the custom resource's storage is torn down: its watches end (cleanly) as on a real server
-        this.#watches.stopFor(t.storageKey);
-      }
-      this.resources.removeCrd(name);
-      return;
-    }
-    const deleting = !!(o.metadata as Record<string, unknown>).deletionTimestamp;
-    if (deleting) return;
-    this.resources.removeCrd(name);
-    for (const t of crdResourceTypes(o as KObject)) this.resources.add(t);
-    const conds =
-      (o.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
-    if (!conds.some((c) => c.type === 'Established' && c.status === 'True')) {
-      const store = this.store;
-      setImmediate(() => {
-        if (this.store !== store) return;
-        try {
-          this.registry.patch(
-            rt,
-            undefined,
-            name,
-            (cur) => {
-              cur.status = establishedStatus(cur, nowTimestamp());
-              delete (cur.metadata as Record<string, unknown>).resourceVersion;
-              return cur;
-            },
-            { fieldManager: 'kube-apiserver', subresource: 'status' },
-          );
-        } catch {
-          // deleted in the meantime
-        }
-      });
-    }
   }
 
   /** The system namespaces a real cluster has. */
