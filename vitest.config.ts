@@ -8,7 +8,7 @@ const floors: Record<string, { statements: number; branches: number; functions: 
 
 export default defineConfig({
   test: {
-    projects: ['packages/*', 'apps/*', 'tests/*', 'bench'],
+    projects: ['packages/*', 'apps/*', 'tests/*', 'examples', 'bench'],
     reporters: ['default', './scripts/summary-reporter.ts'],
     coverage: {
       provider: 'v8',

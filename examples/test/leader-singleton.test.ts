@@ -1,0 +1,54 @@
+import { Lease } from '@kubeloop/client';
+import { describe, expect, it, vi } from 'vitest';
+import { runSingleton } from '../src/leader-singleton.js';
+import { useEnvtest } from './support.js';
+
+const t = useEnvtest();
+
+describe('example: leader-elected singleton', () => {
+  it('runs the work on one replica only; when the leader stops, the standby takes over at once', async () => {
+    const ns = await t.namespace();
+    const leading = new Set<string>();
+    let maxLeaders = 0;
+    const replica = (identity: string) => {
+      const stop = new AbortController();
+      const done = runSingleton(
+        {
+          client: t.client(),
+          namespace: ns,
+          leaseName: 'singleton',
+          identity,
+          leaseDurationMs: 3_000,
+          renewDeadlineMs: 2_000,
+          retryPeriodMs: 200,
+          work: async (signal) => {
+            leading.add(identity);
+            maxLeaders = Math.max(maxLeaders, leading.size);
+            await new Promise<void>((resolve) =>
+              signal.addEventListener('abort', () => resolve(), { once: true }),
+            );
+            leading.delete(identity);
+          },
+        },
+        stop.signal,
+      );
+      return { stop: () => stop.abort(), done };
+    };
+    const a = replica('a');
+    await vi.waitFor(() => expect([...leading]).toEqual(['a']));
+    const b = replica('b');
+    await vi.waitFor(async () =>
+      expect((await t.client().get(Lease, { namespace: ns, name: 'singleton' })).spec?.holderIdentity).toBe(
+        'a',
+      ),
+    );
+    expect([...leading]).toEqual(['a']);
+
+    a.stop(); // releaseOnCancel: the holder is cleared, b need not wait for the lease to expire
+    await a.done;
+    await vi.waitFor(() => expect([...leading]).toEqual(['b']));
+    expect(maxLeaders).toBe(1);
+    b.stop();
+    await b.done;
+  });
+});

@@ -1,0 +1,35 @@
+import { type ApiClient, Namespace, newClient } from '@kubeloop/client';
+import { Environment } from '@kubeloop/envtest';
+import { afterAll, beforeAll } from 'vitest';
+
+/** One envtest API server per test file, a client on it and a fresh namespace per call of `namespace()`. */
+export function useEnvtest(): {
+  env: () => Environment;
+  client: () => ApiClient;
+  namespace: () => Promise<string>;
+} {
+  let env: Environment | undefined;
+  let client: ApiClient | undefined;
+  let n = 0;
+  beforeAll(async () => {
+    env = new Environment();
+    await env.start();
+    client = newClient(env.config);
+  });
+  afterAll(async () => {
+    await client?.close();
+    await env?.stop();
+  });
+  return {
+    env: () => env as Environment,
+    client: () => client as ApiClient,
+    namespace: async () => {
+      const name = `ex-${process.pid}-${++n}`;
+      await (client as ApiClient).create(Namespace, { metadata: { name } });
+      return name;
+    },
+  };
+}
+
+/** A minimal valid pod spec (envtest schedules nothing: the pod stays as written). */
+export const podSpec = { containers: [{ name: 'c', image: 'registry.example/app:1' }] };
