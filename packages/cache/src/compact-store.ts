@@ -24,7 +24,7 @@ export interface CompactIndexerOptions<T extends KubeObject = KubeObject> {
    * kept only as JSON bytes and parsed again when read. @defaultValue 1000
    */
   readonly maxCachedObjects?: number;
-  /** Whether parsed objects are deep-frozen; see {@link FreezeMode}. @defaultValue 'deep' */
+  /** Whether parsed objects are deep-frozen; `'deep'` (default) deep-freezes each stored object, so a mutation throws in strict mode; `'none'` stores it as is (cheaper; never mutate a cached object, copy it first). @defaultValue 'deep' */
   readonly freeze?: FreezeMode;
 }
 

@@ -198,7 +198,7 @@ export class Indexer<T extends KubeObject = KubeObject> implements IndexerStore<
   readonly keyFunc: KeyFunc;
   readonly #freeze: boolean;
 
-  /** `freeze`: see {@link FreezeMode}. @defaultValue 'deep' */
+  /** `freeze`: `'deep'` (default) deep-freezes each stored object, so a mutation throws in strict mode; `'none'` stores it as is (cheaper; never mutate a cached object, copy it first). @defaultValue 'deep' */
   constructor(options: { keyFunc?: KeyFunc; indexers?: Indexers<T>; freeze?: FreezeMode } = {}) {
     this.keyFunc = options.keyFunc ?? metaNamespaceKeyFunc;
     this.#freeze = (options.freeze ?? 'deep') === 'deep';

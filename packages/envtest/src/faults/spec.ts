@@ -77,7 +77,7 @@ export const requestMatchSchema = z.strictObject({
    */
   token: str().optional(),
 });
-/** Which requests a rule applies to; see {@link requestMatchSchema}. */
+/** Which requests a rule applies to: every field given must match (strings exactly, arrays by any member); unknown fields are refused when the rule is parsed. */
 export type RequestMatch = z.infer<typeof requestMatchSchema>;
 
 const statusFields = {
