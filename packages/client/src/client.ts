@@ -44,7 +44,12 @@ import { type ListPage, type ListPagesOptions, listAll, listPages } from './page
 import { DynamicRESTMapper, isResourceNotFound, type RESTMapper, type RESTMapping } from './rest-mapper.js';
 import { ApiSubResourceClient } from './sub-resource.js';
 import { Transport, type TransportOptions } from './transport/index.js';
-import { decodeWatchStream, type WatchEvent } from './watch.js';
+import {
+  checkMaxEventBytes,
+  type DEFAULT_MAX_WATCH_EVENT_BYTES,
+  decodeWatchStream,
+  type WatchEvent,
+} from './watch.js';
 
 /** Options for {@link ApiClient}. */
 export interface ClientOptions {
@@ -54,6 +59,12 @@ export interface ClientOptions {
   readonly restMapper?: RESTMapper;
   /** Default `fieldManager` for writes (controller-runtime `client.WithFieldOwner`). */
   readonly fieldOwner?: string;
+  /**
+   * Bound on one watch event (one line of the stream), in bytes; a longer one ends the watch with a
+   * `WatchEventTooLargeError`. @defaultValue 16 MiB ({@link DEFAULT_MAX_WATCH_EVENT_BYTES}, apimachinery's
+   * streaming decoder limit)
+   */
+  readonly maxWatchEventBytes?: number;
 }
 
 function encodeSeg(s: string): string {
@@ -83,12 +94,14 @@ export class ApiClient implements Client {
   readonly restMapper: RESTMapper;
   readonly #transport: HttpTransport;
   readonly #fieldOwner: string | undefined;
+  readonly #maxWatchEventBytes: number;
   readonly #internals: ClientInternals;
 
   constructor(options: ClientOptions) {
     this.#transport = options.transport;
     this.restMapper = options.restMapper ?? new DynamicRESTMapper(options.transport);
     this.#fieldOwner = options.fieldOwner;
+    this.#maxWatchEventBytes = checkMaxEventBytes(options.maxWatchEventBytes);
     this.#internals = {
       request: (kind, build) => this.#fresh(kind, async () => this.#send(build(await this.#mapping(kind)))),
       writeQuery: (o) => this.#writeQuery(o),
@@ -494,7 +507,8 @@ export class ApiClient implements Client {
       throw err;
     }
     try {
-      for await (const ev of decodeWatchStream<T>(res.body)) {
+      const maxEventBytes = options.maxEventBytes ?? this.#maxWatchEventBytes;
+      for await (const ev of decodeWatchStream<T>(res.body, { maxEventBytes })) {
         if (ev.type !== 'ERROR' && ev.type !== 'BOOKMARK') {
           if (isMetadataOnly(kind)) {
             yield { type: ev.type, object: withTypeMeta(kind, ev.object) };
@@ -555,6 +569,8 @@ export interface NewClientOptions {
   readonly transport?: TransportOptions;
   readonly restMapper?: RESTMapper;
   readonly fieldOwner?: string;
+  /** Bound on one watch event, in bytes (see {@link ClientOptions.maxWatchEventBytes}). @defaultValue 16 MiB */
+  readonly maxWatchEventBytes?: number;
 }
 
 /**
@@ -567,5 +583,6 @@ export function newClient(config: RestConfig, options: NewClientOptions = {}): A
     transport,
     ...(options.restMapper ? { restMapper: options.restMapper } : {}),
     ...(options.fieldOwner ? { fieldOwner: options.fieldOwner } : {}),
+    ...(options.maxWatchEventBytes !== undefined ? { maxWatchEventBytes: options.maxWatchEventBytes } : {}),
   });
 }

@@ -83,7 +83,7 @@ export class StatusError extends Error {
 /** The error a watch stream (or a reflector) sees when the wire data cannot be decoded. Code `'ERR_WATCH_DECODE'`. */
 export class WatchDecodeError extends Error {
   readonly code = 'ERR_WATCH_DECODE' as const;
-  override readonly name = 'WatchDecodeError';
+  override readonly name: string = 'WatchDecodeError';
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     brand(this, 'WatchDecodeError');
@@ -91,6 +91,30 @@ export class WatchDecodeError extends Error {
   /** Also true for an instance made by another installed copy of this package. */
   static override [Symbol.hasInstance](value: unknown): value is WatchDecodeError {
     return hasBrand(value, 'WatchDecodeError');
+  }
+}
+
+/**
+ * A watch stream carried one event (one frame: one line of newline-delimited JSON) longer than the decoder's
+ * limit, `limitBytes` (bytes of UTF-8 on the wire). The line is refused as soon as the limit is passed, so at
+ * most `limitBytes` of it are ever held; the stream must be treated as broken (a Reflector re-watches or
+ * relists). apimachinery's streaming decoder does the same with its 16 MiB `maxBytes` (`ErrObjectTooLarge`).
+ * A {@link WatchDecodeError} (code `'ERR_WATCH_DECODE'`).
+ */
+export class WatchEventTooLargeError extends WatchDecodeError {
+  override readonly name: string = 'WatchEventTooLargeError';
+  /** The limit that was passed, in bytes. */
+  readonly limitBytes: number;
+  constructor(limitBytes: number) {
+    super(
+      `watch stream: an event is too large — longer than the ${limitBytes}-byte limit (maxWatchEventBytes); the watch is ended instead of buffering it`,
+    );
+    this.limitBytes = limitBytes;
+    brand(this, 'WatchEventTooLargeError');
+  }
+  /** Also true for an instance made by another installed copy of this package. */
+  static override [Symbol.hasInstance](value: unknown): value is WatchEventTooLargeError {
+    return hasBrand(value, 'WatchEventTooLargeError');
   }
 }
 

@@ -51,6 +51,7 @@ export {
   UnexpectedResponseError,
   UnsupportedPatchTypeError,
   WatchDecodeError,
+  WatchEventTooLargeError,
 } from './errors.js';
 export {
   escapeFieldValue,
@@ -170,6 +171,8 @@ export {
   type WarningHandler,
 } from './transport/index.js';
 export {
+  DEFAULT_MAX_WATCH_EVENT_BYTES,
+  type DecodeWatchStreamOptions,
   decodeWatchStream,
   retryAfterSecondsOf,
   type WatchEvent,

@@ -46,6 +46,11 @@ export interface WatchOptions extends CallOptions {
   /** Streaming list (KEP-3157): initial state as ADDED events, then a bookmark marking their end. */
   readonly sendInitialEvents?: boolean;
   readonly resourceVersionMatch?: 'NotOlderThan';
+  /**
+   * Bound on one event (one line of the stream), in bytes, for this watch; a longer one ends it with a
+   * `WatchEventTooLargeError`. @defaultValue the client's `maxWatchEventBytes` (16 MiB)
+   */
+  readonly maxEventBytes?: number;
 }
 
 /** Options for writes. */

@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import type { V1Status } from '@kubernetes/client-node';
-import { StatusError, WatchDecodeError } from './errors.js';
+import { InvalidRequestError, StatusError, WatchDecodeError, WatchEventTooLargeError } from './errors.js';
 import { describeJson, isJsonObject } from './internal/json-shape.js';
 import type { KubeObject } from './kinds.js';
 
@@ -99,6 +99,28 @@ function decodeLine<T extends KubeObject>(line: string): WatchEvent<T> | undefin
 
 const NEWLINE = 0x0a;
 
+/**
+ * The default bound on one watch event (one line), in bytes: 16 MiB, the `maxBytes` of apimachinery's
+ * streaming decoder (`runtime/serializer/streaming`, `ErrObjectTooLarge`) that client-go reads watches with.
+ * It is well above what an API server stores (etcd's default request limit is 1.5 MiB, kube-apiserver refuses
+ * request bodies over 3 MiB), so only a broken or hostile stream reaches it.
+ */
+export const DEFAULT_MAX_WATCH_EVENT_BYTES = 16 * 1024 * 1024;
+
+/** Options of {@link decodeWatchStream}. */
+export interface DecodeWatchStreamOptions {
+  /** Bound on one event (one line), in bytes; a whole number >= 1. @defaultValue {@link DEFAULT_MAX_WATCH_EVENT_BYTES} */
+  readonly maxEventBytes?: number;
+}
+
+/** Validates a `maxEventBytes` option. @throws InvalidRequestError when it is not a whole number >= 1. */
+export function checkMaxEventBytes(value: number | undefined): number {
+  if (value === undefined) return DEFAULT_MAX_WATCH_EVENT_BYTES;
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new InvalidRequestError(`maxEventBytes must be a whole number of bytes >= 1, got ${value}`);
+  return value;
+}
+
 function asBuffer(chunk: Uint8Array | string): Buffer {
   if (typeof chunk === 'string') return Buffer.from(chunk, 'utf8');
   return Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
@@ -115,12 +137,19 @@ function asBuffer(chunk: Uint8Array | string): Buffer {
  * an incomplete line are kept (not copied) until its end arrives. No string is concatenated or re-sliced
  * per chunk.
  *
+ * Bound: one line may hold at most `options.maxEventBytes` bytes (default {@link DEFAULT_MAX_WATCH_EVENT_BYTES},
+ * 16 MiB, apimachinery's streaming decoder limit). A longer line is refused as soon as the bytes kept for it
+ * pass the bound — nothing larger is ever held — with a {@link WatchEventTooLargeError}.
+ *
  * @throws WatchStatusError when the stream carries a bare `Status` object instead of an event (C40).
+ * @throws WatchEventTooLargeError when one line is longer than `maxEventBytes`.
  * @throws WatchDecodeError on a line that is not a JSON watch event (the stream must be treated as broken).
  */
 export async function* decodeWatchStream<T extends KubeObject = KubeObject>(
   chunks: AsyncIterable<Uint8Array | string>,
+  options: DecodeWatchStreamOptions = {},
 ): AsyncGenerator<WatchEvent<T>, void, undefined> {
+  const maxBytes = checkMaxEventBytes(options.maxEventBytes);
   // Bytes of the line not yet ended, as received (views into the chunks, no copies).
   let pending: Buffer[] = [];
   let pendingBytes = 0;
@@ -129,6 +158,7 @@ export async function* decodeWatchStream<T extends KubeObject = KubeObject>(
     let start = 0;
     let nl = buf.indexOf(NEWLINE);
     while (nl >= 0) {
+      if (pendingBytes + nl - start > maxBytes) throw new WatchEventTooLargeError(maxBytes);
       let line: string;
       if (pendingBytes > 0) {
         pending.push(buf.subarray(0, nl));
@@ -144,6 +174,8 @@ export async function* decodeWatchStream<T extends KubeObject = KubeObject>(
       nl = buf.indexOf(NEWLINE, start);
     }
     if (start < buf.length) {
+      // Refuse before keeping: the unfinished line would pass the bound.
+      if (pendingBytes + buf.length - start > maxBytes) throw new WatchEventTooLargeError(maxBytes);
       pending.push(start === 0 ? buf : buf.subarray(start));
       pendingBytes += buf.length - start;
     }

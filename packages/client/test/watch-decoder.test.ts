@@ -1,13 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  DEFAULT_MAX_WATCH_EVENT_BYTES,
   decodeWatchStream,
+  InvalidRequestError,
   isTooManyRequests,
   type KubeObject,
   retryAfterSecondsOf,
   StatusError,
   WatchDecodeError,
   type WatchEvent,
+  WatchEventTooLargeError,
   WatchStatusError,
 } from '../src/index.js';
 
@@ -17,9 +20,12 @@ async function* chunksOf(parts: Array<Uint8Array | string>): AsyncGenerator<Uint
   for (const p of parts) yield p;
 }
 
-async function collect(parts: Array<Uint8Array | string>): Promise<WatchEvent[]> {
+async function collect(
+  parts: Array<Uint8Array | string>,
+  options?: { maxEventBytes?: number },
+): Promise<WatchEvent[]> {
   const out: WatchEvent[] = [];
-  for await (const ev of decodeWatchStream(chunksOf(parts))) out.push(ev);
+  for await (const ev of decodeWatchStream(chunksOf(parts), options)) out.push(ev);
   return out;
 }
 
@@ -98,6 +104,48 @@ describe('decodeWatchStream', () => {
       ]).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(WatchDecodeError);
       expect((err as Error).message).toContain(`MODIFIED event whose object is ${what}, not an object`);
+    }
+  });
+
+  it('bounds one event: a line longer than maxEventBytes is refused before it is kept whole, with or without a newline', async () => {
+    const ok = line('ADDED', 'a', '1');
+    const limit = Buffer.byteLength(ok) - 1; // the line without its newline fits exactly
+    expect(await collect([ok], { maxEventBytes: limit })).toHaveLength(1);
+    const big = line('ADDED', 'b'.repeat(200), '2');
+    // In one chunk with its newline, split over many chunks, and unfinished at the end of the stream.
+    const pulled: number[] = [];
+    async function* counted(parts: string[]): AsyncGenerator<string> {
+      for (const [i, p] of parts.entries()) {
+        pulled.push(i);
+        yield p;
+      }
+    }
+    for (const parts of [
+      [ok, big],
+      [ok, ...big.match(/.{1,10}/gs)!],
+      [ok, big.slice(0, -1)],
+    ]) {
+      pulled.length = 0;
+      const seen: WatchEvent[] = [];
+      const err = await (async () => {
+        for await (const ev of decodeWatchStream(counted(parts), { maxEventBytes: limit })) seen.push(ev);
+      })().catch((e: unknown) => e);
+      expect(seen).toHaveLength(1);
+      expect(err).toBeInstanceOf(WatchEventTooLargeError);
+      expect(err).toBeInstanceOf(WatchDecodeError);
+      expect((err as WatchEventTooLargeError).limitBytes).toBe(limit);
+      expect((err as Error).message).toMatch(/too large/);
+      // Refused as soon as the kept bytes pass the bound: the chunks after that are never pulled.
+      if (parts.length > 3) expect(pulled.length).toBeLessThan(parts.length);
+    }
+  });
+
+  it('the default bound is 16 MiB (apimachinery streaming maxBytes); a bad bound is refused', async () => {
+    expect(DEFAULT_MAX_WATCH_EVENT_BYTES).toBe(16 * 1024 * 1024);
+    for (const maxEventBytes of [0, -1, 1.5, Number.NaN]) {
+      await expect(collect([line('ADDED', 'a', '1')], { maxEventBytes })).rejects.toBeInstanceOf(
+        InvalidRequestError,
+      );
     }
   });
 

@@ -5,7 +5,14 @@ import {
   SharedIndexInformer,
   type SharedIndexInformerOptions,
 } from '@kubeloop/cache';
-import { type ApiClient, FakeClock, Namespace, newClient, Pod } from '@kubeloop/client';
+import {
+  type ApiClient,
+  FakeClock,
+  Namespace,
+  type NewClientOptions,
+  newClient,
+  Pod,
+} from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
 import { type ApiServer, startApiServer } from '@kubeloop/envtest';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -57,8 +64,9 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
   async function informer(
     ns: string,
     options: Pick<SharedIndexInformerOptions<V1Pod>, 'clock' | 'reflector'> = {},
+    clientOptions: NewClientOptions = {},
   ) {
-    const client = newClient(config);
+    const client = newClient(config, clientOptions);
     const warnings: string[] = [];
     const record = (f: Record<string, unknown>, m: string) => warnings.push(`${m} ${JSON.stringify(f)}`);
     const logger = { debug: () => {}, info: record, warn: record, error: record, child: () => logger };
@@ -323,6 +331,34 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
     );
     expect(log).toEqual(['add g1', 'add g2', 'add g3']);
     for (const p of inf.getIndexer().list()) expect(p.spec?.containers?.[0]?.name).toBe('app');
+  });
+
+  it('a watch line longer than maxWatchEventBytes ends the watch with a typed error; the informer recovers with no partial object', async () => {
+    const ns = await namespaceWithPods('toolarge', ['a']);
+    const limit = 64 * 1024;
+    const { inf, log, warnings } = await informer(ns, {}, { maxWatchEventBytes: limit });
+    const line = `{"type":"ADDED","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"big","namespace":"${ns}","resourceVersion":"1"},"spec":{"containers":[{"name":"${'x'.repeat(2 * limit)}"}]}}}\n`;
+    const big = server.faults.shapeWatch({
+      match: { verb: 'watch', namespace: ns },
+      times: 1,
+      steps: [{ op: 'raw', data: line, after: 'continue' }],
+    });
+    await server.restart({ keepState: true });
+    await waitFor(() => big.hits === 1, 'the watch with the long line');
+    await api.create(Pod, podManifest(ns, 'b'));
+    await waitFor(
+      async () => cacheRVs(inf).join() === (await serverRVs(ns)).join(),
+      () => `recovery (${log.join(' ')}; ${warnings.join(' | ')})`,
+    );
+    expect(warnings.join('\n')).toMatch(/WatchEventTooLargeError/);
+    expect(log).toEqual(['add a', 'add b']);
+    expect(
+      inf
+        .getIndexer()
+        .list()
+        .map((p) => p.metadata?.name)
+        .sort(),
+    ).toEqual(['a', 'b']);
   });
 
   it('C02: a watch that fails at once 50 times backs off exponentially (800 ms x2 on an injected clock, a relist per failure) and recovers', async () => {
