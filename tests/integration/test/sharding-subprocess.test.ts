@@ -1,0 +1,160 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { LeaseKind, type LeaseObject } from '@kubeloop/builder/leaderelection';
+import { SHARD_DRAINED_ANNOTATION } from '@kubeloop/builder/sharding';
+import { ConfigMap, Namespace, newClient } from '@kubeloop/client';
+import { type ApiServer, startApiServer } from '@kubeloop/envtest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { realCluster } from './support/fault-server.js';
+import { replicaConfig, replicaTokens, tokenOf } from './support/leader-election.js';
+import { waitFor } from './support.js';
+
+const childScript = fileURLToPath(new URL('./support/sharding-child.mjs', import.meta.url));
+const builtBuilder = fileURLToPath(new URL('../../../packages/builder/dist/index.js', import.meta.url));
+const N = 200;
+
+interface Event {
+  readonly ev: string;
+  readonly t: number;
+  readonly key?: string;
+  readonly replica: string;
+}
+
+/**
+ * Issue 15 with real processes: three sharded replicas (children running the built @kubeloop/builder) on
+ * one envtest; a fourth joins, then one is SIGKILLed (its Lease stays behind and must expire). Skipped when
+ * the builder is not built, and against a real cluster (its own server, per-replica tokens).
+ */
+describe.skipIf(realCluster || !existsSync(builtBuilder))(
+  'sharding across subprocess replicas (issue 15)',
+  () => {
+    let server: ApiServer;
+    beforeAll(async () => {
+      server = await startApiServer({ tokens: replicaTokens('a', 'b', 'c', 'd', 'admin') });
+    });
+    afterAll(async () => {
+      await server?.stop();
+    });
+
+    it('a joining and a SIGKILLed replica: no key runs on two processes at once; the dead one’s keys move after expiry', async () => {
+      const api = newClient(replicaConfig(server, 'admin'));
+      const ns = 'shard-proc';
+      await api.create(Namespace, { metadata: { name: ns } });
+      for (let i = 0; i < N; i += 50) {
+        await Promise.all(
+          Array.from({ length: Math.min(50, N - i) }, (_, j) =>
+            api.create(ConfigMap, { metadata: { namespace: ns, name: `obj-${i + j}` } }),
+          ),
+        );
+      }
+      const events: Event[] = [];
+      const children = new Map<string, { proc: ChildProcess; exited: Promise<number | null> }>();
+      const spawnReplica = (id: string) => {
+        const proc = spawn(process.execPath, [childScript], {
+          env: {
+            ...process.env,
+            HOST: server.url,
+            CA: server.caPem,
+            TOKEN: tokenOf(id),
+            NAMESPACE: ns,
+            IDENTITY: id,
+          },
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
+        const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+        createInterface({ input: proc.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+          try {
+            events.push({ ...(JSON.parse(line) as Omit<Event, 'replica'>), replica: id });
+          } catch {
+            // not ours
+          }
+        });
+        children.set(id, { proc, exited });
+      };
+      const acked = async (ids: readonly string[]) => {
+        const leases = (await api.list(LeaseKind, { namespace: ns })).items as LeaseObject[];
+        const want = [...ids].sort().join(',');
+        return ids.every(
+          (id) =>
+            leases.find((l) => l.spec?.holderIdentity === id)?.metadata?.annotations?.[
+              SHARD_DRAINED_ANNOTATION
+            ] === want,
+        );
+      };
+      try {
+        for (const id of ['a', 'b', 'c']) spawnReplica(id);
+        await waitFor(() => acked(['a', 'b', 'c']), 'three replicas acknowledged', 30_000);
+        await waitFor(
+          () => new Set(events.filter((e) => e.ev === 'end').map((e) => e.key)).size === N,
+          'every key reconciled',
+          30_000,
+        );
+        const tJoin = Date.now();
+        spawnReplica('d');
+        await waitFor(() => acked(['a', 'b', 'c', 'd']), 'four replicas acknowledged', 30_000);
+        const joinMs = Date.now() - tJoin;
+        const tKill = Date.now();
+        (children.get('c') as { proc: ChildProcess }).proc.kill('SIGKILL');
+        await (children.get('c') as { exited: Promise<number | null> }).exited;
+        const killedAt = Date.now();
+        await waitFor(() => acked(['a', 'b', 'd']), 'three replicas after the SIGKILL', 30_000);
+        const killMs = Date.now() - tKill;
+        // c's keys are reconciled by the others after the kill.
+        const cKeys = new Set(events.filter((e) => e.replica === 'c' && e.ev === 'start').map((e) => e.key));
+        await waitFor(
+          () =>
+            [...cKeys].every((k) =>
+              events.some((e) => e.ev === 'end' && e.key === k && e.t > killedAt && e.replica !== 'c'),
+            ),
+          'the killed replica’s keys reconciled by the others',
+          30_000,
+        );
+        // Overlaps from the start/end lines of every process (one host clock); a killed process ends at the kill.
+        const open = new Map<string, number>();
+        const intervals: Array<{ replica: string; key: string; from: number; to: number }> = [];
+        for (const e of events) {
+          if (!e.key) continue;
+          const id = `${e.replica}\u0000${e.key}`;
+          if (e.ev === 'start') open.set(id, e.t);
+          else if (e.ev === 'end') {
+            intervals.push({ replica: e.replica, key: e.key, from: open.get(id) ?? e.t, to: e.t });
+            open.delete(id);
+          }
+        }
+        for (const [id, from] of open) {
+          const [replica, key] = id.split('\u0000') as [string, string];
+          intervals.push({ replica, key, from, to: replica === 'c' ? killedAt : Date.now() });
+        }
+        const byKey = new Map<string, typeof intervals>();
+        for (const i of intervals) {
+          const l = byKey.get(i.key) ?? [];
+          l.push(i);
+          byKey.set(i.key, l);
+        }
+        let overlaps = 0;
+        for (const l of byKey.values()) {
+          l.sort((x, y) => x.from - y.from);
+          for (let i = 0; i < l.length; i++)
+            for (
+              let j = i + 1;
+              j < l.length && (l[j] as (typeof l)[0]).from < (l[i] as (typeof l)[0]).to;
+              j++
+            )
+              if ((l[j] as (typeof l)[0]).replica !== (l[i] as (typeof l)[0]).replica) overlaps++;
+        }
+        console.log(
+          `sharding subprocess figures (N=${N}, ${intervals.length} reconciles): overlaps ${overlaps}; join ${joinMs} ms; SIGKILL taken over after ${killMs} ms`,
+        );
+        expect(overlaps).toBe(0);
+        expect(killMs).toBeGreaterThanOrEqual(1500);
+      } finally {
+        for (const { proc } of children.values())
+          if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
+        for (const { exited } of children.values()) await exited;
+        await api.close();
+      }
+    }, 150_000);
+  },
+);
