@@ -50,8 +50,10 @@ class ControllerManager implements Manager {
     this.#config = config;
     this.#options = options;
     this.#log = options.logger ?? discardLogger;
+    // The transport logs through the manager's logger unless told otherwise (server warnings, TLS
+    // verification disabled), as controller-runtime's client logs API warnings through its logger.
     this.#live = newClient(config, {
-      ...(options.transport ? { transport: options.transport } : {}),
+      transport: { logger: this.#log.child({ component: 'client' }), ...options.transport },
       ...(options.fieldOwner ? { fieldOwner: options.fieldOwner } : {}),
     });
     this.#cache = new InformerCache({

@@ -70,7 +70,10 @@ export interface TransportOptions {
   readonly tlsReloadIntervalMs?: number;
   /** Proxy environment (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`, lower case too) and `DISABLE_HTTP2`. Default `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>>;
-  /** Where the transport logs (warnings from the server, TLS re-read and credential refresh failures). Default none. */
+  /**
+   * Where the transport logs (warnings from the server, TLS verification disabled — once per transport, at
+   * construction —, TLS re-read and credential refresh failures). Default none.
+   */
   readonly logger?: Logger;
   /**
    * Receives each server `Warning:` header text (code 299), as client-go's `WarningHandler`; they are also
@@ -170,6 +173,13 @@ export class Transport {
     this.#tls = new TlsFiles(config, this.#clock, options.tlsReloadIntervalMs ?? 5 * 60_000, (message) =>
       this.#warn(message),
     );
+    // Verification off is worth one warning per transport, here and never again (not per pool, connection
+    // or request): client-go's transport logs once when it builds a TLS config with InsecureSkipVerify.
+    if (base.protocol === 'https:' && config.tlsClientConfig.insecure) {
+      this.#warn(
+        'TLS verification is disabled (tlsClientConfig.insecure): the API server certificate is not checked, so the connection is not protected against an impostor',
+      );
+    }
   }
 
   /**

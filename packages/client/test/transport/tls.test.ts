@@ -1,4 +1,6 @@
 // C17 at the transport level: a server on 127.0.0.1 whose certificate's only SAN is `api.internal`.
+
+import diagnosticsChannel from 'node:diagnostics_channel';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -72,6 +74,39 @@ describe('C17 TLS knobs (plain requests and watches)', () => {
   it('insecure alone works', async () => {
     const r = await both(new Transport(config({ insecure: true })));
     expect(r).toEqual({ get: { clientCN: null }, watch: WATCH });
+  });
+
+  it('insecure logs and publishes exactly one warning per transport, however many requests and pools', async () => {
+    const logged: string[] = [];
+    const logger = {
+      debug() {},
+      info() {},
+      warn(_f: Record<string, unknown>, msg: string) {
+        logged.push(msg);
+      },
+      error() {},
+      child() {
+        return logger;
+      },
+    };
+    const published: string[] = [];
+    const onWarning = (m: unknown) => published.push((m as { message: string }).message);
+    diagnosticsChannel.subscribe('kubeloop:client:warning', onWarning);
+    try {
+      const t = new Transport(config({ insecure: true }), { logger });
+      await t.request({ method: 'GET', path: '/api' }).then((r) => r.body.text());
+      await t.request({ method: 'GET', path: '/apis' }).then((r) => r.body.text());
+      const r = await both(t);
+      expect(r).toEqual({ get: { clientCN: null }, watch: WATCH });
+      expect(logged.filter((m) => /TLS verification is disabled/.test(m))).toHaveLength(1);
+      expect(published.filter((m) => /TLS verification is disabled/.test(m))).toHaveLength(1);
+      // A second transport warns once more (its own); a verifying one never does.
+      await new Transport(config({ insecure: true }), { logger }).close();
+      await new Transport(config({ caData: caC.certPem, serverName: 'api.internal' }), { logger }).close();
+      expect(logged.filter((m) => /TLS verification is disabled/.test(m))).toHaveLength(2);
+    } finally {
+      diagnosticsChannel.unsubscribe('kubeloop:client:warning', onWarning);
+    }
   });
 
   it('a wrong CA fails even with the right serverName', async () => {
