@@ -152,6 +152,8 @@ export class ShardState {
    */
   permitted(key: string): boolean {
     if (this.#fenced || this.#stopping || !this.#fresh) return false;
+    // Past the renew deadline even if the fence timer has not fired yet (a busy event loop).
+    if (this.#clock.now() >= this.fenceAt()) return false;
     if (!this.owns(key) || !this.#claims(key)) return false;
     for (const m of this.liveOthers()) {
       if (m.drainedFor && rendezvousOwner(key, m.drainedFor) === m.identity) return false;

@@ -101,7 +101,10 @@ describe('ShardState membership (injected clock)', () => {
     clock.step(1499);
     tick(s, leases, clock, false);
     expect(s.fenced).toBe(false);
+    expect(s.permitted('ns/y')).toBe(true);
     clock.step(1);
+    // At the deadline the gate refuses even before anything calls checkFence (a late fence timer).
+    expect(s.permitted('ns/y')).toBe(false);
     expect(s.checkFence()).toBe(true);
     expect(ac.signal.aborted).toBe(true);
     expect(s.view).toEqual([]);
