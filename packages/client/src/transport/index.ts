@@ -1,4 +1,5 @@
 /**
+ * @packageDocumentation
  * `@kubeloop/client/transport`: the HTTP transport and its building blocks — one pooled undici dispatcher
  * per `RestConfig` (one HTTP/2 connection when the server offers it), client-side throttling, retries,
  * credential refresh, the watch idle watchdog, warning handlers and diagnostics (client-go `rest`,
