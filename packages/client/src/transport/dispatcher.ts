@@ -9,6 +9,7 @@ import {
   ProxyAgent,
   Socks5ProxyAgent,
 } from 'undici';
+import { TransportError } from './errors.js';
 import { gunzipInterceptor } from './gunzip-interceptor.js';
 import { streamErrorInterceptor } from './stream-errors.js';
 
@@ -76,14 +77,61 @@ function composed(root: Dispatcher, config: RestConfig): Dispatcher {
   return config.disableCompression ? withErrors : withErrors.compose(gunzipInterceptor());
 }
 
+/**
+ * Makes `close(true)` destroy every request still in flight through `pool`, whatever the dispatcher did
+ * before: undici's `Agent` (and the proxy agents) forget their connections once a graceful `close()` has
+ * started, so a later `destroy()` found nothing and a held request outlived a forced shutdown. Each request
+ * runs under a signal of the pool's (linked to the caller's), kept until its body closes; a forced close
+ * aborts them all with a `ConnectionFailed` {@link TransportError}, then destroys the dispatcher.
+ */
+function forceable(pool: Pool): Pool {
+  const inFlight = new Set<() => void>();
+  return {
+    protocol: pool.protocol,
+    size: pool.size,
+    async request(opts) {
+      const parent = (opts.signal ?? undefined) as AbortSignal | undefined;
+      const ac = new AbortController();
+      const onAbort = () => ac.abort(parent?.reason);
+      if (parent?.aborted) ac.abort(parent.reason);
+      else parent?.addEventListener('abort', onAbort, { once: true });
+      const kill = () =>
+        ac.abort(
+          new TransportError(
+            'ConnectionFailed',
+            `${opts.method} ${String(opts.path).split('?')[0]}: the transport was closed with force`,
+          ),
+        );
+      inFlight.add(kill);
+      const done = () => {
+        inFlight.delete(kill);
+        parent?.removeEventListener('abort', onAbort);
+      };
+      try {
+        const res = await pool.request({ ...opts, signal: ac.signal });
+        if (res.body.closed || res.body.destroyed) done();
+        else res.body.once('close', done);
+        return res;
+      } catch (e) {
+        done();
+        throw e;
+      }
+    },
+    async close(force) {
+      if (force) for (const kill of [...inFlight]) kill();
+      await pool.close(force);
+    },
+  };
+}
+
 function singleRootPool(root: Dispatcher, config: RestConfig): Pool {
   const dispatcher = composed(root, config);
-  return {
+  return forceable({
     protocol: 'http/1.1',
     request: (opts) => dispatcher.request(opts),
     close: (force) => (force ? root.destroy() : root.close()),
     size: () => 1,
-  };
+  });
 }
 
 /**
@@ -113,7 +161,7 @@ function h2Pool(
     conns.push(conn);
     return conn;
   };
-  return {
+  return forceable({
     protocol: 'h2',
     size: () => conns.length,
     async request(opts) {
@@ -141,7 +189,7 @@ function h2Pool(
     async close(force) {
       await Promise.all(conns.map((c) => (force ? c.root.destroy() : c.root.close()).catch(() => undefined)));
     },
-  };
+  });
 }
 
 /**

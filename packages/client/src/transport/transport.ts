@@ -219,11 +219,15 @@ export class Transport {
     return p;
   }
 
+  /**
+   * Closes a replaced pool once its requests finish; it stays in `#owned` until then, so a forced
+   * `close()` still destroys what it carries.
+   */
   #retire(pool: Promise<Pool> | undefined): void {
     void pool
-      ?.then((p) => {
+      ?.then(async (p) => {
+        await p.close();
         this.#owned.delete(p);
-        return p.close();
       })
       .catch(() => undefined);
   }
@@ -475,15 +479,17 @@ export class Transport {
 
   /**
    * Close every pooled connection. Requests in flight finish; new ones are refused (no pool is created after
-   * this). `{ force: true }` destroys the connections at once (in-flight requests fail), for a shutdown past
-   * its grace period.
+   * this). `{ force: true }` destroys the connections at once (in-flight requests and streams fail with a
+   * `ConnectionFailed` TransportError), for a shutdown past its grace period — also when a graceful close
+   * has already started and is still waiting for them, and for pools retired by a certificate rotation.
    */
   async close(options: { force?: boolean } = {}): Promise<void> {
     if (this.#closed && !options.force) return;
     this.#closed = true;
     const pending = [this.#pool, this.#certPool?.pool].filter((p) => p !== undefined);
     await Promise.all(pending.map((p) => p.catch(() => undefined)));
-    await Promise.all([...this.#owned].map((p) => p.close(options.force).catch(() => undefined)));
-    this.#owned.clear();
+    const owned = [...this.#owned];
+    await Promise.all(owned.map((p) => p.close(options.force).catch(() => undefined)));
+    for (const p of owned) this.#owned.delete(p);
   }
 }

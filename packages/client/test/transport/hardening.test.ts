@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { CredentialProvider, RequestCredentials, RestConfig } from '@kubeloop/config';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Logger } from '../../src/logger.js';
 import {
   newWarningLogger,
@@ -410,6 +410,63 @@ describe('HTTP/2 (issue 9 item 8)', () => {
       await t1.close({ force: true });
       await t2.close({ force: true });
       await h2.close();
+    }
+  });
+});
+
+describe('close({ force }) after a graceful close (issue 16 item 7)', () => {
+  it('still destroys in-flight requests and streams, HTTP/1.1 and h2, and the graceful close settles too', async () => {
+    const held: Array<() => void> = [];
+    const onRequest = (req: { url?: string }, res: import('node:http').ServerResponse) => {
+      held.push(() => res.destroy());
+      if (req.url?.includes('watch=true')) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"type":"BOOKMARK","object":{}}\n');
+      } // else: held, never answered
+    };
+    server.handler = onRequest;
+    const h2srv = http2.createSecureServer({ cert: leaf.certPem, key: leaf.keyPem, allowHTTP1: true });
+    const h2sessions: http2.ServerHttp2Session[] = [];
+    h2srv.on('session', (s) => h2sessions.push(s));
+    h2srv.on('request', (req, res) => onRequest(req, res as unknown as import('node:http').ServerResponse));
+    await new Promise<void>((resolve) => h2srv.listen(0, '127.0.0.1', resolve));
+    const h2url = `https://127.0.0.1:${(h2srv.address() as AddressInfo).port}`;
+    try {
+      for (const [opts, host] of [
+        [{}, undefined],
+        [{ http2: true }, h2url],
+      ] as const) {
+        held.length = 0;
+        const t = transport({}, opts, host);
+        const write = t
+          .request({
+            method: 'POST',
+            path: '/api/v1/namespaces/a/configmaps',
+            body: '{}',
+            headers: { 'content-type': 'application/json' },
+          })
+          .then(
+            () => 'answered',
+            (e: unknown) => e,
+          );
+        const watch = await t.request({ method: 'GET', path: '/api/v1/pods?watch=true', stream: true });
+        const read = (async () => {
+          for await (const _ of watch.body) {
+            // drain
+          }
+          return 'ended';
+        })().catch((e: unknown) => e);
+        await vi.waitFor(() => expect(held.length).toBe(2));
+        const graceful = t.close(); // waits for the held requests: never settles by itself
+        await t.close({ force: true });
+        expect(await write, `${JSON.stringify(opts)}: the held write`).toBeInstanceOf(Error);
+        expect(await read, `${JSON.stringify(opts)}: the held watch`).toBeInstanceOf(Error);
+        await graceful;
+        for (const release of held) release();
+      }
+    } finally {
+      for (const s of h2sessions) s.destroy();
+      await new Promise<void>((resolve) => h2srv.close(() => resolve()));
     }
   });
 });
