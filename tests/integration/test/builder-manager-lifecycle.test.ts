@@ -135,4 +135,49 @@ describe.skipIf(realCluster)('manager lifecycle races (envtest fault injection)'
     // Past the grace period the connections are destroyed: the held write fails now, not after 60 s.
     await vi.waitFor(() => expect(write).toBeInstanceOf(Error), { timeout: 10_000 });
   });
+  it('issue 16 item 7: a request held by the server outside any runnable is destroyed at the grace period, after the graceful close of the connections has started', async () => {
+    const ns = await ctx.namespace('held-outside');
+    // Every runnable stops at once, so the manager starts a graceful close of its connections, which waits on
+    // this held write; at the grace period it must force them (a force after a started graceful close once
+    // destroyed nothing: undici forgets its connections once closing — the loaded-run failure of the test above).
+    const held = ctx.server.faults.delayRequests({
+      match: { verb: 'create', namespace: ns },
+      barrier: 1000,
+      delayMs: 60_000,
+    });
+    const records: LogRecord[] = [];
+    const mgr = newManager(ctx.config, {
+      namespace: ns,
+      gracefulShutdownTimeoutMs: 500,
+      logger: captureLogger(records),
+    });
+    const ac = new AbortController();
+    let outcome: unknown = 'running';
+    const run = mgr.start(ac.signal).then(
+      () => {
+        outcome = undefined;
+      },
+      (e: unknown) => {
+        outcome = e;
+      },
+    );
+    ctx.cleanups.push(() => run);
+    let write: unknown = 'pending';
+    void mgr
+      .getClient()
+      .create(ConfigMap, { metadata: { namespace: ns, name: 'child' } })
+      .then(
+        () => {
+          write = 'written';
+        },
+        (e: unknown) => {
+          write = e;
+        },
+      );
+    await vi.waitFor(() => expect(held.hits).toBe(1), { timeout: 20_000 });
+    ac.abort();
+    await vi.waitFor(() => expect(outcome).not.toBe('running'), { timeout: 10_000 });
+    expect(outcome).toBeInstanceOf(GracefulShutdownTimeoutError);
+    await vi.waitFor(() => expect(write).toBeInstanceOf(Error), { timeout: 10_000 });
+  });
 });
