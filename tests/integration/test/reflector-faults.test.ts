@@ -205,13 +205,20 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
       () => rule.hits === 1,
       () => `the expired watch; informer said: ${warnings.join(' | ')}`,
     );
-    await waitFor(() => requestsFor(ns, 'list').length === before + 1, 'one relist');
+    const expired = requestsFor(ns, 'watch').find((w) => w.faultId === rule.id)!;
+    await waitFor(() => requestsFor(ns, 'list').some((l) => l.id > expired.id), 'the relist after the 410');
     await waitFor(async () => cacheRVs(inf).join() === (await serverRVs(ns)).join(), 'cache equals server');
-    const lists = requestsFor(ns, 'list');
-    const relist = lists.at(-1)!;
-    const watchesAfter = requestsFor(ns, 'watch').filter((w) => w.time >= relist.time);
-    expect(watchesAfter.length).toBeGreaterThanOrEqual(1);
-    expect(lists.length).toBe(before + 1);
+    // Exactly one relist answers the 410 (requests are numbered in arrival order), and a watch follows it.
+    const relists = requestsFor(ns, 'list').filter((l) => l.id > expired.id);
+    expect(relists).toHaveLength(1);
+    expect(requestsFor(ns, 'watch').filter((w) => w.id > relists[0]!.id).length).toBeGreaterThanOrEqual(1);
+    // Before the 410 there is no other relist, save one the restart may cause: it ends the open watch, and
+    // when the end of the stream reaches the client before the socket is destroyed (timing; seen in loaded
+    // runs) that watch closed cleanly within 1 s without events, a very short watch, which client-go's
+    // reflector relists on too. It must then be logged as such.
+    const earlier = requestsFor(ns, 'list').filter((l) => l.id < expired.id).length - before;
+    expect(earlier).toBeLessThanOrEqual(1);
+    if (earlier === 1) expect(warnings.join('\n')).toMatch(/VeryShortWatchError|very short|closed at once/i);
     expect(requestsFor(ns, 'watch').length).toBeLessThan(10);
   });
 
