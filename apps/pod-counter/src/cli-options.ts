@@ -1,6 +1,13 @@
+import { existsSync } from 'node:fs';
 import { parseLabelSelector } from '@kubeloop/client';
+import { SERVICE_ACCOUNT_DIR } from '@kubeloop/config';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { parseReportTarget, type ReportTarget } from './report.js';
+
+/** Whether this process runs in a pod (its service account namespace file is there). */
+function inCluster(): boolean {
+  return existsSync(`${SERVICE_ACCOUNT_DIR}/namespace`);
+}
 
 /** A bad command line: the CLI prints its message on one line and exits 2. */
 export class UsageError extends Error {
@@ -102,11 +109,10 @@ function command(version: string): Command {
     .helpOption('-h, --help', 'print this help and exit')
     .option('--kubeconfig <path>', 'kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config)')
     .option('--context <name>', 'kubeconfig context instead of current-context')
-    .option(
-      '--namespace <ns>',
-      'count pods in this namespace only; repeatable (default: all namespaces)',
-      collect,
-      [],
+    .addOption(
+      new Option('--namespace <ns>', 'count pods in this namespace only; repeatable')
+        .argParser(collect)
+        .default([], 'all namespaces'),
     )
     .option('--label-selector <selector>', 'count only pods matching this label selector', labelSelector)
     .option('--leader-elect', 'run as one of several replicas; only the Lease holder reconciles', false)
@@ -207,6 +213,11 @@ export function parseCli(argv: readonly string[], version: string): ParsedCli {
     embedded: boolean;
     duration?: number;
   }>();
+  if (o.leaderElect && !o.leaderElectionNamespace && !inCluster()) {
+    throw new UsageError(
+      '--leader-elect outside a cluster needs --leader-election-namespace <ns> (in a pod it defaults to the pod namespace)',
+    );
+  }
   if (o.embedded && (o.kubeconfig || o.context)) {
     throw new UsageError(
       '--embedded runs its own API server; do not combine it with --kubeconfig or --context',

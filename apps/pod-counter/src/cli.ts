@@ -110,6 +110,7 @@ function runOptions(o: CliOptions, logger: Logger, signal: AbortSignal): Paramet
     maxConcurrentReconciles: o.maxConcurrentReconciles,
     ...(o.report ? { report: o.report } : {}),
     onListening: ({ metrics, probes }) => {
+      if (!metrics && !probes) return;
       logger.info(
         {
           ...(metrics ? { metrics: `http://${metrics}/metrics` } : {}),
@@ -136,16 +137,20 @@ function oneLine(err: unknown): string {
 
 main(process.argv.slice(2)).then(
   (code) => {
-    process.exitCode = code;
-    // Nothing should be left running; if something is, do not hang the terminal.
-    setTimeout(() => process.exit(code), 2000).unref();
+    // Exit now: everything has stopped, and a second Ctrl-C arriving in the meantime must not turn a clean
+    // stop into a death by signal (exit 130).
+    process.exit(code);
   },
   (err: unknown) => {
     if (err instanceof UsageError) {
       process.stderr.write(`pod-counter: ${err.message} (see pod-counter --help)\n`);
       process.exit(2);
     }
-    process.stderr.write(`pod-counter: ${oneLine(err)}\n`);
+    const hint =
+      (err as NodeJS.ErrnoException | undefined)?.code === 'EADDRINUSE'
+        ? ' (choose other ports with --metrics-bind-address / --health-probe-bind-address, or 0 to disable)'
+        : '';
+    process.stderr.write(`pod-counter: ${oneLine(err)}${hint}\n`);
     if (debug && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
     process.exit(1);
   },

@@ -1,5 +1,6 @@
 import {
   ChannelSource,
+  cacheSyncCheck,
   enqueueRequestForObject,
   type Logger,
   type Manager,
@@ -120,6 +121,8 @@ export async function runPodCounter(config: RestConfig, options: RunPodCounterOp
         }
       : {}),
   });
+  // Ready once the cache has synced and, on the leader, the controller's informers too (not before start).
+  mgr.addReadyzCheck('cache-sync', cacheSyncCheck(mgr));
   const gauges = new PodCountGauges(registry);
   const report = options.report ? new ConfigMapReport(mgr.getClient(), options.report) : undefined;
   const counter = new PodCounter(mgr.getClient(), {

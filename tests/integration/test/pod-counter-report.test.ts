@@ -79,14 +79,17 @@ describe('pod-counter: count, gauges and ConfigMap report', () => {
     const records: LogRecord[] = [];
     const ac = new AbortController();
     let metricsAddress: string | undefined;
+    let probesAddress: string | undefined;
     const run = runPodCounter(testConfig(), {
       signal: ac.signal,
       logger: captureLogger(records),
       namespaces: [a, b],
       metricsBindAddress: '127.0.0.1:0',
+      healthProbeBindAddress: '127.0.0.1:0',
       report: { namespace: a, name: 'pod-counts' },
-      onListening: ({ metrics }) => {
+      onListening: ({ metrics, probes }) => {
         metricsAddress = metrics;
+        probesAddress = probes;
       },
     });
     cleanups.push(async () => {
@@ -113,6 +116,10 @@ describe('pod-counter: count, gauges and ConfigMap report', () => {
       );
     };
     await waitFor(matches, "the gauges and the ConfigMap report to match the server's pods");
+    // Readiness includes the cache sync check (the Deployment's readiness probe relies on it).
+    const ready = await fetch(`http://${probesAddress}/readyz?verbose`);
+    expect(ready.status).toBe(200);
+    expect(await ready.text()).toContain('[+]cache-sync ok');
     const perNamespace = (c: PodCounts) =>
       Object.fromEntries(
         Object.entries(c).map(([ns, p]) => [ns, Object.values(p).reduce((x, y) => x + y, 0)]),
