@@ -62,12 +62,21 @@ export interface FailedAttempt {
   readonly aborted: boolean;
 }
 
+/** How many times a stream (watch) is retried after a connection reset before any answer. */
+export const STREAM_RESET_RETRIES = 1;
+
 /**
- * After a failure without an answer: only a GET (never a write, never a stream) that hit a connection
- * reset is retried, as a 500 with `Retry-After: 1` (client-go `IsRetryableError` for idempotent verbs).
+ * After a failure without an answer: only a GET that hit a connection reset is retried, as a 500 with
+ * `Retry-After: 1` (client-go `IsRetryableError` for idempotent verbs; a watch too, as client-go's
+ * `Request.Watch` retries a connection reset or probable EOF). A plain GET is retried up to `maxRetries`, a
+ * stream (watch) once ({@link STREAM_RESET_RETRIES}): that is what a stale connection needs (an h2 session
+ * or keep-alive socket the API server dropped on a restart: "other side closed"), and a server that stays
+ * away is the Reflector's to back off from. Writes are never retried (they may have been applied).
  */
 export function afterFailure(f: FailedAttempt): NextStep {
-  if (f.method === 'GET' && !f.stream && f.connectionReset && f.retries < f.maxRetries && !f.aborted) {
+  if (f.method !== 'GET' || !f.connectionReset || f.aborted) return { kind: 'return' };
+  const max = f.stream ? Math.min(STREAM_RESET_RETRIES, f.maxRetries) : f.maxRetries;
+  if (f.retries < max) {
     return { kind: 'retry', status: 500, waitMs: 1000, reason: `connection reset (${f.errorCode})` };
   }
   return { kind: 'return' };

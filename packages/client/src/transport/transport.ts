@@ -102,9 +102,11 @@ export interface TransportOptions {
  * undici dispatcher — one h2 connection when `http2` is on and the server offers h2, else an HTTP/1.1 pool — with TLS from
  * `config.tlsClientConfig` and proxies from `config.proxyUrl` or the environment:
  * - the limiter is taken once before the first attempt of every non-stream request, and again before every
- *   retry; streams (watches) are never throttled, timed out or retried;
+ *   retry; streams (watches) are never throttled or timed out, nor retried after an answer;
  * - a 429 or ≥ 500 answer with an integer `Retry-After` is retried (at most `maxRetries`), waiting at least
- *   `Retry-After` seconds; a GET that fails on a connection reset is retried as a 500 with `Retry-After: 1`;
+ *   `Retry-After` seconds; a GET that fails on a connection reset before any answer (a stale keep-alive or h2
+ *   connection after an API server restart: "other side closed") is retried as a 500 with `Retry-After: 1`,
+ *   a watch once, on a new connection; writes never are;
  * - credentials come from the {@link CredentialProvider} on every attempt; after a 401 the request is retried
  *   once when the provider says new credentials exist (token file re-read, exec plugin re-run);
  * - `config.timeoutMs` bounds each non-stream request including reading its body (a timer-backed deadline);
@@ -370,7 +372,7 @@ export class Transport {
         });
         if (next.kind !== 'retry') throw fail(e);
         retries++;
-        await this.#waitForRetry(req.method, url, signal, next, retries, fail);
+        await this.#waitForRetry(req.method, url, signal, next, retries, fail, stream);
         continue;
       }
       this.#publishRequest({
@@ -437,6 +439,7 @@ export class Transport {
     next: NextStep & { kind: 'retry' },
     retry: number,
     fail: (e: unknown) => TransportError,
+    stream = false,
   ): Promise<void> {
     if (channels.retry.hasSubscribers) {
       channels.retry.publish({
@@ -450,7 +453,8 @@ export class Transport {
     }
     try {
       await sleep(next.waitMs, signal, this.#clock);
-      await this.#throttle(method, url, signal);
+      // Streams are never throttled, their retry neither.
+      if (!stream) await this.#throttle(method, url, signal);
     } catch (e) {
       throw fail(e);
     }

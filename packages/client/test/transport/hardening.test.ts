@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { CredentialProvider, RequestCredentials, RestConfig } from '@kubeloop/config';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { FakeClock } from '../../src/clock.js';
 import type { Logger } from '../../src/logger.js';
 import {
   newWarningLogger,
@@ -466,6 +467,81 @@ describe('close({ force }) after a graceful close (issue 16 item 7)', () => {
       }
     } finally {
       for (const s of h2sessions) s.destroy();
+      await new Promise<void>((resolve) => h2srv.close(() => resolve()));
+    }
+  });
+});
+
+describe('a stale connection after an API server restart (idempotent requests retried once on a new connection)', () => {
+  it('a watch whose connection is dropped before any answer is retried once, HTTP/1.1 and h2; a second drop and a write are not retried', async () => {
+    /** Per path: how many times the server saw it; the first `drops` arrivals lose their connection. */
+    const seen = new Map<string, number>();
+    let drops = 1;
+    const onRequest = (req: { url?: string }, res: import('node:http').ServerResponse, drop: () => void) => {
+      const path = (req.url ?? '').split('?')[0]!;
+      const n = (seen.get(path) ?? 0) + 1;
+      seen.set(path, n);
+      if (n <= drops) return drop(); // the server went away under the request: "other side closed"
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"type":"ADDED","object":{}}\n');
+    };
+    server.handler = (req, res) => onRequest(req, res, () => req.socket.destroy());
+    const h2srv = http2.createSecureServer({ cert: leaf.certPem, key: leaf.keyPem, allowHTTP1: true });
+    h2srv.on('request', (req, res) =>
+      onRequest(req, res as unknown as import('node:http').ServerResponse, () =>
+        req.stream.session?.destroy(),
+      ),
+    );
+    await new Promise<void>((resolve) => h2srv.listen(0, '127.0.0.1', resolve));
+    const h2url = `https://127.0.0.1:${(h2srv.address() as AddressInfo).port}`;
+    const retries: unknown[] = [];
+    // The retry waits (1 s) run on an injected clock, stepped once the wait has started.
+    const clock = new FakeClock();
+    const onRetry = (m: unknown) => {
+      retries.push(m);
+      setImmediate(() => clock.step(1000));
+    };
+    diagnosticsChannel.subscribe('kubeloop:client:retry', onRetry);
+    try {
+      for (const [opts, host] of [
+        [{}, undefined],
+        [{ http2: true }, h2url],
+      ] as const) {
+        const t = transport({}, { ...opts, clock }, host);
+        try {
+          // A first request opens the connection the server then drops.
+          await (await t.request({ method: 'GET', path: '/warm' })).body.dump();
+          seen.clear();
+          retries.length = 0;
+          drops = 1;
+          const res = await t.request({ method: 'GET', path: '/api/v1/pods?watch=true', stream: true });
+          expect(await res.body.text(), JSON.stringify(opts)).toBe('{"type":"ADDED","object":{}}\n');
+          expect(seen.get('/api/v1/pods')).toBe(2);
+          expect(retries).toHaveLength(1);
+          expect(retries[0]).toMatchObject({ method: 'GET', retry: 1 });
+          // Dropped twice: retried once only, then the watch fails (the Reflector backs off).
+          seen.clear();
+          drops = 2;
+          const err = await t
+            .request({ method: 'GET', path: '/api/v1/pods?watch=true', stream: true })
+            .catch((e: unknown) => e);
+          expect(err).toBeInstanceOf(TransportError);
+          expect((err as TransportError).code).toBe('ConnectionFailed');
+          expect(seen.get('/api/v1/pods')).toBe(2);
+          // A write is never retried: it may have been applied.
+          seen.clear();
+          drops = 1;
+          const werr = await t
+            .request({ method: 'POST', path: '/api/v1/namespaces/a/configmaps', body: '{}' })
+            .catch((e: unknown) => e);
+          expect(werr).toBeInstanceOf(TransportError);
+          expect(seen.get('/api/v1/namespaces/a/configmaps')).toBe(1);
+        } finally {
+          await t.close({ force: true });
+        }
+      }
+    } finally {
+      diagnosticsChannel.unsubscribe('kubeloop:client:retry', onRetry);
       await new Promise<void>((resolve) => h2srv.close(() => resolve()));
     }
   });
