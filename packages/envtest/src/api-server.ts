@@ -292,10 +292,13 @@ export class ApiServer {
 
   /**
    * Drop every connection (watches included) and listen again on the same port with the same CA and tokens.
-   * `keepState: false` also starts from an empty store (fresh system namespaces, CRDs forgotten).
+   * `keepState: false` also starts from an empty store (fresh system namespaces, CRDs forgotten); with state kept,
+   * the watch history is dropped as a restarted server's watch cache is (watches from older RVs get 410).
    */
   async restart(options: { keepState?: boolean } = {}): Promise<void> {
     await this.#close();
+    // A restarted kube-apiserver keeps etcd's objects and resourceVersions but starts with an empty watch cache.
+    if (options.keepState !== false) this.store.dropWatchHistory();
     if (options.keepState === false) {
       this.store = new Store({ historyLimit: this.store.watchHistoryLimit, initialRv: this.store.rv + 1 });
       this.registry = this.#newRegistry(this.store);

@@ -327,6 +327,15 @@ export class Store {
    */
   compact(): void {
     this.#compactedRv = this.#rv;
+    this.dropWatchHistory();
+  }
+
+  /**
+   * Forget every retained watch event, as a restarted kube-apiserver whose watch cache starts empty at the
+   * current resourceVersion: a watch from an older RV then gets an ERROR event with 410 Expired, while
+   * objects, the RV sequence and exact reads of older RVs (etcd's, until compaction) are kept.
+   */
+  dropWatchHistory(): void {
     for (const b of this.#buckets.values()) {
       b.history = [];
       b.historyStart = 0;

@@ -13,6 +13,10 @@ import {
   resolveLeaseNamespace,
 } from '../../src/leaderelection/index.js';
 
+/** `vi.waitFor` with room for a loaded CI box: the conditions are real HTTP round trips to envtest. */
+const waitFor = <T>(cb: () => T | Promise<T>, options: { timeout?: number; interval?: number } = {}) =>
+  vi.waitFor(cb, { timeout: 10_000, ...options });
+
 // Real HTTP against an in-process envtest; every protocol timer (retry, expiry, renew deadline) runs on a
 // FakeClock, so the test moves time instead of waiting for it.
 let server: ApiServer;
@@ -118,7 +122,7 @@ function run(
 
 /** Waits until the elector is parked on the clock (its request finished), then moves time by `ms`. */
 async function step(clock: FakeClock, ms: number, timers = 1): Promise<void> {
-  await vi.waitFor(() => expect(clock.pendingTimers()).toBeGreaterThanOrEqual(timers));
+  await waitFor(() => expect(clock.pendingTimers()).toBeGreaterThanOrEqual(timers));
   clock.step(ms);
 }
 
@@ -152,7 +156,7 @@ describe('LeaderElector (client-go tools/leaderelection) against envtest', () =>
     const clock = new FakeClock();
     const name = leaseName();
     const a = run(name, 'a', clock);
-    await vi.waitFor(() => expect(a.events).toContain('started'));
+    await waitFor(() => expect(a.events).toContain('started'));
     expect(a.gauge()).toBe(1);
     const created = await readLease(name);
     expect(created?.spec).toMatchObject({
@@ -163,7 +167,7 @@ describe('LeaderElector (client-go tools/leaderelection) against envtest', () =>
     expect(created?.spec?.renewTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
     const rv = created?.metadata?.resourceVersion;
     await step(clock, 500, 2);
-    await vi.waitFor(async () => expect((await readLease(name))?.metadata?.resourceVersion).not.toBe(rv));
+    await waitFor(async () => expect((await readLease(name))?.metadata?.resourceVersion).not.toBe(rv));
     expect(a.elector.isLeader()).toBe(true);
   });
 
@@ -182,16 +186,16 @@ describe('LeaderElector (client-go tools/leaderelection) against envtest', () =>
       },
     });
     const b = run(name, 'b', clock);
-    await vi.waitFor(() => expect(b.events).toContain('leader:old'));
+    await waitFor(() => expect(b.events).toContain('leader:old'));
     for (let t = 500; t < 3000; t += 500) {
       await step(clock, 500);
-      await vi.waitFor(() =>
+      await waitFor(() =>
         expect(server.faults.requests({ verb: 'get', name }).length).toBeGreaterThan(t / 500),
       );
       expect(b.events).not.toContain('started');
     }
     await step(clock, 500);
-    await vi.waitFor(() => expect(b.events).toContain('started'));
+    await waitFor(() => expect(b.events).toContain('started'));
     const taken = await readLease(name);
     expect(taken?.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 5 });
   });
@@ -200,13 +204,13 @@ describe('LeaderElector (client-go tools/leaderelection) against envtest', () =>
     const clock = new FakeClock();
     const name = leaseName();
     const a = run(name, 'a', clock);
-    await vi.waitFor(() => expect(a.events).toContain('started'));
+    await waitFor(() => expect(a.events).toContain('started'));
     const bClock = new FakeClock();
     const b = run(name, 'b', bClock);
-    await vi.waitFor(() => expect(b.events).toContain('leader:a'));
+    await waitFor(() => expect(b.events).toContain('leader:a'));
     for (let i = 0; i < 12; i++) {
       await step(clock, 500, 2); // a renews
-      await vi.waitFor(async () =>
+      await waitFor(async () =>
         expect(server.faults.requests({ verb: 'update', name }).length).toBeGreaterThanOrEqual(i + 1),
       );
       await step(bClock, 500); // b looks again
@@ -219,7 +223,7 @@ describe('LeaderElector (client-go tools/leaderelection) against envtest', () =>
     const clock = new FakeClock();
     const name = leaseName();
     const a = run(name, 'a', clock, { releaseOnCancel: true });
-    await vi.waitFor(() => expect(a.events).toContain('started'));
+    await waitFor(() => expect(a.events).toContain('started'));
     const acquiredAt = clock.now();
     server.faults.failRequests({ match: { resource: 'leases', name, method: 'PUT' }, status: 503 });
     // Renews at 500, 1000, 1500 fail; at 2000 (= renew deadline after the acquire was sent) it stops.
@@ -227,7 +231,7 @@ describe('LeaderElector (client-go tools/leaderelection) against envtest', () =>
       await step(clock, 500, 2);
       expect(a.leaderSignal()?.aborted).toBe(false);
     }
-    await vi.waitFor(() =>
+    await waitFor(() =>
       expect(server.faults.requests({ method: 'PUT', name }).length).toBeGreaterThanOrEqual(3),
     );
     await step(clock, 2000 - (clock.now() - acquiredAt), 2);
@@ -246,11 +250,11 @@ describe('LeaderElector (client-go tools/leaderelection) against envtest', () =>
     const clock = new FakeClock();
     const name = leaseName();
     const a = run(name, 'a', clock);
-    await vi.waitFor(() => expect(a.events).toContain('started'));
+    await waitFor(() => expect(a.events).toContain('started'));
     const cur = await readLease(name);
     await api.update(LeaseKind, { ...cur, spec: { ...cur?.spec, holderIdentity: 'usurper' } } as LeaseObject);
     await step(clock, 500, 2);
-    await vi.waitFor(() => expect(a.events).toContain('lost'));
+    await waitFor(() => expect(a.events).toContain('lost'));
     expect(a.leaderSignal()?.aborted).toBe(true);
     await a.done;
   });
@@ -259,7 +263,7 @@ describe('LeaderElector (client-go tools/leaderelection) against envtest', () =>
     const clock = new FakeClock();
     const name = leaseName();
     const a = run(name, 'a', clock, { releaseOnCancel: true });
-    await vi.waitFor(() => expect(a.events).toContain('started'));
+    await waitFor(() => expect(a.events).toContain('started'));
     const before = await readLease(name);
     const t0 = Date.now();
     a.stop.abort();
@@ -277,7 +281,7 @@ describe('LeaderElector (client-go tools/leaderelection) against envtest', () =>
     // A waiting candidate takes the released lease at its next attempt, without waiting for expiry.
     const bClock = new FakeClock();
     const b = run(name, 'b', bClock);
-    await vi.waitFor(() => expect(b.events).toContain('started'));
+    await waitFor(() => expect(b.events).toContain('started'));
   });
 
   it('C22 (unit): a 409 on release is logged once and not retried; a candidate that never led writes nothing', async () => {
@@ -305,7 +309,7 @@ describe('LeaderElector (client-go tools/leaderelection) against envtest', () =>
     let leading = false;
     const stop = new AbortController();
     const done = a.run(stop.signal, { onStartedLeading: () => (leading = true) });
-    await vi.waitFor(() => expect(leading).toBe(true));
+    await waitFor(() => expect(leading).toBe(true));
     // A third writer bumps the Lease just before the release.
     const cur = await readLease(name);
     await api.update(LeaseKind, {
@@ -325,7 +329,7 @@ describe('LeaderElector (client-go tools/leaderelection) against envtest', () =>
       spec: { holderIdentity: 'someone', leaseDurationSeconds: 3 },
     });
     const s = run(other, 'standby', standbyClock, { releaseOnCancel: true });
-    await vi.waitFor(() => expect(s.events).toContain('leader:someone'));
+    await waitFor(() => expect(s.events).toContain('leader:someone'));
     const t1 = Date.now();
     s.stop.abort();
     await s.done;
@@ -337,13 +341,13 @@ describe('LeaderElector (client-go tools/leaderelection) against envtest', () =>
     const clock = new FakeClock();
     const name = leaseName();
     const a = run(name, 'a', clock);
-    await vi.waitFor(() => expect(a.events).toContain('started'));
+    await waitFor(() => expect(a.events).toContain('started'));
     server.faults.blackhole({ match: { resource: 'leases', name, method: 'PUT' }, sendHeaders: false });
     await step(clock, 500, 2);
     // The PUT hangs at the server; the client gives up after its 1 s timeout (real time) and the elector
     // parks on the clock again.
-    await vi.waitFor(() => expect(server.faults.requests({ method: 'PUT', name }).length).toBeGreaterThan(0));
-    await vi.waitFor(() => expect(clock.pendingTimers()).toBe(2), { timeout: 5000 });
+    await waitFor(() => expect(server.faults.requests({ method: 'PUT', name }).length).toBeGreaterThan(0));
+    await waitFor(() => expect(clock.pendingTimers()).toBe(2), { timeout: 5000 });
     clock.step(1500);
     expect(a.leaderSignal()?.aborted).toBe(true);
     await a.done;
