@@ -88,7 +88,7 @@ export {
 } from './healthz/index.js';
 export { LeaderElectionConfigError } from './leaderelection/errors.js';
 export type { ManagerLeaderElectionOptions } from './leaderelection/manager-elector.js';
-export { discardLogger, errorMessage, type Logger, type NewLoggerOptions, newLogger } from './logger.js';
+export { discardLogger, type Logger, type NewLoggerOptions, newLogger } from './logger.js';
 export { GracefulShutdownTimeoutError, LeaderElectionLostError } from './manager/errors.js';
 export {
   type FieldIndexer,

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { discardLogger, errorMessage, type Logger } from '../logger.js';
+import { discardLogger, type Logger } from '../logger.js';
 
 /** A bind address is malformed. Code `'ERR_BIND_ADDRESS'`. */
 export class BindAddressError extends Error {
@@ -57,7 +57,7 @@ export class HttpServerRunnable {
       Promise.resolve()
         .then(() => handler(req, res))
         .catch((err: unknown) => {
-          this.#log.error({ err: errorMessage(err), server: name }, 'HTTP handler failed');
+          this.#log.error({ err, server: name }, 'HTTP handler failed');
           if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
           res.end('internal error\n');
         });

@@ -1,7 +1,7 @@
 import { isNotFound } from '@kubeloop/client';
 import { type Clock, realClock } from '@kubeloop/workqueue';
 import { signalWithTimeout } from '../internal-signals.js';
-import { discardLogger, errorMessage, type Logger } from '../logger.js';
+import { discardLogger, type Logger } from '../logger.js';
 import { LeaderElectionConfigError } from './errors.js';
 import type { LeaderElectionRecord } from './record.js';
 import { type ResourceLock, rawOf } from './resource-lock.js';
@@ -296,10 +296,7 @@ export class LeaderElector {
         return true;
       } catch (err) {
         if (parent.aborted) return false;
-        this.#log.info(
-          { err: errorMessage(err) },
-          'failed to update lock optimistically, falling back to slow path',
-        );
+        this.#log.info({ err }, 'failed to update lock optimistically, falling back to slow path');
       }
     }
     let got: Awaited<ReturnType<ResourceLock['get']>>;
@@ -308,14 +305,13 @@ export class LeaderElector {
     } catch (err) {
       if (parent.aborted) return false;
       if (!isNotFound(err)) {
-        this.#log.error({ err: errorMessage(err) }, 'error retrieving resource lock');
+        this.#log.error({ err }, 'error retrieving resource lock');
         return false;
       }
       try {
         await this.#lock.create(desired, parent);
       } catch (createErr) {
-        if (!parent.aborted)
-          this.#log.error({ err: errorMessage(createErr) }, 'error initially creating lease lock');
+        if (!parent.aborted) this.#log.error({ err: createErr }, 'error initially creating lease lock');
         return false;
       }
       this.#setObserved(desired);
@@ -340,7 +336,7 @@ export class LeaderElector {
     try {
       await this.#lock.update(next, parent);
     } catch (err) {
-      if (!parent.aborted) this.#log.info({ err: errorMessage(err) }, 'failed to update lock');
+      if (!parent.aborted) this.#log.info({ err }, 'failed to update lock');
       return false;
     }
     this.#setObserved(next);
@@ -383,10 +379,7 @@ export class LeaderElector {
       this.#observedRaw = rawOf(released);
       this.#log.info({}, 'released the lease');
     } catch (err) {
-      this.#log.error(
-        { err: errorMessage(err) },
-        'failed to release the lease; others will wait for it to expire',
-      );
+      this.#log.error({ err }, 'failed to release the lease; others will wait for it to expire');
     } finally {
       fresh.clear();
     }
@@ -413,6 +406,6 @@ function safely(log: Logger, what: string, fn: () => void): void {
   try {
     fn();
   } catch (err) {
-    log.error({ err: errorMessage(err), callback: what }, 'leader election callback threw');
+    log.error({ err, callback: what }, 'leader election callback threw');
   }
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
 import { HttpServerRunnable, parseBindAddress, type RequestHandler } from '../healthz/http-server.js';
-import { discardLogger, errorMessage, type Logger } from '../logger.js';
+import { discardLogger, type Logger } from '../logger.js';
 
 /** Options of {@link MetricsServer} (controller-runtime `metricsserver.Options`, plain HTTP). */
 export interface MetricsServerOptions {
@@ -59,7 +59,7 @@ export class MetricsServer {
       try {
         body = await this.#registry.metrics();
       } catch (err) {
-        this.#log.error({ err: errorMessage(err) }, 'collecting metrics failed');
+        this.#log.error({ err }, 'collecting metrics failed');
         res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
         res.end('collecting metrics failed\n');
         return;

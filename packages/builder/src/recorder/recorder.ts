@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { isAlreadyExists, isNotFound, type KubeObject, kind, type Writer } from '@kubeloop/client';
-import { discardLogger, errorMessage, type Logger } from '../logger.js';
+import { discardLogger, type Logger } from '../logger.js';
 
 /** A reference to an object (core/v1 `ObjectReference`, the fields an Event uses). */
 export interface ObjectReference {
@@ -272,7 +272,7 @@ export class EventBroadcaster {
       }
       this.#schedule(entry);
     } catch (err) {
-      this.#log.error({ err: errorMessage(err) }, 'recording an event failed');
+      this.#log.error({ err }, 'recording an event failed');
     }
   }
 
@@ -360,19 +360,13 @@ export class EventBroadcaster {
       e.attempts += 1;
       const retryable = !isAlreadyExists(err) && retryableError(err);
       if (retryable && e.attempts < this.#maxAttempts && !this.#stopping) {
-        this.#log.debug(
-          { err: errorMessage(err), attempt: e.attempts },
-          'writing an event failed, will retry',
-        );
+        this.#log.debug({ err, attempt: e.attempts }, 'writing an event failed, will retry');
         this.#schedule(e, this.#retryMs);
         return;
       }
       this.#failed += 1;
       e.written = e.count;
-      this.#log.error(
-        { err: errorMessage(err), reason: ev.reason, name: key.name },
-        'writing an event failed, dropped',
-      );
+      this.#log.error({ err, reason: ev.reason, name: key.name }, 'writing an event failed, dropped');
     }
   }
 
