@@ -8,7 +8,7 @@ import {
   type ResourceEventHandlerRegistration,
   type SharedIndexInformer,
 } from '../shared-index-informer.js';
-import type { IndexerReader, Indexers } from '../store.js';
+import { type IndexerReader, type Indexers, StoreError } from '../store.js';
 
 /**
  * One informer per namespace behind one {@link Informer} (controller-runtime `multiNamespaceInformer`):
@@ -73,7 +73,19 @@ export class MultiNamespaceInformer<T extends KubeObject> implements Informer<T>
     };
   }
 
+  /**
+   * Adds indexers to every namespace informer. A name already registered is refused here with
+   * {@link StoreError}, as the single-namespace indexer does (client-go `AddIndexers`), also before
+   * `run()`: otherwise the replay at start would throw and stop the informer before it syncs.
+   */
   addIndexers(indexers: Indexers<T>): void {
+    if (this.#children.length === 0) {
+      for (const name of Object.keys(indexers)) {
+        if (this.#indexers.some((ix) => Object.hasOwn(ix, name))) {
+          throw new StoreError(`index ${JSON.stringify(name)} already exists`);
+        }
+      }
+    }
     for (const c of this.#children) c.addIndexers(indexers);
     this.#indexers.push(indexers);
   }
