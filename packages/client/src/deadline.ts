@@ -1,3 +1,4 @@
+import { onAbort } from './abort.js';
 import { type Clock, type ClockTimer, realClock } from './clock.js';
 
 /** What {@link withDeadline} returns: a signal that aborts on the caller's abort or on the deadline. */
@@ -34,24 +35,27 @@ export function withDeadline(
   const ac = new AbortController();
   let timer: ClockTimer | undefined;
   let timedOut = false;
-  const onAbort = () => {
-    timer?.cancel();
-    timer = undefined;
-    ac.abort(parent?.reason);
-  };
+  let unsubscribe: () => void = noop;
   const dispose = () => {
     timer?.cancel();
     timer = undefined;
-    parent?.removeEventListener('abort', onAbort);
+    unsubscribe();
   };
   if (parent?.aborted) {
     ac.abort(parent.reason);
   } else {
-    parent?.addEventListener('abort', onAbort, { once: true });
+    // Through the per-signal fan-out: many concurrent deadlines on one caller signal add one listener.
+    if (parent) {
+      unsubscribe = onAbort(parent, () => {
+        timer?.cancel();
+        timer = undefined;
+        ac.abort(parent.reason);
+      });
+    }
     if (timeoutMs > 0 && Number.isFinite(timeoutMs)) {
       timer = clock.setTimer(() => {
         timer = undefined;
-        parent?.removeEventListener('abort', onAbort);
+        unsubscribe();
         timedOut = true;
         ac.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError'));
       }, timeoutMs);
@@ -65,3 +69,5 @@ export function withDeadline(
     dispose,
   };
 }
+
+function noop(): void {}

@@ -6,6 +6,7 @@
  * controller-runtime's `pkg/client` and `pkg/client/apiutil` on top of client-go's `rest` semantics.
  */
 
+export { onAbort } from './abort.js';
 export {
   type ApplyConfiguration,
   type ApplyOptions,

@@ -1,4 +1,4 @@
-import { type ApiClient, isNotFound, type Kind, type KubeObject, newClient } from '@kubeloop/client';
+import { type ApiClient, isNotFound, type Kind, type KubeObject, newClient, onAbort } from '@kubeloop/client';
 import { type Clock, realClock } from '@kubeloop/workqueue';
 import { Gauge, Histogram, type Registry } from 'prom-client';
 import type { ControllerBuilder } from '../builder.js';
@@ -419,14 +419,16 @@ export class Sharding implements Runnable {
       return;
     }
     await new Promise<void>((resolve) => {
+      // Through the client's per-signal fan-out: the manager's stop signal is shared by many components.
+      let off: () => void = () => {};
       const done = () => {
         t.cancel();
-        signal.removeEventListener('abort', done);
+        off();
         this.#wake = undefined;
         resolve();
       };
       const t = this.#clock.setTimer(done, ms);
-      signal.addEventListener('abort', done, { once: true });
+      off = onAbort(signal, done);
       this.#wake = done;
     });
   }
