@@ -81,7 +81,7 @@ export const DEPLOYMENTS: ResourceType = base({
     const errs: FieldError[] = [];
     const spec = obj(o.spec);
     if (!spec.selector) errs.push(fieldRequired('spec.selector'));
-    errs.push(...validateContainers(obj(obj(spec.template).spec), 'spec.template.spec'));
+    for (const e of validateContainers(obj(obj(spec.template).spec), 'spec.template.spec')) errs.push(e);
     return errs;
   },
   tableColumns: [
