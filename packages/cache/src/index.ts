@@ -24,7 +24,6 @@ export {
   CacheUnsupportedError,
   DEFAULT_SYNC_PERIOD_MS,
   FieldNotIndexedError,
-  fieldIndexName,
   InformerCache,
   type InformerCacheOptions,
   type Informers,

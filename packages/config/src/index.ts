@@ -9,7 +9,6 @@ export {
   CachedFileToken,
   type CredentialProviderOptions,
   credentialProviderFor,
-  impersonationHeaders,
 } from './credential-provider.js';
 export { DEFAULT_BURST, DEFAULT_QPS, KUBELOOP_VERSION, SERVICE_ACCOUNT_DIR } from './defaults.js';
 export {

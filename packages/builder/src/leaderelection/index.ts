@@ -23,7 +23,7 @@ export {
   LeaderElector,
 } from './leader-elector.js';
 export { type ManagerLeaderElectionOptions, managerLeaderElector } from './manager-elector.js';
-export { formatMicroTime, type LeaderElectionRecord, type LeaseSpecJSON } from './record.js';
+export type { LeaderElectionRecord, LeaseSpecJSON } from './record.js';
 export {
   defaultIdentity,
   IN_CLUSTER_NAMESPACE_FILE,
