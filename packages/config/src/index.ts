@@ -26,7 +26,6 @@ export {
 } from './exec-credential.js';
 export { userHomeDir } from './home-dir.js';
 export { inClusterConfig } from './in-cluster.js';
-export { restConfigFromKubeconfig } from './kubeconfig-rest-config.js';
 export { getConfig, getConfigOrDie, loadRestConfig, loadRestConfigFromFiles } from './load-rest-config.js';
 export type { LoadRestConfigOptions } from './options.js';
 export { redactedRestConfig, withRedaction } from './redaction.js';
