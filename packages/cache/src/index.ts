@@ -56,7 +56,6 @@ export {
 } from './shared-index-informer.js';
 export {
   DeletedFinalStateUnknown,
-  deepFreeze,
   Indexer,
   type IndexerReader,
   type IndexerStore,
