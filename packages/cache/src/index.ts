@@ -7,6 +7,16 @@
  * serves reads from memory. Mirrors client-go `tools/cache` and controller-runtime `pkg/cache`.
  */
 export type { BackoffOptions } from '@kubeloop/client';
+export {
+  CacheNotStartedError,
+  CacheOptionsError,
+  CacheUnsupportedError,
+  FieldNotIndexedError,
+  InformerSyncError,
+  ResourceNotCachedError,
+  UnknownNamespaceError,
+} from './cache-errors.js';
+export { type ByObject, DEFAULT_SYNC_PERIOD_MS, type InformerCacheOptions } from './cache-options.js';
 export { CompactIndexer, type CompactIndexerOptions } from './compact-store.js';
 export {
   type Delta,
@@ -17,18 +27,14 @@ export {
   type RealFIFOOptions,
 } from './fifo.js';
 export {
-  type ByObject,
-  type Cache,
-  CacheNotStartedError,
-  CacheOptionsError,
-  CacheUnsupportedError,
-  DEFAULT_SYNC_PERIOD_MS,
-  FieldNotIndexedError,
-  InformerCache,
-  type InformerCacheOptions,
-  type Informers,
-  ResourceNotCachedError,
-} from './informer-cache.js';
+  type HandlerOptions,
+  type Informer,
+  InformerError,
+  type InformerStatus,
+  type ResourceEventHandler,
+  type ResourceEventHandlerRegistration,
+} from './informer.js';
+export { type Cache, InformerCache, type Informers } from './informer-cache.js';
 export {
   type ListCallOptions,
   type ListerWatcher,
@@ -44,16 +50,7 @@ export {
   type ReflectorStore,
   VeryShortWatchError,
 } from './reflector.js';
-export {
-  type HandlerOptions,
-  type Informer,
-  InformerError,
-  type InformerStatus,
-  type ResourceEventHandler,
-  type ResourceEventHandlerRegistration,
-  SharedIndexInformer,
-  type SharedIndexInformerOptions,
-} from './shared-index-informer.js';
+export { SharedIndexInformer, type SharedIndexInformerOptions } from './shared-index-informer.js';
 export {
   DeletedFinalStateUnknown,
   Indexer,

@@ -1,18 +1,11 @@
 import {
-  type Client,
-  type Clock,
   discardLogger,
-  type FieldRequirement,
-  type FieldSelectorInput,
   fieldRequirementsOf,
   type GetOptions,
   gvkOf,
   gvkString,
   type Kind,
   type KubeObject,
-  type LabelRequirement,
-  type LabelSelectorInput,
-  type LabelSelectorObject,
   type ListOptions,
   type Logger,
   matchesLabelRequirements,
@@ -20,134 +13,26 @@ import {
   newNotFound,
   type ObjectKey,
   type ObjectList,
-  parseLabelSelector,
   type Reader,
-  SelectorParseError,
   StatusError,
 } from '@kubeloop/client';
+import {
+  CacheNotStartedError,
+  CacheOptionsError,
+  CacheUnsupportedError,
+  InformerSyncError,
+  ResourceNotCachedError,
+  UnknownNamespaceError,
+} from './cache-errors.js';
+import { type ByObject, DEFAULT_SYNC_PERIOD_MS, type InformerCacheOptions } from './cache-options.js';
+import type { Informer } from './informer.js';
 import { MultiNamespaceInformer } from './internal/multi-namespace-informer.js';
 import { listWatchFor } from './list-watch.js';
-import {
-  type Informer,
-  SharedIndexInformer,
-  type SharedIndexInformerOptions,
-} from './shared-index-informer.js';
-import { type IndexerReader, NAMESPACE_INDEX } from './store.js';
+import { checkReflectorOptions } from './reflector.js';
+import { byFieldIndexes, fieldIndexName, labelRequirements } from './selectors.js';
+import { SharedIndexInformer } from './shared-index-informer.js';
+import { NAMESPACE_INDEX } from './store.js';
 import type { TransformFunc } from './transforms.js';
-
-/** Per-kind overrides of the cache-wide defaults (controller-runtime `cache.ByObject`). */
-export interface ByObject<T extends KubeObject = KubeObject> {
-  readonly kind: Kind<T>;
-  /** Watch only these namespaces (one informer each, merged reads). Overrides `defaultNamespaces`. */
-  readonly namespaces?: readonly string[];
-  /** Overrides `defaultLabelSelector`. */
-  readonly labelSelector?: LabelSelectorInput;
-  /** Overrides `defaultFieldSelector`. */
-  readonly fieldSelector?: FieldSelectorInput;
-  /** Overrides `defaultTransform`; `null` turns the default off for this kind. */
-  readonly transform?: TransformFunc<T> | null;
-  /** Overrides `syncPeriodMs`. */
-  readonly syncPeriodMs?: number;
-  /** Overrides `useWatchList`. */
-  readonly useWatchList?: boolean;
-}
-
-/** Options of {@link InformerCache} (controller-runtime `cache.Options`). */
-export interface InformerCacheOptions {
-  /** Lists and watches go through this client (the live API client). */
-  readonly client: Client;
-  /**
-   * Watch only these namespaces: one informer per namespace for namespaced kinds, reads merged across them,
-   * never a cluster-wide request (controller-runtime `DefaultNamespaces`). Cluster-scoped kinds get one
-   * cluster-wide informer. Absent or empty: all namespaces.
-   */
-  readonly defaultNamespaces?: readonly string[];
-  /** @deprecated use `defaultNamespaces: [namespace]`. */
-  readonly namespace?: string;
-  /** Only objects matching this label selector are cached (a restricted cache: others read as NotFound). */
-  readonly defaultLabelSelector?: LabelSelectorInput;
-  /** Only objects matching this field selector are cached. */
-  readonly defaultFieldSelector?: FieldSelectorInput;
-  /** Applied to every object before it is cached (e.g. `stripManagedFields`); `byObject` may override. */
-  readonly defaultTransform?: TransformFunc;
-  /** @deprecated use `defaultTransform`. */
-  readonly transform?: TransformFunc;
-  /** Per-kind overrides. @throws CacheOptionsError (from the constructor) when a kind appears twice. */
-  readonly byObject?: readonly ByObject[];
-  /**
-   * Resync period of every informer, in ms, jittered ±10 % per period; 0 disables
-   * (controller-runtime `SyncPeriod`). @defaultValue 36 000 000 (10 h)
-   */
-  readonly syncPeriodMs?: number;
-  /** @deprecated use `syncPeriodMs`. */
-  readonly resyncPeriodMs?: number;
-  /**
-   * A read of a kind that has no informer yet throws {@link ResourceNotCachedError} instead of starting one
-   * (controller-runtime `ReaderFailOnMissingInformer`). @defaultValue false
-   */
-  readonly readerFailOnMissingInformer?: boolean;
-  /** Initial sync by streaming list (WatchList, see `ReflectorOptions.useWatchList`). @defaultValue false */
-  readonly useWatchList?: boolean;
-  readonly logger?: Logger;
-  /** Reflector knobs for every informer (page size, watch timeout, backoff, WatchList timeout). */
-  readonly reflector?: SharedIndexInformerOptions['reflector'];
-  /** Time source of resyncs and reflector backoffs. @defaultValue the real clock */
-  readonly clock?: Clock;
-}
-
-/** controller-runtime's default `SyncPeriod`: 10 hours, in ms. */
-export const DEFAULT_SYNC_PERIOD_MS = 10 * 60 * 60 * 1000;
-
-/** Reading from a cache that has not been started. Code `'ERR_CACHE_NOT_STARTED'`. */
-export class CacheNotStartedError extends Error {
-  readonly code = 'ERR_CACHE_NOT_STARTED' as const;
-  override readonly name = 'CacheNotStartedError';
-  constructor() {
-    super('the cache is not started, can not read objects');
-  }
-}
-
-/** An option the cache cannot serve (e.g. `continue`, or an unsupported field selector). Code `'ERR_CACHE_UNSUPPORTED'`. */
-export class CacheUnsupportedError extends Error {
-  /** `'ERR_FIELD_NOT_INDEXED'` for the {@link FieldNotIndexedError} subclass. */
-  readonly code: 'ERR_CACHE_UNSUPPORTED' | 'ERR_FIELD_NOT_INDEXED' = 'ERR_CACHE_UNSUPPORTED';
-  override readonly name: string = 'CacheUnsupportedError';
-}
-
-/**
- * A cached `list` with a field selector on a field that has no index (C34). Code `'ERR_FIELD_NOT_INDEXED'`;
- * also a {@link CacheUnsupportedError}.
- */
-export class FieldNotIndexedError extends CacheUnsupportedError {
-  override readonly code = 'ERR_FIELD_NOT_INDEXED' as const;
-  override readonly name = 'FieldNotIndexedError';
-  constructor(
-    readonly kind: string,
-    readonly field: string,
-  ) {
-    super(
-      `field selector on ${JSON.stringify(field)} of ${kind} can not be answered by the cache: the field has no index; ` +
-        `call cache.indexField(${kind}, ${JSON.stringify(field)}, (obj) => [value]) before the first read (mgr.getFieldIndexer().indexField in a manager)`,
-    );
-  }
-}
-
-/** A read of a kind with no informer while `readerFailOnMissingInformer` is set. Code `'ERR_RESOURCE_NOT_CACHED'`. */
-export class ResourceNotCachedError extends Error {
-  readonly code = 'ERR_RESOURCE_NOT_CACHED' as const;
-  override readonly name = 'ResourceNotCachedError';
-  constructor(readonly kind: string) {
-    super(
-      `${kind} is not cached: no informer for it, and readerFailOnMissingInformer is set (call getInformer first)`,
-    );
-  }
-}
-
-/** Invalid cache options. Code `'ERR_CACHE_OPTIONS'`. */
-export class CacheOptionsError extends Error {
-  readonly code = 'ERR_CACHE_OPTIONS' as const;
-  override readonly name = 'CacheOptionsError';
-}
 
 /**
  * Informers knows how to hand out the shared informer for a kind, and to run them all.
@@ -157,6 +42,10 @@ export interface Informers {
   /** Stops the kind's informer and forgets it (a later read or `getInformer` starts a new one). */
   removeInformer(kind: Kind): Promise<void>;
   start(signal: AbortSignal): Promise<void>;
+  /**
+   * Resolves `true` once every informer has synced, `false` if `signal` aborts first.
+   * @throws InformerSyncError when an informer stopped with an error before it synced (it never will).
+   */
   waitForCacheSync(signal?: AbortSignal): Promise<boolean>;
   /** Indexes a field so `list` can select on it. */
   indexField<T extends KubeObject>(
@@ -170,6 +59,8 @@ export interface Informers {
 export interface Cache extends Reader, Informers {}
 
 interface Entry {
+  /** The kind's GVK, as errors and logs name it. */
+  readonly gvk: string;
   readonly informer: Informer<KubeObject> & { run(signal: AbortSignal): Promise<void> };
   readonly abort: AbortController;
   run: Promise<void> | undefined;
@@ -193,7 +84,10 @@ export class InformerCache implements Cache {
   readonly #log: Logger;
   #signal: AbortSignal | undefined;
 
-  /** @throws CacheOptionsError for a kind twice in `byObject`, or a negative `syncPeriodMs`. */
+  /**
+   * @throws CacheOptionsError for a kind twice in `byObject`, a negative `syncPeriodMs` or an invalid
+   *   `reflector.pageSize` (checked here, not when an informer runs).
+   */
   constructor(options: InformerCacheOptions) {
     this.#options = options;
     this.#log = options.logger ?? discardLogger;
@@ -204,23 +98,41 @@ export class InformerCache implements Cache {
     }
     const sp = options.syncPeriodMs ?? options.resyncPeriodMs;
     if (sp !== undefined && !(sp >= 0)) throw new CacheOptionsError(`syncPeriodMs must be >= 0, got ${sp}`);
+    try {
+      checkReflectorOptions(options.reflector);
+    } catch (err) {
+      throw new CacheOptionsError(`reflector: ${(err as Error).message}`, { cause: err });
+    }
   }
 
   getInformer<T extends KubeObject>(kind: Kind<T>): Informer<T> {
     const key = informerKey(kind);
     let entry = this.#entries.get(key);
     if (!entry) {
-      entry = { informer: this.#newInformer(kind, key), abort: new AbortController(), run: undefined };
+      entry = {
+        gvk: gvkString(gvkOf(kind)),
+        informer: this.#newInformer(kind, key),
+        abort: new AbortController(),
+        run: undefined,
+      };
       this.#entries.set(key, entry);
       if (this.isStarted()) this.#run(entry);
     }
     return entry.informer as unknown as Informer<T>;
   }
 
+  /** The namespaces the kind's informers watch; empty: all (a `''` among them also means all). */
+  #namespacesOf(key: string): readonly string[] {
+    const o = this.#options;
+    const ns =
+      this.#byObject.get(key)?.namespaces ?? o.defaultNamespaces ?? (o.namespace ? [o.namespace] : []);
+    return ns.includes('') ? [] : ns;
+  }
+
   #newInformer<T extends KubeObject>(kind: Kind<T>, key: string): Entry['informer'] {
     const o = this.#options;
     const by = this.#byObject.get(key) as ByObject<T> | undefined;
-    const namespaces = by?.namespaces ?? o.defaultNamespaces ?? (o.namespace ? [o.namespace] : []);
+    const namespaces = this.#namespacesOf(key);
     const labelSelector = by?.labelSelector ?? o.defaultLabelSelector;
     const fieldSelector = by?.fieldSelector ?? o.defaultFieldSelector;
     const transform =
@@ -255,7 +167,8 @@ export class InformerCache implements Cache {
 
   #run(entry: Entry): void {
     entry.run = entry.informer.run(entry.abort.signal).catch((err: unknown) => {
-      this.#log.error({ err }, 'informer stopped with an error');
+      // The informer keeps the error in status().terminalError: readers and waitForCacheSync report it.
+      this.#log.error({ kind: entry.gvk, err }, 'informer stopped with an error');
     });
   }
 
@@ -298,16 +211,72 @@ export class InformerCache implements Cache {
     await entry.run;
   }
 
-  /** Resolves `true` once every informer created so far has synced; `false` if `signal` aborts or one stops first. */
+  /**
+   * Resolves `true` once every informer created so far has synced; `false` if `signal` aborts or the cache
+   * stops first (controller-runtime `WaitForCacheSync`). An informer that stopped with an error before its
+   * sync never syncs: that rejects at once, with {@link InformerSyncError} naming the kind, the error as cause.
+   * @throws InformerSyncError
+   */
   async waitForCacheSync(signal?: AbortSignal): Promise<boolean> {
-    const results = await Promise.all([...this.#entries.values()].map((e) => e.informer.waitForSync(signal)));
+    const results = await Promise.all(
+      [...this.#entries.values()].map(async (e) => {
+        if (await e.informer.waitForSync(signal)) return true;
+        const terminal = e.informer.status().terminalError;
+        if (terminal !== undefined) throw new InformerSyncError(e.gvk, true, { cause: terminal });
+        return false;
+      }),
+    );
     return results.every(Boolean);
+  }
+
+  /** The GVKs (`Kind.version[.group]`) of the informers that have not synced yet. */
+  unsyncedInformers(): string[] {
+    const out: string[] = [];
+    for (const e of this.#entries.values()) if (!e.informer.hasSynced()) out.push(e.gvk);
+    return out;
+  }
+
+  /**
+   * Why the cache has not synced, or `undefined` when it has: an {@link InformerSyncError} for the first
+   * unsynced informer that has an error to tell (the one it stopped with, else its last list error), else
+   * for the first unsynced one. For a caller whose wait for the sync ran out (a manager's sync timeout).
+   */
+  syncError(): InformerSyncError | undefined {
+    let first: Entry | undefined;
+    for (const e of this.#entries.values()) {
+      if (e.informer.hasSynced()) continue;
+      first ??= e;
+      const st = e.informer.status();
+      if (st.terminalError !== undefined)
+        return new InformerSyncError(e.gvk, true, { cause: st.terminalError });
+      if (st.lastListError !== undefined)
+        return new InformerSyncError(e.gvk, st.stopped, { cause: st.lastListError });
+    }
+    if (!first) return undefined;
+    return new InformerSyncError(first.gvk, first.informer.isStopped(), {
+      reason: first.informer.isStarted() ? 'no list has completed yet' : 'the cache has not started it',
+    });
+  }
+
+  /**
+   * A namespace-restricted cache refuses a read of a namespaced kind outside its namespaces
+   * (controller-runtime `multiNamespaceCache`): `namespace` is the key's or the list's (`undefined`: a list
+   * of every watched namespace, allowed). Cluster-scoped kinds are never refused.
+   */
+  async #checkNamespace(kind: Kind, namespace: string | undefined, name?: string): Promise<void> {
+    const watched = this.#namespacesOf(informerKey(kind));
+    if (watched.length === 0) return;
+    if (namespace === undefined && name === undefined) return;
+    if (namespace && watched.includes(namespace)) return;
+    if (!(await this.#options.client.restMapper.isNamespaced(gvkOf(kind)))) return;
+    throw new UnknownNamespaceError(gvkString(gvkOf(kind)), namespace ?? '', watched, name);
   }
 
   async #syncedInformer<T extends KubeObject>(kind: Kind<T>, signal?: AbortSignal): Promise<Informer<T>> {
     const key = informerKey(kind);
+    const gvk = gvkString(gvkOf(kind));
     if (!this.#entries.has(key)) {
-      if (this.#options.readerFailOnMissingInformer) throw new ResourceNotCachedError(gvkString(gvkOf(kind)));
+      if (this.#options.readerFailOnMissingInformer) throw new ResourceNotCachedError(gvk);
       // A kind the server does not serve would start an informer that never syncs, and the read would hang:
       // resolve the mapping first, as controller-runtime's informer map does (throws NoKindMatchError, which
       // names the kind and version).
@@ -316,25 +285,30 @@ export class InformerCache implements Cache {
     const inf = this.getInformer(kind);
     if (inf.hasSynced()) {
       // The kind stopped being served under a running informer (CRD deleted, C36): fail fast.
-      if (inf.status().unserved)
-        throw new NoKindMatchError(`kind ${gvkString(gvkOf(kind))} (no longer served)`);
+      if (inf.status().unserved) throw new NoKindMatchError(`kind ${gvk} (no longer served)`);
       return inf;
     }
-    if (!this.isStarted()) throw new CacheNotStartedError();
-    if (!(await inf.waitForSync(signal))) {
-      if (!this.isStarted() || inf.isStopped()) throw new CacheNotStartedError();
-      // The caller gave up first: a Timeout, as controller-runtime's informer cache answers (NewTimeoutError).
-      throw new StatusError({
-        apiVersion: 'v1',
-        kind: 'Status',
-        status: 'Failure',
-        code: 504,
-        reason: 'Timeout',
-        message: `Timeout: failed waiting for ${gvkString(gvkOf(kind))} informer to sync`,
-        details: { retryAfterSeconds: 0 },
-      });
-    }
-    return inf;
+    if (!this.isStarted()) throw new CacheNotStartedError(gvk);
+    if (await inf.waitForSync(signal)) return inf;
+    const st = inf.status();
+    // Stopped with an error before its sync: say which error (never a bare "not started").
+    if (st.terminalError !== undefined) throw new InformerSyncError(gvk, true, { cause: st.terminalError });
+    if (!this.isStarted()) throw new CacheNotStartedError(gvk);
+    if (inf.isStopped()) throw new InformerSyncError(gvk, true, { reason: 'it was removed from the cache' });
+    // The caller gave up first: a Timeout, as controller-runtime's informer cache answers (NewTimeoutError),
+    // with the last list error as its cause when there is one.
+    const last = st.lastListError;
+    const timeout = new StatusError({
+      apiVersion: 'v1',
+      kind: 'Status',
+      status: 'Failure',
+      code: 504,
+      reason: 'Timeout',
+      message: `Timeout: failed waiting for ${gvk} informer to sync${last !== undefined ? `; last error: ${last instanceof Error ? last.message : String(last)}` : ''}`,
+      details: { retryAfterSeconds: 0 },
+    });
+    if (last !== undefined) timeout.cause = last;
+    throw timeout;
   }
 
   /**
@@ -355,10 +329,13 @@ export class InformerCache implements Cache {
    * The cached object named by `key`. For a cluster-scoped kind the key's namespace is ignored
    * (controller-runtime's cache reader does the same).
    * @throws StatusError NotFound (message as the API server's), StatusError Timeout (`options.signal` aborted
-   *   before the kind's informer synced), CacheNotStartedError, NoKindMatchError (a kind the server does not
-   *   serve, or no longer serves), ResourceNotCachedError (`readerFailOnMissingInformer`).
+   *   before the kind's informer synced; its `cause` is the last list error), CacheNotStartedError,
+   *   InformerSyncError (the informer stopped before it synced; `cause` says why), UnknownNamespaceError (a
+   *   namespaced kind, outside the namespaces a restricted cache watches), NoKindMatchError (a kind the server
+   *   does not serve, or no longer serves), ResourceNotCachedError (`readerFailOnMissingInformer`).
    */
   async get<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, options?: GetOptions): Promise<T> {
+    await this.#checkNamespace(kind, key.namespace ?? '', key.name);
     const inf = await this.#syncedInformer(kind, options?.signal);
     const store = inf.getIndexer();
     let obj = store.get(key.namespace ? `${key.namespace}/${key.name}` : key.name);
@@ -383,8 +360,9 @@ export class InformerCache implements Cache {
    * index; several requirements are intersected. `limit` cuts the result; `continue`
    * is not supported (controller-runtime's rules).
    * @throws FieldNotIndexedError (a field without an index, naming it and how to index it),
-   *   CacheUnsupportedError (`continue`), SelectorParseError, CacheNotStartedError,
-   *   StatusError Timeout (`options.signal` aborted before the kind's informer synced), NoKindMatchError,
+   *   CacheUnsupportedError (`continue`), SelectorParseError, CacheNotStartedError, InformerSyncError,
+   *   UnknownNamespaceError (`namespace` outside the namespaces a restricted cache watches), StatusError
+   *   Timeout (`options.signal` aborted before the kind's informer synced), NoKindMatchError,
    *   ResourceNotCachedError.
    */
   async list<T extends KubeObject>(kind: Kind<T>, options: ListOptions = {}): Promise<ObjectList<T>> {
@@ -392,6 +370,7 @@ export class InformerCache implements Cache {
     // Parse the selectors before waiting for a sync: a bad selector fails at once.
     const labelReqs = labelRequirements(options.labelSelector);
     const fieldReqs = fieldRequirementsOf(options.fieldSelector);
+    await this.#checkNamespace(kind, options.namespace || undefined);
     const inf = await this.#syncedInformer(kind, options.signal);
     const store = inf.getIndexer();
     let items = fieldReqs.length
@@ -410,96 +389,6 @@ export class InformerCache implements Cache {
       items,
     };
   }
-}
-
-/** The index name under which `indexField` stores a field (controller-runtime `field:<name>`). */
-export function fieldIndexName(field: string): string {
-  return `field:${field}`;
-}
-
-function labelRequirements(sel: LabelSelectorInput | undefined): readonly LabelRequirement[] {
-  if (sel === undefined) return [];
-  if (typeof sel === 'string') return sel.trim() ? parseLabelSelector(sel) : [];
-  const reqs: LabelRequirement[] = [];
-  const o = sel as LabelSelectorObject;
-  const isObject =
-    (o.matchLabels !== undefined && typeof o.matchLabels === 'object') ||
-    (o.matchExpressions !== undefined && Array.isArray(o.matchExpressions));
-  const labels = isObject ? (o.matchLabels ?? {}) : (sel as Readonly<Record<string, string>>);
-  for (const key of Object.keys(labels)) reqs.push({ key, operator: 'in', values: [labels[key]!] });
-  if (isObject) {
-    for (const e of o.matchExpressions ?? []) {
-      const values = e.values ?? [];
-      switch (e.operator) {
-        case 'In':
-        case 'NotIn':
-          if (values.length === 0)
-            throw new SelectorParseError(`${e.operator} for key ${e.key} needs values`);
-          reqs.push({ key: e.key, operator: e.operator === 'In' ? 'in' : 'notin', values });
-          break;
-        case 'Exists':
-          reqs.push({ key: e.key, operator: 'exists', values: [] });
-          break;
-        case 'DoesNotExist':
-          reqs.push({ key: e.key, operator: '!', values: [] });
-          break;
-        default:
-          throw new SelectorParseError(`unknown label selector operator ${JSON.stringify(e.operator)}`);
-      }
-    }
-  }
-  return reqs;
-}
-
-/**
- * Objects matching every requirement, from indexes (controller-runtime `requiresExactMatch` + `byIndexes`):
- * `metadata.namespace` narrows the namespace, `metadata.name` is a key lookup, any other field needs its
- * `field:<name>` index; the first indexed requirement selects, the others filter by their index keys.
- */
-function byFieldIndexes<T extends KubeObject>(
-  store: IndexerReader<T>,
-  reqs: readonly FieldRequirement[],
-  namespace: string | undefined,
-  kind: string,
-): T[] {
-  const names = new Set(store.indexerNames());
-  let ns = namespace;
-  const filters: Array<(o: T) => boolean> = [];
-  let selected: T[] | undefined;
-  for (const r of reqs) {
-    const negated = r.operator === '!=';
-    if (r.field === 'metadata.namespace') {
-      if (negated) {
-        filters.push((o) => (o.metadata?.namespace ?? '') !== r.value);
-        continue;
-      }
-      if (ns !== undefined && ns !== '' && ns !== r.value) return [];
-      ns = r.value;
-      continue;
-    }
-    if (r.field === 'metadata.name') {
-      filters.push(negated ? (o) => o.metadata?.name !== r.value : (o) => o.metadata?.name === r.value);
-      continue;
-    }
-    const idx = fieldIndexName(r.field);
-    if (!names.has(idx)) throw new FieldNotIndexedError(kind, r.field);
-    if (!selected && !negated) {
-      selected = store.byIndex(idx, r.value);
-      continue;
-    }
-    // A second requirement, or `!=` (answered exactly by scanning, as the README says): filter by index keys.
-    const keys = new Set(store.indexKeys(idx, r.value));
-    filters.push(negated ? (o) => !keys.has(keyOf(o)) : (o) => keys.has(keyOf(o)));
-  }
-  let items = selected ?? (ns ? store.byIndex(NAMESPACE_INDEX, ns) : store.list());
-  if (selected && ns) items = items.filter((o) => (o.metadata?.namespace ?? '') === ns);
-  for (const f of filters) items = items.filter(f);
-  return items;
-}
-
-function keyOf(o: KubeObject): string {
-  const ns = o.metadata?.namespace;
-  return ns ? `${ns}/${o.metadata?.name}` : (o.metadata?.name ?? '');
 }
 
 /** The informer map's key of a kind: `apiVersion/Kind`, plus `#metadata` for a metadata-only descriptor. */

@@ -124,10 +124,9 @@ export class Reflector<T extends KubeObject = KubeObject> {
   #rvUnavailable = false;
   #paginatedResult = false;
 
+  /** @throws RangeError for a `pageSize` that is not a positive integer. */
   constructor(lw: ListerWatcher<T>, store: ReflectorStore<T>, options: ReflectorOptions = {}) {
-    const pageSize = options.pageSize ?? 500;
-    if (!Number.isInteger(pageSize) || pageSize <= 0)
-      throw new RangeError(`Reflector pageSize must be a positive integer, got ${String(options.pageSize)}`);
+    const pageSize = checkReflectorOptions(options);
     this.#lw = lw;
     this.#store = store;
     this.#name = options.name ?? 'reflector';
@@ -209,6 +208,19 @@ export class Reflector<T extends KubeObject = KubeObject> {
     }
   }
 
+  /**
+   * Replaces the store's content. A store that refuses it (an index function that throws, say) fails the
+   * list like a server error would: reported as the last list error, then backoff and relist.
+   */
+  #replace(items: T[], resourceVersion: string): void {
+    try {
+      this.#store.replace(items, resourceVersion);
+    } catch (err) {
+      this.#listResult(err);
+      throw err;
+    }
+  }
+
   #relistResourceVersion(): string {
     if (this.#rvUnavailable) return '';
     return this.#lastSyncRV === '' ? '0' : this.#lastSyncRV;
@@ -280,7 +292,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
     // Only a paginated answer to resourceVersion=0 says the watch cache is off (client-go keeps paging then).
     if (rv === '0' && result.paginated) this.#paginatedResult = true;
     this.#rvUnavailable = false;
-    this.#store.replace(result.items, result.resourceVersion);
+    this.#replace(result.items, result.resourceVersion);
     this.#lastSyncRV = result.resourceVersion;
     this.#listResult(undefined);
   }
@@ -423,7 +435,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
           if (ann !== 'true') continue;
           const rv = ev.object.metadata?.resourceVersion ?? '';
           this.#rvUnavailable = false;
-          this.#store.replace(items, rv);
+          this.#replace(items, rv);
           this.#lastSyncRV = rv;
           this.#listResult(undefined);
           ok = true;
@@ -460,6 +472,17 @@ export class Reflector<T extends KubeObject = KubeObject> {
       } else unlink();
     }
   }
+}
+
+/**
+ * Checks reflector options before anything runs (a cache validates them when it is made, not when an
+ * informer starts). Returns the page size. @throws RangeError for a `pageSize` that is not a positive integer.
+ */
+export function checkReflectorOptions(options: Pick<ReflectorOptions, 'pageSize'> = {}): number {
+  const pageSize = options.pageSize ?? 500;
+  if (!Number.isInteger(pageSize) || pageSize <= 0)
+    throw new RangeError(`Reflector pageSize must be a positive integer, got ${String(options.pageSize)}`);
+  return pageSize;
 }
 
 /** A watch closed within a second without delivering an event: treated as a failure (backoff). Code `'ERR_VERY_SHORT_WATCH'`. */

@@ -8,9 +8,19 @@ import {
   realClock,
 } from '@kubeloop/client';
 import { CompactIndexer } from './compact-store.js';
+import {
+  type HandlerOptions,
+  handlerResyncMs,
+  type Informer,
+  InformerError,
+  type InformerStatus,
+  type ResourceEventHandler,
+  type ResourceEventHandlerRegistration,
+} from './informer.js';
 import { onAbort } from './internal/abort.js';
 import type { ListerWatcher } from './list-watch.js';
-import { Reflector, type ReflectorOptions, type ReflectorStore } from './reflector.js';
+import { checkReflectorOptions, Reflector, type ReflectorOptions, type ReflectorStore } from './reflector.js';
+import { SharedProcessor } from './shared-processor.js';
 import {
   DeletedFinalStateUnknown,
   deepFreeze,
@@ -21,74 +31,6 @@ import {
   metaNamespaceIndexFunc,
   NAMESPACE_INDEX,
 } from './store.js';
-
-/**
- * ResourceEventHandler knows how to react to changes of cached objects (client-go
- * `ResourceEventHandler`). Objects are frozen and shared. A delete found by a relist arrives as a
- * {@link DeletedFinalStateUnknown} tombstone, so `onDelete` must handle both shapes.
- */
-export interface ResourceEventHandler<T extends KubeObject = KubeObject> {
-  /** `isInInitialList`: the object came from the first list (or a late handler's synthetic adds). */
-  onAdd?(obj: T, isInInitialList: boolean): void;
-  /** `oldObj === newObj` (same resourceVersion) for a resync. */
-  onUpdate?(oldObj: T, newObj: T): void;
-  onDelete?(obj: T | DeletedFinalStateUnknown<T>): void;
-}
-
-/** Options of one handler (client-go `AddEventHandlerWithResyncPeriod`). */
-export interface HandlerOptions {
-  /**
-   * This handler's resync period in ms: every period it gets `onUpdate(obj, obj)` for every cached object.
-   * 0 disables; a positive value below 1000 is raised to 1000 (client-go's minimum).
-   * @defaultValue the informer's `resyncPeriodMs`
-   */
-  readonly resyncPeriodMs?: number;
-}
-
-/** What `addEventHandler` returns. */
-export interface ResourceEventHandlerRegistration {
-  /** True once the informer has synced and this handler has seen the initial state. */
-  hasSynced(): boolean;
-  /** Stops delivering to this handler. */
-  remove(): void;
-}
-
-/** Where an informer stands: synced, the last list error, and whether the server still serves its kind. */
-export interface InformerStatus {
-  readonly synced: boolean;
-  readonly started: boolean;
-  readonly stopped: boolean;
-  /** The error of the last failed list (cleared by a successful one). */
-  readonly lastListError: unknown;
-  /** The last list said the resource does not exist (404: e.g. its CRD was deleted) — C36. */
-  readonly unserved: boolean;
-  /** Objects a transform threw for (each arrival counts once). */
-  readonly transformErrors: number;
-}
-
-/**
- * Informer knows how to share one kind's cached objects: the read side, handlers and sync state (what
- * `InformerCache.getInformer` returns: a {@link SharedIndexInformer}, or several merged across namespaces).
- */
-export interface Informer<T extends KubeObject = KubeObject> {
-  addEventHandler(
-    handler: ResourceEventHandler<T>,
-    options?: HandlerOptions,
-  ): ResourceEventHandlerRegistration;
-  /** The store (read-only view). Objects are frozen and shared. */
-  getIndexer(): IndexerReader<T>;
-  /** @throws StoreError on a duplicate index name. */
-  addIndexers(indexers: Indexers<T>): void;
-  hasSynced(): boolean;
-  /** Resolves `true` when synced, `false` if `signal` aborts or the informer stops first. */
-  waitForSync(signal?: AbortSignal): Promise<boolean>;
-  status(): InformerStatus;
-  isStarted(): boolean;
-  isStopped(): boolean;
-  /** @throws InformerError once started. */
-  setWatchErrorHandler(handler: (err: unknown) => void): void;
-  readonly lastSyncResourceVersion: string;
-}
 
 /** Options of {@link SharedIndexInformer}. */
 export interface SharedIndexInformerOptions<T extends KubeObject = KubeObject> {
@@ -134,27 +76,6 @@ export interface SharedIndexInformerOptions<T extends KubeObject = KubeObject> {
   readonly freezeObjects?: boolean;
 }
 
-/** Thrown by misuse of an informer (e.g. running it twice). Code `'ERR_INFORMER'`. */
-export class InformerError extends Error {
-  readonly code = 'ERR_INFORMER' as const;
-  override readonly name = 'InformerError';
-}
-
-/** client-go's smallest per-handler resync period, in ms. */
-const MIN_RESYNC_MS = 1000;
-/** Objects delivered per macrotask during a resync. */
-const RESYNC_BATCH = 1000;
-
-interface Listener<T extends KubeObject> {
-  readonly onAdd: ((obj: T, initial: boolean) => void) | undefined;
-  readonly onUpdate: ((a: T, b: T) => void) | undefined;
-  readonly onDelete: ((o: T | DeletedFinalStateUnknown<T>) => void) | undefined;
-  readonly resyncMs: number;
-  nextResyncAt: number;
-  resyncing: boolean;
-  removed: boolean;
-}
-
 /**
  * One reflector feeding one indexed store, fanned out to many handlers (client-go `SharedIndexInformer`).
  * Changes are applied to the store, then delivered to handlers in order, one notification per event
@@ -171,27 +92,29 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
   readonly #log: Logger;
   readonly #name: string;
   readonly #clock: Clock;
-  readonly #random: () => number;
+  readonly #processor: SharedProcessor<T>;
   #transform: ((obj: T) => T) | undefined;
-  #listeners: Listener<T>[] = [];
   #syncWaiters = new Set<(synced: boolean) => void>();
   #watchErrorHandler: ((err: unknown) => void) | undefined;
-  #resyncTimer: { cancel(): void } | undefined;
-  #resyncTimerAt = Number.POSITIVE_INFINITY;
   #synced = false;
   #started = false;
   #stopped = false;
   #lastSyncRV = '';
   #lastListError: unknown;
+  #terminalError: unknown;
   #transformErrors = 0;
 
+  /**
+   * Checks the options here, so a bad one fails where it is given rather than when the informer runs.
+   * @throws RangeError for a negative `resyncPeriodMs` or an invalid `reflector.pageSize`.
+   */
   constructor(lw: ListerWatcher<T>, options: SharedIndexInformerOptions<T> = {}) {
+    checkReflectorOptions(options.reflector);
     this.#lw = lw;
     this.#options = options;
     this.#log = options.logger ?? discardLogger;
     this.#name = options.name ?? 'informer';
     this.#clock = options.clock ?? realClock;
-    this.#random = options.random ?? Math.random;
     this.#transform = options.transform;
     const indexers = { [NAMESPACE_INDEX]: metaNamespaceIndexFunc, ...(options.indexers ?? {}) };
     const compact = options.compactStore;
@@ -205,6 +128,16 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
             : {}),
         })
       : new Indexer<T>({ indexers, freeze });
+    this.#processor = new SharedProcessor<T>({
+      store: this.#indexer,
+      hasSynced: () => this.#synced,
+      log: this.#log,
+      name: this.#name,
+      clock: this.#clock,
+      random: options.random ?? Math.random,
+      resyncPeriodMs: handlerResyncMs(options.resyncPeriodMs ?? 0),
+      resyncJitter: options.resyncJitter ?? 0.1,
+    });
   }
 
   /** The store (read-only view). Objects are frozen and shared. */
@@ -253,6 +186,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
       started: this.#started,
       stopped: this.#stopped,
       lastListError: err,
+      terminalError: this.#terminalError,
       unserved: err !== undefined && (isNotFound(err) || isNoMatchError(err)),
       transformErrors: this.#transformErrors,
     };
@@ -265,55 +199,13 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
 
   /**
    * Registers a handler. If objects are already cached, the handler first gets `onAdd(obj, true)` for each.
+   * @throws RangeError for a negative `resyncPeriodMs`.
    */
   addEventHandler(
     handler: ResourceEventHandler<T>,
     options: HandlerOptions = {},
   ): ResourceEventHandlerRegistration {
-    const report = (what: string, err: unknown) =>
-      this.#log.error(
-        { informer: this.#name, handler: what, err },
-        'event handler threw; notification skipped',
-      );
-    const safe = <A extends unknown[]>(what: string, fn: ((...a: A) => void) | undefined) =>
-      fn
-        ? (...a: A) => {
-            try {
-              // An async function is assignable to a void-returning handler: a rejection it returns must be
-              // logged like a throw, not escape as an unhandled rejection (which ends a Node process).
-              const out: unknown = fn.apply(handler, a);
-              if (out && typeof (out as PromiseLike<unknown>).then === 'function')
-                (out as PromiseLike<unknown>).then(undefined, (err: unknown) => report(what, err));
-            } catch (err) {
-              report(what, err);
-            }
-          }
-        : undefined;
-    const period = options.resyncPeriodMs ?? this.#options.resyncPeriodMs ?? 0;
-    if (!(period >= 0)) throw new RangeError(`resyncPeriodMs must be >= 0, got ${String(period)}`);
-    const resyncMs = period > 0 ? Math.max(MIN_RESYNC_MS, period) : 0;
-    const l: Listener<T> = {
-      onAdd: safe('add', handler.onAdd),
-      onUpdate: safe('update', handler.onUpdate),
-      onDelete: safe('delete', handler.onDelete),
-      resyncMs,
-      nextResyncAt: Number.POSITIVE_INFINITY,
-      resyncing: false,
-      removed: false,
-    };
-    if (l.onAdd) {
-      const existing = this.#indexer.list();
-      for (let i = 0; i < existing.length; i++) l.onAdd(existing[i]!, true);
-    }
-    this.#listeners = [...this.#listeners, l];
-    if (this.#started && !this.#stopped) this.#scheduleResync(l);
-    return {
-      hasSynced: () => this.#synced,
-      remove: () => {
-        l.removed = true;
-        this.#listeners = this.#listeners.filter((x) => x !== l);
-      },
-    };
+    return this.#processor.add(handler, options);
   }
 
   /**
@@ -323,22 +215,25 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
   async run(signal: AbortSignal): Promise<void> {
     if (this.#started) throw new InformerError(`informer ${this.#name} already started`);
     this.#started = true;
-    const reflector = new Reflector<T>(this.#lw, this.#writer, {
-      clock: this.#clock,
-      ...(this.#options.reflector ?? {}),
-      name: this.#name,
-      logger: this.#log,
-      ...(this.#watchErrorHandler ? { onWatchError: this.#watchErrorHandler } : {}),
-      onListResult: (err) => {
-        this.#lastListError = err;
-      },
-    });
-    for (const l of this.#listeners) this.#scheduleResync(l);
     try {
+      const reflector = new Reflector<T>(this.#lw, this.#writer, {
+        clock: this.#clock,
+        ...(this.#options.reflector ?? {}),
+        name: this.#name,
+        logger: this.#log,
+        ...(this.#watchErrorHandler ? { onWatchError: this.#watchErrorHandler } : {}),
+        onListResult: (err) => {
+          this.#lastListError = err;
+        },
+      });
+      this.#processor.run();
       await reflector.run(signal);
+    } catch (err) {
+      // Kept for status(): a reader or the manager waiting for the sync reports it as the cause.
+      this.#terminalError = err;
+      throw err;
     } finally {
-      this.#resyncTimer?.cancel();
-      this.#resyncTimer = undefined;
+      this.#processor.stop();
       this.#stopped = true;
       const waiters = [...this.#syncWaiters];
       this.#syncWaiters.clear();
@@ -359,80 +254,6 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
       this.#syncWaiters.add(done);
       const unsubscribe = signal ? onAbort(signal, () => done(false)) : () => {};
     });
-  }
-
-  // Resync: one timer for the earliest due handler; each handler at its own (jittered) period.
-
-  #jittered(ms: number): number {
-    const j = this.#options.resyncJitter ?? 0.1;
-    return ms * (1 + j * (this.#random() * 2 - 1));
-  }
-
-  #scheduleResync(l: Listener<T>): void {
-    if (l.resyncMs <= 0 || l.removed) return;
-    l.nextResyncAt = this.#clock.now() + this.#jittered(l.resyncMs);
-    this.#armResyncTimer();
-  }
-
-  #armResyncTimer(): void {
-    let at = Number.POSITIVE_INFINITY;
-    for (const l of this.#listeners)
-      if (l.resyncMs > 0 && !l.resyncing && l.nextResyncAt < at) at = l.nextResyncAt;
-    if (at === this.#resyncTimerAt && this.#resyncTimer) return;
-    this.#resyncTimer?.cancel();
-    this.#resyncTimer = undefined;
-    this.#resyncTimerAt = at;
-    if (at === Number.POSITIVE_INFINITY || this.#stopped) return;
-    this.#resyncTimer = this.#clock.setTimer(() => {
-      this.#resyncTimer = undefined;
-      this.#resyncTimerAt = Number.POSITIVE_INFINITY;
-      this.#onResyncTimer();
-    }, at - this.#clock.now());
-  }
-
-  #onResyncTimer(): void {
-    if (this.#stopped) return;
-    const now = this.#clock.now();
-    for (const l of this.#listeners) {
-      if (l.resyncMs <= 0 || l.resyncing || l.nextResyncAt > now) continue;
-      if (!this.#synced || !l.onUpdate) {
-        l.nextResyncAt = now + this.#jittered(l.resyncMs);
-        continue;
-      }
-      l.resyncing = true;
-      this.#resyncListener(l, this.#indexer.listKeys(), 0);
-    }
-    this.#armResyncTimer();
-  }
-
-  /** Delivers a resync of `keys` (current state of each) in batches, leaving the event loop free between them. */
-  #resyncListener(l: Listener<T>, keys: string[], from: number): void {
-    const end = Math.min(keys.length, from + RESYNC_BATCH);
-    for (let i = from; i < end && !l.removed && !this.#stopped; i++) {
-      const obj = this.#indexer.get(keys[i]!);
-      if (obj) l.onUpdate!(obj, obj);
-    }
-    if (end < keys.length && !l.removed && !this.#stopped) {
-      setImmediate(() => this.#resyncListener(l, keys, end));
-      return;
-    }
-    l.resyncing = false;
-    if (!l.removed && !this.#stopped) this.#scheduleResync(l);
-  }
-
-  // Fan-out (the listener array is replaced, never mutated, so a handler may add or remove handlers).
-
-  #emitAdd(obj: T, initial: boolean): void {
-    const ls = this.#listeners;
-    for (let i = 0; i < ls.length; i++) ls[i]!.onAdd?.(obj, initial);
-  }
-  #emitUpdate(old: T, obj: T): void {
-    const ls = this.#listeners;
-    for (let i = 0; i < ls.length; i++) ls[i]!.onUpdate?.(old, obj);
-  }
-  #emitDelete(obj: T | DeletedFinalStateUnknown<T>): void {
-    const ls = this.#listeners;
-    for (let i = 0; i < ls.length; i++) ls[i]!.onDelete?.(obj);
   }
 
   /** The transformed object, or `undefined` when the transform threw (logged and counted). */
@@ -487,13 +308,14 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
         const obj = this.#transformed(raw);
         if (!obj) continue; // logged; the key keeps its last good state
         const old = indexer.upsert(obj);
-        if (!old) this.#emitAdd(obj, initial);
-        else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.#emitUpdate(old, obj);
+        if (!old) this.#processor.emitAdd(obj, initial);
+        else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion)
+          this.#processor.emitUpdate(old, obj);
       }
       for (const key of indexer.listKeys()) {
         if (seen.has(key)) continue;
         const old = indexer.deleteKey(key);
-        if (old) this.#emitDelete(new DeletedFinalStateUnknown(key, old));
+        if (old) this.#processor.emitDelete(new DeletedFinalStateUnknown(key, old));
       }
       this.#lastSyncRV = resourceVersion;
       this.#setSynced();
@@ -503,8 +325,8 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
       this.#bumpRV(raw);
       if (!obj) return;
       const old = this.#indexer.upsert(obj);
-      if (old) this.#emitUpdate(old, obj);
-      else this.#emitAdd(obj, false);
+      if (old) this.#processor.emitUpdate(old, obj);
+      else this.#processor.emitAdd(obj, false);
     },
     update: (raw) => this.#writer.add(raw),
     delete: (raw) => {
@@ -514,7 +336,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
       const obj = this.#transformed(raw) ?? old;
       if (!obj) return; // never cached and not transformable: logged, nothing to tell
       if (this.#options.freezeObjects !== false) deepFreeze(obj);
-      this.#emitDelete(obj);
+      this.#processor.emitDelete(obj);
     },
     bookmark: (resourceVersion) => {
       this.#lastSyncRV = resourceVersion;

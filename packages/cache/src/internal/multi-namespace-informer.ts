@@ -1,14 +1,17 @@
 import { type Clock, type KubeObject, type Logger, realClock, sleep } from '@kubeloop/client';
 import {
   type HandlerOptions,
+  handlerResyncMs,
   type Informer,
   InformerError,
   type InformerStatus,
   type ResourceEventHandler,
   type ResourceEventHandlerRegistration,
-  type SharedIndexInformer,
-} from '../shared-index-informer.js';
-import { type IndexerReader, type Indexers, StoreError } from '../store.js';
+} from '../informer.js';
+import type { SharedIndexInformer } from '../shared-index-informer.js';
+import { type IndexerReader, type Indexers, NAMESPACE_INDEX, StoreError } from '../store.js';
+import { onAbort } from './abort.js';
+import { MergedReader } from './merged-reader.js';
 
 /**
  * One informer per namespace behind one {@link Informer} (controller-runtime `multiNamespaceInformer`):
@@ -34,6 +37,7 @@ export class MultiNamespaceInformer<T extends KubeObject> implements Informer<T>
   #resolved = false;
   #started = false;
   #stopped = false;
+  #terminalError: unknown;
   #waiters = new Set<() => void>();
 
   constructor(
@@ -59,6 +63,8 @@ export class MultiNamespaceInformer<T extends KubeObject> implements Informer<T>
     handler: ResourceEventHandler<T>,
     options: HandlerOptions = {},
   ): ResourceEventHandlerRegistration {
+    // Checked now, as a single informer does: a bad period must not surface only when the children are made.
+    if (options.resyncPeriodMs !== undefined) handlerResyncMs(options.resyncPeriodMs);
     const h = { handler, options, regs: [] as ResourceEventHandlerRegistration[], removed: false };
     this.#handlers.push(h);
     for (const c of this.#children) h.regs.push(c.addEventHandler(handler, options));
@@ -74,14 +80,15 @@ export class MultiNamespaceInformer<T extends KubeObject> implements Informer<T>
   }
 
   /**
-   * Adds indexers to every namespace informer. A name already registered is refused here with
-   * {@link StoreError}, as the single-namespace indexer does (client-go `AddIndexers`), also before
-   * `run()`: otherwise the replay at start would throw and stop the informer before it syncs.
+   * Adds indexers to every namespace informer. A name already registered (the built-in `namespace` index
+   * included) is refused here with {@link StoreError}, as the single-namespace indexer does (client-go
+   * `AddIndexers`), also before `run()`: otherwise the replay at start would throw and stop the informer
+   * before it syncs.
    */
   addIndexers(indexers: Indexers<T>): void {
     if (this.#children.length === 0) {
       for (const name of Object.keys(indexers)) {
-        if (this.#indexers.some((ix) => Object.hasOwn(ix, name))) {
+        if (name === NAMESPACE_INDEX || this.#indexers.some((ix) => Object.hasOwn(ix, name))) {
           throw new StoreError(`index ${JSON.stringify(name)} already exists`);
         }
       }
@@ -114,6 +121,7 @@ export class MultiNamespaceInformer<T extends KubeObject> implements Informer<T>
       started: this.#started,
       stopped: this.#stopped,
       lastListError: ss.find((s) => s.lastListError !== undefined)?.lastListError,
+      terminalError: this.#terminalError ?? ss.find((s) => s.terminalError !== undefined)?.terminalError,
       unserved: ss.some((s) => s.unserved),
       transformErrors: ss.reduce((n, s) => n + s.transformErrors, 0),
     };
@@ -125,11 +133,11 @@ export class MultiNamespaceInformer<T extends KubeObject> implements Informer<T>
       await new Promise<void>((resolve) => {
         const done = () => {
           this.#waiters.delete(done);
-          signal?.removeEventListener('abort', done);
+          unsubscribe();
           resolve();
         };
         this.#waiters.add(done);
-        signal?.addEventListener('abort', done, { once: true });
+        const unsubscribe = signal ? onAbort(signal, done) : () => {};
       });
       if (!this.#resolved) return false;
     }
@@ -168,6 +176,10 @@ export class MultiNamespaceInformer<T extends KubeObject> implements Informer<T>
       this.#resolved = true;
       this.#wake();
       await Promise.all(this.#children.map((c) => c.run(signal)));
+    } catch (err) {
+      // Kept for status(), so whoever waits for the sync can say why it never came.
+      this.#terminalError = err;
+      throw err;
     } finally {
       this.#stopped = true;
       this.#wake();
@@ -176,51 +188,5 @@ export class MultiNamespaceInformer<T extends KubeObject> implements Informer<T>
 
   #wake(): void {
     for (const w of [...this.#waiters]) w();
-  }
-}
-
-/** Reads over several stores as one. */
-class MergedReader<T extends KubeObject> implements IndexerReader<T> {
-  constructor(readonly children: () => readonly SharedIndexInformer<T>[]) {}
-  #stores(): IndexerReader<T>[] {
-    return this.children().map((c) => c.getIndexer());
-  }
-  get(key: string): T | undefined {
-    for (const s of this.#stores()) {
-      const o = s.get(key);
-      if (o) return o;
-    }
-    return undefined;
-  }
-  #concat<V>(f: (s: IndexerReader<T>) => V[]): V[] {
-    const out: V[] = [];
-    for (const s of this.#stores()) {
-      const part = f(s);
-      for (let i = 0; i < part.length; i++) out.push(part[i]!);
-    }
-    return out;
-  }
-  list(): T[] {
-    return this.#concat((s) => s.list());
-  }
-  listKeys(): string[] {
-    return this.#concat((s) => s.listKeys());
-  }
-  byIndex(indexName: string, value: string): T[] {
-    return this.#concat((s) => s.byIndex(indexName, value));
-  }
-  indexKeys(indexName: string, value: string): string[] {
-    return this.#concat((s) => s.indexKeys(indexName, value));
-  }
-  listIndexFuncValues(indexName: string): string[] {
-    return [...new Set(this.#concat((s) => s.listIndexFuncValues(indexName)))];
-  }
-  indexerNames(): string[] {
-    return this.#stores()[0]?.indexerNames() ?? [];
-  }
-  size(): number {
-    let n = 0;
-    for (const s of this.#stores()) n += s.size();
-    return n;
   }
 }

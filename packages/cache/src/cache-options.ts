@@ -1,0 +1,74 @@
+import type {
+  Client,
+  Clock,
+  FieldSelectorInput,
+  Kind,
+  KubeObject,
+  LabelSelectorInput,
+  Logger,
+} from '@kubeloop/client';
+import type { SharedIndexInformerOptions } from './shared-index-informer.js';
+import type { TransformFunc } from './transforms.js';
+
+/** Per-kind overrides of the cache-wide defaults (controller-runtime `cache.ByObject`). */
+export interface ByObject<T extends KubeObject = KubeObject> {
+  readonly kind: Kind<T>;
+  /** Watch only these namespaces (one informer each, merged reads). Overrides `defaultNamespaces`. */
+  readonly namespaces?: readonly string[];
+  /** Overrides `defaultLabelSelector`. */
+  readonly labelSelector?: LabelSelectorInput;
+  /** Overrides `defaultFieldSelector`. */
+  readonly fieldSelector?: FieldSelectorInput;
+  /** Overrides `defaultTransform`; `null` turns the default off for this kind. */
+  readonly transform?: TransformFunc<T> | null;
+  /** Overrides `syncPeriodMs`. */
+  readonly syncPeriodMs?: number;
+  /** Overrides `useWatchList`. */
+  readonly useWatchList?: boolean;
+}
+
+/** Options of {@link InformerCache} (controller-runtime `cache.Options`). */
+export interface InformerCacheOptions {
+  /** Lists and watches go through this client (the live API client). */
+  readonly client: Client;
+  /**
+   * Watch only these namespaces: one informer per namespace for namespaced kinds, reads merged across them,
+   * never a cluster-wide request (controller-runtime `DefaultNamespaces`). Cluster-scoped kinds get one
+   * cluster-wide informer. Absent or empty: all namespaces.
+   */
+  readonly defaultNamespaces?: readonly string[];
+  /** @deprecated use `defaultNamespaces: [namespace]`. */
+  readonly namespace?: string;
+  /** Only objects matching this label selector are cached (a restricted cache: others read as NotFound). */
+  readonly defaultLabelSelector?: LabelSelectorInput;
+  /** Only objects matching this field selector are cached. */
+  readonly defaultFieldSelector?: FieldSelectorInput;
+  /** Applied to every object before it is cached (e.g. `stripManagedFields`); `byObject` may override. */
+  readonly defaultTransform?: TransformFunc;
+  /** @deprecated use `defaultTransform`. */
+  readonly transform?: TransformFunc;
+  /** Per-kind overrides. @throws CacheOptionsError (from the constructor) when a kind appears twice. */
+  readonly byObject?: readonly ByObject[];
+  /**
+   * Resync period of every informer, in ms, jittered ±10 % per period; 0 disables
+   * (controller-runtime `SyncPeriod`). @defaultValue 36 000 000 (10 h)
+   */
+  readonly syncPeriodMs?: number;
+  /** @deprecated use `syncPeriodMs`. */
+  readonly resyncPeriodMs?: number;
+  /**
+   * A read of a kind that has no informer yet throws {@link ResourceNotCachedError} instead of starting one
+   * (controller-runtime `ReaderFailOnMissingInformer`). @defaultValue false
+   */
+  readonly readerFailOnMissingInformer?: boolean;
+  /** Initial sync by streaming list (WatchList, see `ReflectorOptions.useWatchList`). @defaultValue false */
+  readonly useWatchList?: boolean;
+  readonly logger?: Logger;
+  /** Reflector knobs for every informer (page size, watch timeout, backoff, WatchList timeout). */
+  readonly reflector?: SharedIndexInformerOptions['reflector'];
+  /** Time source of resyncs and reflector backoffs. @defaultValue the real clock */
+  readonly clock?: Clock;
+}
+
+/** controller-runtime's default `SyncPeriod`: 10 hours, in ms. */
+export const DEFAULT_SYNC_PERIOD_MS = 10 * 60 * 60 * 1000;
