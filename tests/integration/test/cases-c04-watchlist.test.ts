@@ -1,46 +1,19 @@
 import { InformerCache } from '@kubeloop/cache';
-import { type ApiClient, ConfigMap, Namespace, newClient } from '@kubeloop/client';
-import type { RestConfig } from '@kubeloop/config';
-import { type ApiServer, startApiServer } from '@kubeloop/envtest';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ConfigMap, Namespace, newClient } from '@kubeloop/client';
+import { describe, expect, it, vi } from 'vitest';
+import { realCluster, useFaultServer } from './support/fault-server.js';
 import { captureLogger, type LogRecord, uniqueName } from './support.js';
 
 // C04 suppresses the end-of-initial-events bookmark, which needs envtest's fault injection.
-const realCluster = process.env.USE_EXISTING_CLUSTER === 'true';
-
 describe.skipIf(realCluster)('WatchList: streaming initial sync (C04)', () => {
-  let server: ApiServer;
-  let config: RestConfig;
-  let api: ApiClient;
-  const cleanups: Array<() => Promise<void>> = [];
-
-  beforeAll(async () => {
-    server = await startApiServer();
-    config = {
-      host: server.url,
-      tlsClientConfig: { caData: server.caPem },
-      bearerToken: server.token,
-      qps: -1,
-      burst: 0,
-      timeoutMs: 0,
-      userAgent: 'kubeloop-c04-test',
-    };
-    api = newClient(config);
-  });
-  afterAll(async () => {
-    await api?.close();
-    await server?.stop();
-  });
-  afterEach(async () => {
-    server.faults.reset();
-    while (cleanups.length) await cleanups.pop()!();
-  });
+  const ctx = useFaultServer('kubeloop-c04-test');
 
   async function setup(prefix: string) {
     const ns = uniqueName(prefix);
-    await api.create(Namespace, { metadata: { name: ns } });
-    for (const n of ['a', 'b', 'c']) await api.create(ConfigMap, { metadata: { namespace: ns, name: n } });
-    const client = newClient(config);
+    await ctx.api.create(Namespace, { metadata: { name: ns } });
+    for (const n of ['a', 'b', 'c'])
+      await ctx.api.create(ConfigMap, { metadata: { namespace: ns, name: n } });
+    const client = newClient(ctx.config);
     const records: LogRecord[] = [];
     const cache = new InformerCache({
       client,
@@ -51,13 +24,13 @@ describe.skipIf(realCluster)('WatchList: streaming initial sync (C04)', () => {
     });
     const ac = new AbortController();
     const running = cache.start(ac.signal);
-    cleanups.push(async () => {
+    ctx.cleanups.push(async () => {
       ac.abort();
       await running;
       await client.close();
     });
     const requests = (verb: 'list' | 'watch') =>
-      server.faults
+      ctx.server.faults
         .requests({ verb, resource: 'configmaps', namespace: ns })
         .map((r) => new URLSearchParams(r.query));
     return { ns, cache, records, requests };
@@ -71,7 +44,7 @@ describe.skipIf(realCluster)('WatchList: streaming initial sync (C04)', () => {
     expect(w?.get('sendInitialEvents')).toBe('true');
     expect(w?.get('resourceVersionMatch')).toBe('NotOlderThan');
     expect(w?.get('allowWatchBookmarks')).toBe('true');
-    await api.create(ConfigMap, { metadata: { namespace: ns, name: 'd' } });
+    await ctx.api.create(ConfigMap, { metadata: { namespace: ns, name: 'd' } });
     await vi.waitFor(async () => expect((await cache.list(ConfigMap)).items).toHaveLength(4), {
       timeout: 20_000,
     });
@@ -79,14 +52,14 @@ describe.skipIf(realCluster)('WatchList: streaming initial sync (C04)', () => {
   });
 
   it('C04: without the end bookmark the informer falls back to list + watch after its timeout, syncs, and logs it once', async () => {
-    server.faults.suppressInitialEventsEnd({ match: { resource: 'configmaps' } });
+    ctx.server.faults.suppressInitialEventsEnd({ match: { resource: 'configmaps' } });
     const { ns, cache, records, requests } = await setup('c04');
     const inf = cache.getInformer(ConfigMap);
     expect(await cache.waitForCacheSync()).toBe(true);
     expect(inf.hasSynced()).toBe(true);
     expect((await cache.list(ConfigMap)).items.map((o) => o.metadata?.name).sort()).toEqual(['a', 'b', 'c']);
     expect(requests('list').length).toBeGreaterThanOrEqual(1);
-    await api.create(ConfigMap, { metadata: { namespace: ns, name: 'd' } });
+    await ctx.api.create(ConfigMap, { metadata: { namespace: ns, name: 'd' } });
     await vi.waitFor(async () => expect((await cache.list(ConfigMap)).items).toHaveLength(4), {
       timeout: 20_000,
     });

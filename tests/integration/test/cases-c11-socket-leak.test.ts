@@ -1,39 +1,20 @@
 import { listWatchFor, SharedIndexInformer } from '@kubeloop/cache';
 import { ConfigMap, Namespace, newClient, Pod } from '@kubeloop/client';
-import type { RestConfig } from '@kubeloop/config';
-import { type ApiServer, startApiServer } from '@kubeloop/envtest';
 import type { V1Pod } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { realCluster } from './support/fault-server.js';
+import { describe, expect, it } from 'vitest';
+import { realCluster, useFaultServer } from './support/fault-server.js';
 import { podManifest, uniqueName, waitFor } from './support.js';
 
 /** Forced watch reconnects (the case's full 500: each cycle is a 10 ms watch, a relist and a 1–5 ms backoff). */
 const RECONNECTS = 500;
 
 describe.skipIf(realCluster)('C11 socket leak (envtest fault injection)', () => {
-  let server: ApiServer;
-  let config: RestConfig;
-
-  beforeAll(async () => {
-    server = await startApiServer();
-    config = {
-      host: server.url,
-      tlsClientConfig: { caData: server.caPem },
-      bearerToken: server.token,
-      qps: -1,
-      burst: 0,
-      timeoutMs: 0,
-      userAgent: 'kubeloop-c11',
-    };
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
+  const ctx = useFaultServer('kubeloop-c11');
 
   it(`C11: ${RECONNECTS} forced watch reconnects with ~1 CRUD request/s alongside keep ≤ 4 TCP connections at the server and the client's handles flat`, async () => {
     // One client for everything (setup, informer, CRUD), as a controller's manager has: every connection
     // the server counts is this client's.
-    const client = newClient(config);
+    const client = newClient(ctx.config);
     const ns = uniqueName('c11');
     await client.create(Namespace, { metadata: { name: ns } });
     await client.create(Pod, podManifest(ns, 'p0'));
@@ -44,7 +25,7 @@ describe.skipIf(realCluster)('C11 socket leak (envtest fault injection)', () => 
     });
     // Watches are shaped when they start: the rule must be there before the informer's first watch.
     const t0 = Date.now();
-    const ends = server.faults.endWatches({
+    const ends = ctx.server.faults.endWatches({
       match: { verb: 'watch', namespace: ns },
       afterMs: 10,
       times: RECONNECTS,
@@ -63,7 +44,7 @@ describe.skipIf(realCluster)('C11 socket leak (envtest fault injection)', () => 
       let lastCrud = 0;
       await waitFor(
         async () => {
-          open.push(server.faults.openConnections());
+          open.push(ctx.server.faults.openConnections());
           handles.push(handleCount());
           // About one CRUD request per second through the same client.
           if (Date.now() - lastCrud >= 1000) {
@@ -85,7 +66,7 @@ describe.skipIf(realCluster)('C11 socket leak (envtest fault injection)', () => 
         () => `${RECONNECTS} forced watch ends (hits ${ends.hits})`,
         240_000,
       );
-      const watches = server.faults.requests({ verb: 'watch', namespace: ns, since: t0 }).length;
+      const watches = ctx.server.faults.requests({ verb: 'watch', namespace: ns, since: t0 }).length;
       expect(watches).toBeGreaterThanOrEqual(RECONNECTS);
       expect(crud).toBeGreaterThanOrEqual(3);
       // The informer is still healthy: a change reaches the cache.

@@ -1,51 +1,29 @@
 import { listWatchFor, SharedIndexInformer } from '@kubeloop/cache';
-import { type ApiClient, ConfigMap, Namespace, newClient } from '@kubeloop/client';
-import type { RestConfig } from '@kubeloop/config';
-import { type ApiServer, startApiServer } from '@kubeloop/envtest';
+import { ConfigMap, Namespace, newClient } from '@kubeloop/client';
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { realCluster } from './support/fault-server.js';
+import { describe, expect, it } from 'vitest';
+import { realCluster, useFaultServer } from './support/fault-server.js';
 import { uniqueName, waitFor } from './support.js';
 
 describe.skipIf(realCluster)('C13 429 through the limiter, at the informer (envtest fault injection)', () => {
-  let server: ApiServer;
-  let config: RestConfig;
-  let api: ApiClient;
-
-  beforeAll(async () => {
-    server = await startApiServer();
-    config = {
-      host: server.url,
-      tlsClientConfig: { caData: server.caPem },
-      bearerToken: server.token,
-      qps: -1,
-      burst: 0,
-      timeoutMs: 0,
-      userAgent: 'kubeloop-cases-throttling',
-    };
-    api = newClient(config);
-  });
-  afterAll(async () => {
-    await api?.close();
-    await server?.stop();
-  });
+  const ctx = useFaultServer('kubeloop-cases-throttling');
 
   it('C13: QPS 5 burst 10, informer + 50 GETs under 429 Retry-After 2: retries wait and take tokens, ≤ 5/s after the burst, nothing lost', async () => {
     const ns = uniqueName('c13');
-    await api.create(Namespace, { metadata: { name: ns } });
+    await ctx.api.create(Namespace, { metadata: { name: ns } });
     const names = Array.from({ length: 50 }, (_, i) => `cm-${i}`);
     await Promise.all(
-      names.map((name) => api.create(ConfigMap, { metadata: { namespace: ns, name }, data: { name } })),
+      names.map((name) => ctx.api.create(ConfigMap, { metadata: { namespace: ns, name }, data: { name } })),
     );
 
-    const throttled = newClient({ ...config, qps: 5, burst: 10 });
-    const lists = server.faults.failRequests({
+    const throttled = newClient({ ...ctx.config, qps: 5, burst: 10 });
+    const lists = ctx.server.faults.failRequests({
       match: { verb: 'list', namespace: ns },
       status: 429,
       retryAfterSeconds: 2,
       times: 3,
     });
-    const gets = server.faults.failRequests({
+    const gets = ctx.server.faults.failRequests({
       match: { verb: 'get', namespace: ns },
       status: 429,
       retryAfterSeconds: 2,
@@ -67,14 +45,14 @@ describe.skipIf(realCluster)('C13 429 through the limiter, at the informer (envt
       expect(results.map((r) => r.data?.name)).toEqual(names);
       await waitFor(() => inf.hasSynced(), 'informer sync', 60_000);
       // No event lost: a change after the sync reaches the handler.
-      await api.create(ConfigMap, { metadata: { namespace: ns, name: 'late' } });
+      await ctx.api.create(ConfigMap, { metadata: { namespace: ns, name: 'late' } });
       await waitFor(() => added.includes('late'), 'the late ADDED event');
       expect(added.filter((n) => n !== 'late').sort()).toEqual([...names].sort());
 
       expect(lists.hits).toBe(3);
       expect(gets.hits).toBeGreaterThan(0);
       // Every throttled request of this client, as the server saw it (lists and gets; watches are streams).
-      const log = server.faults
+      const log = ctx.server.faults
         .requests({ namespace: ns, since: t0 })
         .filter((r) => r.verb === 'get' || (r.verb === 'list' && new URLSearchParams(r.query).has('limit')));
       expect(log.filter((r) => r.verb === 'get' && r.status === 200)).toHaveLength(50);

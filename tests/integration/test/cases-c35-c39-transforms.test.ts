@@ -6,50 +6,22 @@ import {
   type SharedIndexInformerOptions,
   stripManagedFields,
 } from '@kubeloop/cache';
-import { type ApiClient, ConfigMap, type KubeObject, Namespace, newClient } from '@kubeloop/client';
-import type { RestConfig } from '@kubeloop/config';
-import { type ApiServer, startApiServer } from '@kubeloop/envtest';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ConfigMap, type KubeObject, Namespace, newClient } from '@kubeloop/client';
+import { describe, expect, it, vi } from 'vitest';
+import { realCluster, useFaultServer } from './support/fault-server.js';
 import { captureLogger, type LogRecord, uniqueName } from './support.js';
 
 // The transform cases force a relist (a list/watch outage), so they use envtest's fault injection.
-const realCluster = process.env.USE_EXISTING_CLUSTER === 'true';
-
 describe.skipIf(realCluster)('informer transforms (C35, C39)', () => {
-  let server: ApiServer;
-  let config: RestConfig;
-  let api: ApiClient;
-  const cleanups: Array<() => Promise<void>> = [];
-
-  beforeAll(async () => {
-    server = await startApiServer();
-    config = {
-      host: server.url,
-      tlsClientConfig: { caData: server.caPem },
-      bearerToken: server.token,
-      qps: -1,
-      burst: 0,
-      timeoutMs: 0,
-      userAgent: 'kubeloop-transform-test',
-    };
-    api = newClient(config);
-  });
-  afterAll(async () => {
-    await api?.close();
-    await server?.stop();
-  });
-  afterEach(async () => {
-    server.faults.reset();
-    while (cleanups.length) await cleanups.pop()!();
-  });
+  const ctx = useFaultServer('kubeloop-transform-test');
 
   async function namespaceWith(prefix: string, n: number): Promise<string> {
     const ns = uniqueName(prefix);
-    await api.create(Namespace, { metadata: { name: ns } });
+    await ctx.api.create(Namespace, { metadata: { name: ns } });
     for (let i = 0; i < n; i += 25)
       await Promise.all(
         Array.from({ length: Math.min(25, n - i) }, (_, j) =>
-          api.create(ConfigMap, {
+          ctx.api.create(ConfigMap, {
             metadata: {
               namespace: ns,
               name: `cm-${i + j}`,
@@ -63,7 +35,7 @@ describe.skipIf(realCluster)('informer transforms (C35, C39)', () => {
   }
 
   async function start(ns: string, transform: NonNullable<SharedIndexInformerOptions['transform']>) {
-    const client = newClient(config);
+    const client = newClient(ctx.config);
     const records: LogRecord[] = [];
     const inf = new SharedIndexInformer(listWatchFor(client, ConfigMap, { namespace: ns }), {
       name: `configmaps/${ns}`,
@@ -83,7 +55,7 @@ describe.skipIf(realCluster)('informer transforms (C35, C39)', () => {
     });
     const ac = new AbortController();
     const running = inf.run(ac.signal);
-    cleanups.push(async () => {
+    ctx.cleanups.push(async () => {
       ac.abort();
       await running;
       await client.close();
@@ -93,7 +65,7 @@ describe.skipIf(realCluster)('informer transforms (C35, C39)', () => {
   }
 
   const modify = (ns: string, name: string, v: string) =>
-    api.patch(ConfigMap, { namespace: ns, name }, { type: 'merge', data: { data: { v } } });
+    ctx.api.patch(ConfigMap, { namespace: ns, name }, { type: 'merge', data: { data: { v } } });
 
   it('C35: the transform runs once per object version and never for a tombstone; tombstones carry the transformed last state', async () => {
     const ns = await namespaceWith('c35', 100);
@@ -107,13 +79,13 @@ describe.skipIf(realCluster)('informer transforms (C35, C39)', () => {
       await Promise.all(Array.from({ length: 10 }, (_, j) => modify(ns, `cm-${i + j}`, '1')));
     await vi.waitFor(() => expect(calls).toHaveLength(150), { timeout: 20_000 });
     // An outage: lists and watches fail and the open watch is dropped; 10 objects are deleted meanwhile.
-    const outage = server.faults.failRequests({
+    const outage = ctx.server.faults.failRequests({
       match: { verb: ['list', 'watch'], namespace: ns },
       status: 503,
     });
-    await server.faults.restart({ keepState: true });
+    await ctx.server.faults.restart({ keepState: true });
     // A fresh client: the restart closed the test client's connection too.
-    const writer = newClient(config);
+    const writer = newClient(ctx.config);
     try {
       await Promise.all(
         Array.from({ length: 10 }, (_, i) =>
@@ -125,7 +97,7 @@ describe.skipIf(realCluster)('informer transforms (C35, C39)', () => {
     }
     // The deletions leave the watch history (etcd compaction): the informer must relist to see them, and a
     // relist can only report them as tombstones (it never saw the final state).
-    await server.faults.compact();
+    await ctx.server.faults.compact();
     outage.clear();
     await vi.waitFor(() => expect(tombstones).toHaveLength(10), { timeout: 20_000 });
     expect(inf.getIndexer().size()).toBe(90);
@@ -149,7 +121,7 @@ describe.skipIf(realCluster)('informer transforms (C35, C39)', () => {
     await modify(ns, 'cm-13', '1');
     await modify(ns, 'cm-13', '2');
     for (const n of ['cm-1', 'cm-2', 'cm-3']) await modify(ns, n, '1');
-    await api.create(ConfigMap, { metadata: { namespace: ns, name: 'late' } });
+    await ctx.api.create(ConfigMap, { metadata: { namespace: ns, name: 'late' } });
     await vi.waitFor(() => expect(log).toContain('add late'), { timeout: 20_000 });
     expect(log.filter((l) => l.startsWith('update'))).toEqual(['update cm-1', 'update cm-2', 'update cm-3']);
     // Reported once per arrival (list, then two MODIFIED), with the key and the error, and counted.
@@ -159,10 +131,12 @@ describe.skipIf(realCluster)('informer transforms (C35, C39)', () => {
     expect(inf.status().transformErrors).toBe(3);
     // Neither stored untransformed nor retried by relisting.
     expect(inf.getIndexer().get(`${ns}/cm-13`)).toBeUndefined();
-    const lists = server.faults
+    const lists = ctx.server.faults
       .requests({ verb: 'list', resource: 'configmaps', namespace: ns })
       .filter((r) => r.query.includes('resourceVersion'));
     expect(lists).toHaveLength(1);
-    expect(server.faults.requests({ verb: 'watch', resource: 'configmaps', namespace: ns })).toHaveLength(1);
+    expect(ctx.server.faults.requests({ verb: 'watch', resource: 'configmaps', namespace: ns })).toHaveLength(
+      1,
+    );
   });
 });

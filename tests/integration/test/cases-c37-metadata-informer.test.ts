@@ -1,51 +1,21 @@
 import { InformerCache } from '@kubeloop/cache';
-import {
-  type ApiClient,
-  type KubeObject,
-  metadataOnly,
-  Namespace,
-  newClient,
-  Secret,
-} from '@kubeloop/client';
-import type { RestConfig } from '@kubeloop/config';
-import { type ApiServer, startApiServer } from '@kubeloop/envtest';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type KubeObject, metadataOnly, Namespace, newClient, Secret } from '@kubeloop/client';
+import { describe, expect, it, vi } from 'vitest';
+import { realCluster, useFaultServer } from './support/fault-server.js';
 import { uniqueName } from './support.js';
 
 // C37 ends the metadata watch on purpose, which needs envtest's fault injection.
-const realCluster = process.env.USE_EXISTING_CLUSTER === 'true';
-
 describe.skipIf(realCluster)('C37: metadata-only informer beside a typed one', () => {
-  let server: ApiServer;
-  let config: RestConfig;
-  let api: ApiClient;
-
-  beforeAll(async () => {
-    server = await startApiServer();
-    config = {
-      host: server.url,
-      tlsClientConfig: { caData: server.caPem },
-      bearerToken: server.token,
-      qps: -1,
-      burst: 0,
-      timeoutMs: 0,
-      userAgent: 'kubeloop-c37-test',
-    };
-    api = newClient(config);
-  });
-  afterAll(async () => {
-    await api?.close();
-    await server?.stop();
-  });
+  const ctx = useFaultServer('kubeloop-c37-test');
 
   it('C37: through 10 watch ends every edit arrives once, objects report v1/Secret without data, and a typed read uses its own informer', async () => {
     const ns = uniqueName('c37');
-    await api.create(Namespace, { metadata: { name: ns } });
-    await api.create(Secret, {
+    await ctx.api.create(Namespace, { metadata: { name: ns } });
+    await ctx.api.create(Secret, {
       metadata: { namespace: ns, name: 's1', labels: { n: '0' } },
       data: { key: 'c2VjcmV0' },
     });
-    const client = newClient(config);
+    const client = newClient(ctx.config);
     const cache = new InformerCache({ client, defaultNamespaces: [ns] });
     const ac = new AbortController();
     const running = cache.start(ac.signal);
@@ -56,7 +26,7 @@ describe.skipIf(realCluster)('C37: metadata-only informer beside a typed one', (
       meta.addEventHandler({ onAdd: (o) => seen.push(o), onUpdate: (_a, b) => seen.push(b) });
       expect(await cache.waitForCacheSync()).toBe(true);
       // The server ends every metadata watch after 1.1 s, 10 times; a label edit lands in each cycle.
-      const ends = server.faults.endWatches({
+      const ends = ctx.server.faults.endWatches({
         match: { verb: 'watch', resource: 'secrets', namespace: ns },
         afterMs: 1100,
         times: 10,
@@ -66,7 +36,7 @@ describe.skipIf(realCluster)('C37: metadata-only informer beside a typed one', (
           timeout: 20_000,
           interval: 20,
         });
-        await api.patch(
+        await ctx.api.patch(
           Secret,
           { namespace: ns, name: 's1' },
           { type: 'merge', data: { metadata: { labels: { n: String(i) } } } },
@@ -98,7 +68,7 @@ describe.skipIf(realCluster)('C37: metadata-only informer beside a typed one', (
       expect((meta.getIndexer().list()[0] as { data?: unknown }).data).toBeUndefined();
       expect((await cache.get(MetaSecret, { namespace: ns, name: 's1' })).metadata?.labels?.n).toBe('10');
     } finally {
-      server.faults.reset();
+      ctx.server.faults.reset();
       ac.abort();
       await running;
       await client.close();

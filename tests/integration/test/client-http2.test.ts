@@ -2,37 +2,18 @@
 // client-go does; with it off the client works as before (one connection per open watch).
 import { listWatchFor, SharedIndexInformer } from '@kubeloop/cache';
 import { Namespace, newClient, Pod } from '@kubeloop/client';
-import type { RestConfig } from '@kubeloop/config';
-import { type ApiServer, startApiServer } from '@kubeloop/envtest';
 import type { V1Pod } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { realCluster } from './support/fault-server.js';
+import { describe, expect, it } from 'vitest';
+import { realCluster, useFaultServer } from './support/fault-server.js';
 import { uniqueName, waitFor } from './support.js';
 
 const INFORMERS = 100;
 
 describe.skipIf(realCluster)('HTTP/2 against envtest (issue 9 item 8)', () => {
-  let server: ApiServer;
-  let config: RestConfig;
-
-  beforeAll(async () => {
-    server = await startApiServer();
-    config = {
-      host: server.url,
-      tlsClientConfig: { caData: server.caPem },
-      bearerToken: server.token,
-      qps: -1,
-      burst: 0,
-      timeoutMs: 0,
-      userAgent: 'kubeloop-h2',
-    };
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
+  const ctx = useFaultServer('kubeloop-h2');
 
   async function informersOn(http2: boolean): Promise<number> {
-    const client = newClient(config, { transport: { http2 } });
+    const client = newClient(ctx.config, { transport: { http2 } });
     const ac = new AbortController();
     try {
       const namespaces = Array.from({ length: INFORMERS }, () => uniqueName('h2'));
@@ -43,7 +24,7 @@ describe.skipIf(realCluster)('HTTP/2 against envtest (issue 9 item 8)', () => {
       const runs = informers.map((inf) => inf.run(ac.signal));
       await waitFor(() => informers.every((inf) => inf.hasSynced()), 'all informers synced', 30_000);
       // Every informer holds an open watch now; the server counts the client's TCP connections.
-      const open = server.faults.openConnections();
+      const open = ctx.server.faults.openConnections();
       ac.abort();
       await Promise.allSettled(runs);
       return open;

@@ -5,57 +5,22 @@ import {
   SharedIndexInformer,
   type SharedIndexInformerOptions,
 } from '@kubeloop/cache';
-import {
-  type ApiClient,
-  FakeClock,
-  Namespace,
-  type NewClientOptions,
-  newClient,
-  Pod,
-} from '@kubeloop/client';
-import type { RestConfig } from '@kubeloop/config';
-import { type ApiServer, startApiServer } from '@kubeloop/envtest';
+import { FakeClock, Namespace, type NewClientOptions, newClient, Pod } from '@kubeloop/client';
 import type { V1Pod } from '@kubernetes/client-node';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { realCluster, useFaultServer } from './support/fault-server.js';
 import { podManifest, uniqueName, waitFor } from './support.js';
 
 // These cases break the wire on purpose, so they need envtest's fault injection: each file starts its own
 // in-process server (they are skipped against a real cluster).
-const realCluster = process.env.USE_EXISTING_CLUSTER === 'true';
-
 describe.skipIf(realCluster)('reflector and informer under faults (envtest fault injection)', () => {
-  let server: ApiServer;
-  let config: RestConfig;
-  let api: ApiClient;
-  const cleanups: Array<() => Promise<void>> = [];
-
-  beforeAll(async () => {
-    server = await startApiServer();
-    config = {
-      host: server.url,
-      tlsClientConfig: { caData: server.caPem },
-      bearerToken: server.token,
-      qps: -1,
-      burst: 0,
-      timeoutMs: 0,
-      userAgent: 'kubeloop-faults-test',
-    };
-    api = newClient(config);
-  });
-  afterAll(async () => {
-    await api?.close();
-    await server?.stop();
-  });
-  afterEach(async () => {
-    server.faults.reset();
-    while (cleanups.length) await cleanups.pop()!();
-  });
+  const ctx = useFaultServer('kubeloop-faults-test');
 
   async function namespaceWithPods(prefix: string, names: string[], labels: Record<string, string> = {}) {
     const ns = uniqueName(prefix);
-    await api.create(Namespace, { metadata: { name: ns } });
+    await ctx.api.create(Namespace, { metadata: { name: ns } });
     for (let i = 0; i < names.length; i += 25) {
-      await Promise.all(names.slice(i, i + 25).map((n) => api.create(Pod, podManifest(ns, n, labels))));
+      await Promise.all(names.slice(i, i + 25).map((n) => ctx.api.create(Pod, podManifest(ns, n, labels))));
     }
     return ns;
   }
@@ -66,7 +31,7 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
     options: Pick<SharedIndexInformerOptions<V1Pod>, 'clock' | 'reflector'> = {},
     clientOptions: NewClientOptions = {},
   ) {
-    const client = newClient(config, clientOptions);
+    const client = newClient(ctx.config, clientOptions);
     const warnings: string[] = [];
     const record = (f: Record<string, unknown>, m: string) => warnings.push(`${m} ${JSON.stringify(f)}`);
     const logger = { debug: () => {}, info: record, warn: record, error: record, child: () => logger };
@@ -87,7 +52,7 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
     });
     const ac = new AbortController();
     const running = inf.run(ac.signal);
-    cleanups.push(async () => {
+    ctx.cleanups.push(async () => {
       ac.abort();
       await running;
       await client.close();
@@ -102,14 +67,14 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
    * has no limit, C38).
    */
   const requestsFor = (ns: string, verb: 'list' | 'watch') =>
-    server.faults.requests({ verb, resource: 'pods', namespace: ns }).filter((r) => {
+    ctx.server.faults.requests({ verb, resource: 'pods', namespace: ns }).filter((r) => {
       if (verb === 'watch') return true;
       const q = new URLSearchParams(r.query);
       return q.has('limit') || q.has('resourceVersion') || q.has('continue');
     });
 
   async function serverRVs(ns: string): Promise<string[]> {
-    return (await api.list(Pod, { namespace: ns })).items
+    return (await ctx.api.list(Pod, { namespace: ns })).items
       .map((p) => `${p.metadata?.name}@${p.metadata?.resourceVersion}`)
       .sort();
   }
@@ -125,7 +90,7 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
     let n = 0;
     await waitFor(
       async () => {
-        await api.patch(
+        await ctx.api.patch(
           Pod,
           { namespace: ns, name: 'a' },
           { type: 'merge', data: { metadata: { labels: { n: String(++n) } } } },
@@ -146,7 +111,7 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
     minWatches: number,
   ) {
     await waitFor(() => requestsFor(ns, 'watch').length >= minWatches, 'the watch after the last shaped one');
-    await api.create(Pod, podManifest(ns, 'c'));
+    await ctx.api.create(Pod, podManifest(ns, 'c'));
     await waitFor(async () => cacheRVs(inf).join() === (await serverRVs(ns)).join(), 'cache equals server');
     expect(requestsFor(ns, 'list')).toHaveLength(1);
     const watches = requestsFor(ns, 'watch');
@@ -162,7 +127,7 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
   it('C01: watches that end cleanly are resumed from the last resourceVersion, with no relist and no replays', async () => {
     const ns = await namespaceWithPods('c01', ['a', 'b']);
     // Every watch ends cleanly after its first event, 6 times (no waiting on wall-clock time).
-    const rule = server.faults.endWatches({
+    const rule = ctx.server.faults.endWatches({
       match: { verb: 'watch', namespace: ns },
       afterEvents: 1,
       times: 6,
@@ -180,7 +145,7 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
   it('C01 (real-time canary): watches that end cleanly after 1.2 s without events are resumed, not counted as very short', async () => {
     const ns = await namespaceWithPods('c01rt', ['a', 'b']);
     // Longer than client-go's 1 s "very short watch", twice.
-    const rule = server.faults.endWatches({
+    const rule = ctx.server.faults.endWatches({
       match: { verb: 'watch', namespace: ns },
       afterMs: 1200,
       times: 2,
@@ -197,10 +162,10 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
     const ns = await namespaceWithPods('c03', ['a']);
     const { inf, warnings } = await informer(ns);
     const before = requestsFor(ns, 'list').length;
-    const rule = server.faults.expire({ match: { verb: 'watch', namespace: ns }, times: 1 });
+    const rule = ctx.server.faults.expire({ match: { verb: 'watch', namespace: ns }, times: 1 });
     // A new rule does not touch the open watch: drop the connections so the next watch meets the rule.
-    await server.restart({ keepState: true });
-    await api.create(Pod, podManifest(ns, 'b'));
+    await ctx.server.restart({ keepState: true });
+    await ctx.api.create(Pod, podManifest(ns, 'b'));
     await waitFor(
       () => rule.hits === 1,
       () => `the expired watch; informer said: ${warnings.join(' | ')}`,
@@ -228,20 +193,20 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
     const { inf, deletes } = await informer(ns);
     expect(inf.getIndexer().size()).toBe(1000);
     // Cut the informer off: lists and watches fail, and the open watch is dropped.
-    const outage = server.faults.failRequests({
+    const outage = ctx.server.faults.failRequests({
       match: { verb: ['list', 'watch'], namespace: ns },
       status: 503,
     });
-    await server.restart({ keepState: true });
+    await ctx.server.restart({ keepState: true });
     const gone = names.filter((_, i) => i % 5 < 2); // 400
     for (let i = 0; i < gone.length; i += 25) {
       await Promise.all(
         gone
           .slice(i, i + 25)
-          .map((n) => api.delete(Pod, { namespace: ns, name: n }, { gracePeriodSeconds: 0 })),
+          .map((n) => ctx.api.delete(Pod, { namespace: ns, name: n }, { gracePeriodSeconds: 0 })),
       );
     }
-    server.faults.compact();
+    ctx.server.faults.compact();
     outage.clear();
     await waitFor(
       () => inf.getIndexer().size() === 600,
@@ -259,13 +224,13 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
   it('C07: after a failed watch the informer recovers by itself with no replayed callbacks; one real change gives one update', async () => {
     const ns = await namespaceWithPods('c07', ['a', 'b', 'c']);
     const { inf, log } = await informer(ns);
-    const fail = server.faults.failRequests({
+    const fail = ctx.server.faults.failRequests({
       match: { verb: 'watch', namespace: ns },
       status: 500,
       times: 1,
     });
-    await server.restart({ keepState: true });
-    await api.patch(
+    await ctx.server.restart({ keepState: true });
+    await ctx.api.patch(
       Pod,
       { namespace: ns, name: 'b' },
       { type: 'merge', data: { metadata: { labels: { changed: 'yes' } } } },
@@ -278,7 +243,7 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
   it('C10: frames split inside a UTF-8 character, merged, and unterminated arrive exactly once, in order', async () => {
     const ns = await namespaceWithPods('c10', []);
     const { inf, log } = await informer(ns);
-    const rule = server.faults.shapeWatch({
+    const rule = ctx.server.faults.shapeWatch({
       match: { verb: 'watch', namespace: ns },
       times: 1,
       steps: [
@@ -288,14 +253,14 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
       ],
     });
     // Drop the open watch so the next one is shaped.
-    await server.restart({ keepState: true });
+    await ctx.server.restart({ keepState: true });
     await waitFor(() => rule.hits === 1, 'the shaped watch to start', 10_000);
-    await api.create(Pod, {
+    await ctx.api.create(Pod, {
       ...podManifest(ns, 'e1'),
       metadata: { namespace: ns, name: 'e1', annotations: { team: 'zürich-€-🚀' } },
     });
-    for (const n of ['e2', 'e3', 'e4']) await api.create(Pod, podManifest(ns, n));
-    const e5 = await api.create(Pod, podManifest(ns, 'e5'));
+    for (const n of ['e2', 'e3', 'e4']) await ctx.api.create(Pod, podManifest(ns, n));
+    const e5 = await ctx.api.create(Pod, podManifest(ns, 'e5'));
     await waitFor(
       () => inf.getIndexer().size() === 5,
       () => `5 pods (${log.join(' ')})`,
@@ -308,7 +273,7 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
   it('C09: a half-written event or an HTML line breaks the stream; the informer resumes from the last good resourceVersion with no partial object', async () => {
     const ns = await namespaceWithPods('c09', []);
     const { inf, log } = await informer(ns);
-    const half = server.faults.shapeWatch({
+    const half = ctx.server.faults.shapeWatch({
       match: { verb: 'watch', namespace: ns },
       times: 1,
       steps: [
@@ -316,22 +281,22 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
         { op: 'truncate', after: 'end' },
       ],
     });
-    await server.restart({ keepState: true });
+    await ctx.server.restart({ keepState: true });
     await waitFor(() => half.hits === 1, 'the truncating watch');
-    await api.create(Pod, podManifest(ns, 'g1'));
-    await api.create(Pod, podManifest(ns, 'g2'));
+    await ctx.api.create(Pod, podManifest(ns, 'g1'));
+    await ctx.api.create(Pod, podManifest(ns, 'g2'));
     await waitFor(
       async () => cacheRVs(inf).join() === (await serverRVs(ns)).join(),
       () => `recovery (${log.join(' ')})`,
     );
-    const html = server.faults.shapeWatch({
+    const html = ctx.server.faults.shapeWatch({
       match: { verb: 'watch', namespace: ns },
       times: 1,
       steps: [{ op: 'raw', data: '<html><body>502 Bad Gateway</body></html>\n', after: 'continue' }],
     });
-    await server.restart({ keepState: true });
+    await ctx.server.restart({ keepState: true });
     await waitFor(() => html.hits === 1, 'the HTML watch');
-    await api.create(Pod, podManifest(ns, 'g3'));
+    await ctx.api.create(Pod, podManifest(ns, 'g3'));
     await waitFor(
       async () => cacheRVs(inf).join() === (await serverRVs(ns)).join(),
       () => `recovery (${log.join(' ')})`,
@@ -345,14 +310,14 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
     const limit = 64 * 1024;
     const { inf, log, warnings } = await informer(ns, {}, { maxWatchEventBytes: limit });
     const line = `{"type":"ADDED","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"big","namespace":"${ns}","resourceVersion":"1"},"spec":{"containers":[{"name":"${'x'.repeat(2 * limit)}"}]}}}\n`;
-    const big = server.faults.shapeWatch({
+    const big = ctx.server.faults.shapeWatch({
       match: { verb: 'watch', namespace: ns },
       times: 1,
       steps: [{ op: 'raw', data: line, after: 'continue' }],
     });
-    await server.restart({ keepState: true });
+    await ctx.server.restart({ keepState: true });
     await waitFor(() => big.hits === 1, 'the watch with the long line');
-    await api.create(Pod, podManifest(ns, 'b'));
+    await ctx.api.create(Pod, podManifest(ns, 'b'));
     await waitFor(
       async () => cacheRVs(inf).join() === (await serverRVs(ns)).join(),
       () => `recovery (${log.join(' ')}; ${warnings.join(' | ')})`,
@@ -372,14 +337,14 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
     const ns = await namespaceWithPods('c02', ['a']);
     const clock = new FakeClock();
     const { inf } = await informer(ns, { clock, reflector: { backoff: { random: () => 0 } } });
-    const storm = server.faults.failRequests({
+    const storm = ctx.server.faults.failRequests({
       match: { verb: 'watch', namespace: ns },
       status: 500,
       times: 50,
     });
     const t0 = Date.now();
-    await server.restart({ keepState: true });
-    await api.create(Pod, podManifest(ns, 'b'));
+    await ctx.server.restart({ keepState: true });
+    await ctx.api.create(Pod, podManifest(ns, 'b'));
     // Drive the informer's clock from one backoff wait to the next for 10 s of (fake) outage.
     const waits: number[] = [];
     for (;;) {
@@ -403,32 +368,32 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
   it('C02 (real-time canary): two failing watches back off on the real clock and the informer recovers', async () => {
     const ns = await namespaceWithPods('c02rt', ['a']);
     const { inf } = await informer(ns);
-    const storm = server.faults.failRequests({
+    const storm = ctx.server.faults.failRequests({
       match: { verb: 'watch', namespace: ns },
       status: 500,
       times: 2,
     });
-    await server.restart({ keepState: true });
-    await api.create(Pod, podManifest(ns, 'b'));
+    await ctx.server.restart({ keepState: true });
+    await ctx.api.create(Pod, podManifest(ns, 'b'));
     await waitFor(() => storm.hits >= 2, 'two failed watches', 30_000);
     await waitFor(async () => cacheRVs(inf).join() === (await serverRVs(ns)).join(), 'recovery', 30_000);
   }, 60_000);
 
   it('C19: list and watch carry the same, correctly encoded field and label selectors on the namespaced path', async () => {
     const ns = await namespaceWithPods('c19', []);
-    await api.create(Pod, podManifest(ns, 's1', { env: 'a', tier: 'db' }));
-    await api.create(Pod, podManifest(ns, 's2', { env: 'a', tier: 'db' }));
-    await api.create(Pod, podManifest(ns, 's1x', { env: 'a', tier: 'db', legacy: 'true' }));
+    await ctx.api.create(Pod, podManifest(ns, 's1', { env: 'a', tier: 'db' }));
+    await ctx.api.create(Pod, podManifest(ns, 's2', { env: 'a', tier: 'db' }));
+    await ctx.api.create(Pod, podManifest(ns, 's1x', { env: 'a', tier: 'db', legacy: 'true' }));
     const labelSelector = 'env in (a,b),tier!=web,!legacy';
     const fieldSelector = 'metadata.name=s1';
-    server.faults.requireSelector({ match: { namespace: ns }, labelSelector, fieldSelector });
-    const client = newClient(config);
+    ctx.server.faults.requireSelector({ match: { namespace: ns }, labelSelector, fieldSelector });
+    const client = newClient(ctx.config);
     const inf = new SharedIndexInformer<V1Pod>(
       listWatchFor(client, Pod, { namespace: ns, labelSelector, fieldSelector }),
     );
     const ac = new AbortController();
     const running = inf.run(ac.signal);
-    cleanups.push(async () => {
+    ctx.cleanups.push(async () => {
       ac.abort();
       await running;
       await client.close();

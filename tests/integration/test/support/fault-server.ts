@@ -1,6 +1,6 @@
 import { type ApiClient, Namespace, newClient } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
-import { type ApiServer, startApiServer } from '@kubeloop/envtest';
+import { type ApiServer, type ApiServerOptions, startApiServer } from '@kubeloop/envtest';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { uniqueName } from '../support.js';
 
@@ -23,8 +23,12 @@ export interface FaultServerContext {
   namespace(prefix: string): Promise<string>;
 }
 
-/** Starts one in-process API server for the calling `describe` block (call it inside the block). */
-export function useFaultServer(userAgent: string): FaultServerContext {
+/**
+ * Starts one in-process API server for the calling `describe` block (call it inside the block): the shared
+ * "own envtest ApiServer + RestConfig + client" setup of the fault-injection files. `serverOptions` go to
+ * `startApiServer` (extra bearer tokens, TLS SANs, ...).
+ */
+export function useFaultServer(userAgent: string, serverOptions: ApiServerOptions = {}): FaultServerContext {
   const ctx = {
     cleanups: [] as Array<() => Promise<void>>,
     async namespace(prefix: string) {
@@ -34,7 +38,7 @@ export function useFaultServer(userAgent: string): FaultServerContext {
     },
   } as FaultServerContext;
   beforeAll(async () => {
-    ctx.server = await startApiServer();
+    ctx.server = await startApiServer(serverOptions);
     ctx.config = {
       host: ctx.server.url,
       tlsClientConfig: { caData: ctx.server.caPem },
