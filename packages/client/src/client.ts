@@ -14,6 +14,7 @@ import type { HttpRequest, HttpTransport } from './http.js';
 import type { Client, StatusWriter, SubResourceClient } from './interfaces.js';
 import type { ClientInternals } from './internal/client-internals.js';
 import { describeJson, isJsonObject } from './internal/json-shape.js';
+import { mappingForRequest, objectNamespaceUse } from './internal/request-mapping.js';
 import {
   gvkOf,
   gvkString,
@@ -41,6 +42,7 @@ import {
   type WriteOptions,
 } from './options.js';
 import { type ListPage, type ListPagesOptions, listAll, listPages } from './pager.js';
+import { collectionPath, objectPath, withQuery } from './paths.js';
 import { DynamicRESTMapper, isResourceNotFound, type RESTMapper, type RESTMapping } from './rest-mapper.js';
 import { ApiSubResourceClient } from './sub-resource.js';
 import { Transport, type TransportOptions } from './transport/index.js';
@@ -67,25 +69,6 @@ export interface ClientOptions {
   readonly maxWatchEventBytes?: number;
 }
 
-function encodeSeg(s: string): string {
-  return encodeURIComponent(s);
-}
-
-/** The collection path for a mapping (`/api/v1/namespaces/ns/pods` or `/apis/apps/v1/deployments`). */
-export function collectionPath(mapping: RESTMapping, namespace: string | undefined): string {
-  const r = mapping.resource;
-  const prefix = r.group === '' ? `/api/${r.version}` : `/apis/${r.group}/${r.version}`;
-  if (mapping.scope === 'Namespaced' && namespace) {
-    return `${prefix}/namespaces/${encodeSeg(namespace)}/${r.resource}`;
-  }
-  return `${prefix}/${r.resource}`;
-}
-
-function withQuery(path: string, q: URLSearchParams): string {
-  const s = q.toString();
-  return s ? `${path}?${s}` : path;
-}
-
 /**
  * The live client: every call is an HTTP request to the API server (controller-runtime's `client.New`
  * without a cache). Kinds are resolved to resources through the RESTMapper.
@@ -103,7 +86,8 @@ export class ApiClient implements Client {
     this.#fieldOwner = options.fieldOwner;
     this.#maxWatchEventBytes = checkMaxEventBytes(options.maxWatchEventBytes);
     this.#internals = {
-      request: (kind, build) => this.#fresh(kind, async () => this.#send(build(await this.#mapping(kind)))),
+      request: (kind, use, build) =>
+        this.#fresh(kind, async () => this.#send(build(await mappingForRequest(this.restMapper, kind, use)))),
       writeQuery: (o) => this.#writeQuery(o),
     };
   }
@@ -132,19 +116,10 @@ export class ApiClient implements Client {
     return this.#transport.close(options);
   }
 
-  async #mapping(kind: Kind): Promise<RESTMapping> {
-    return this.restMapper.restMapping(gvkOf(kind));
-  }
-
+  /** The path of one object, its mapping resolved for the key (a cached scope is checked first). */
   async #objectPath(kind: Kind, key: ObjectKey): Promise<{ path: string; mapping: RESTMapping }> {
-    if (!key.name) throw new InvalidRequestError(`${kind.kind}: a name is required`);
-    const mapping = await this.#mapping(kind);
-    if (mapping.scope === 'Namespaced' && !key.namespace) {
-      throw new InvalidRequestError(
-        `${kind.kind} "${key.name}": a namespace is required for a namespaced kind`,
-      );
-    }
-    return { path: `${collectionPath(mapping, key.namespace)}/${encodeSeg(key.name)}`, mapping };
+    const mapping = await mappingForRequest(this.restMapper, kind, objectNamespaceUse(kind, key));
+    return { path: objectPath(mapping, key), mapping };
   }
 
   async #send<R>(req: HttpRequest): Promise<R> {
@@ -295,7 +270,7 @@ export class ApiClient implements Client {
   }
 
   async #list<T extends KubeObject>(kind: Kind<T>, options: ListOptions = {}): Promise<ObjectList<T>> {
-    const mapping = await this.#mapping(kind);
+    const mapping = await mappingForRequest(this.restMapper, kind, { namespace: options.namespace });
     const q = new URLSearchParams();
     const ls = formatLabelSelector(options.labelSelector);
     if (ls) q.set('labelSelector', ls);
@@ -351,13 +326,11 @@ export class ApiClient implements Client {
 
   async #create<T extends KubeObject>(kind: Kind<T>, obj: T, options?: WriteOptions): Promise<T> {
     refuseMetadataOnly(kind, 'create');
-    const mapping = await this.#mapping(kind);
     const ns = obj.metadata?.namespace;
-    if (mapping.scope === 'Namespaced' && !ns) {
-      throw new InvalidRequestError(
-        `${kind.kind}: metadata.namespace is required to create a namespaced object`,
-      );
-    }
+    const mapping = await mappingForRequest(this.restMapper, kind, {
+      namespace: ns,
+      required: `${kind.kind}: metadata.namespace is required to create a namespaced object`,
+    });
     const path = withQuery(collectionPath(mapping, ns), this.#writeQuery(options));
     const body = JSON.stringify({ ...obj, apiVersion: kind.apiVersion, kind: kind.kind });
     return withTypeMeta(
@@ -465,7 +438,7 @@ export class ApiClient implements Client {
     options: WatchOptions,
     retryStale: boolean,
   ): AsyncGenerator<WatchEvent<T>, void, undefined> {
-    const mapping = await this.#mapping(kind);
+    const mapping = await mappingForRequest(this.restMapper, kind, { namespace: options.namespace });
     const q = new URLSearchParams();
     q.set('watch', 'true');
     const ls = formatLabelSelector(options.labelSelector);

@@ -2,12 +2,12 @@
  * The collection DELETE (controller-runtime `Client.DeleteAllOf`, the API's `deletecollection` verb).
  */
 
-import { InvalidRequestError } from './errors.js';
 import { type FieldSelectorInput, formatFieldSelector } from './field-selector.js';
-import { type ClientInternals, collectionPathOf, withQuery } from './internal/client-internals.js';
+import type { ClientInternals } from './internal/client-internals.js';
 import type { Kind } from './kinds.js';
 import { formatLabelSelector, type LabelSelectorInput } from './label-selector.js';
 import type { CallOptions } from './options.js';
+import { collectionPath, withQuery } from './paths.js';
 
 /** Options of `client.deleteAllOf` (controller-runtime `DeleteAllOfOptions`: list options plus delete options). */
 export interface DeleteAllOfOptions extends CallOptions {
@@ -47,17 +47,15 @@ export async function deleteAllOf(
   if (options.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = options.gracePeriodSeconds;
   if (options.propagationPolicy) body.propagationPolicy = options.propagationPolicy;
   if (options.dryRun) body.dryRun = ['All'];
-  return internals.request<unknown>(kind, (m) => {
-    if (m.scope === 'Namespaced' && !options.namespace)
-      throw new InvalidRequestError(
-        `${kind.kind}: deleteAllOf of a namespaced kind needs options.namespace (the API server has no cross-namespace deletecollection)`,
-      );
-    return {
-      method: 'DELETE',
-      path: withQuery(collectionPathOf(m, options.namespace), q),
-      body: JSON.stringify(body),
-      headers: { 'content-type': 'application/json' },
-      signal: options.signal,
-    };
-  });
+  const use = {
+    namespace: options.namespace,
+    required: `${kind.kind}: deleteAllOf of a namespaced kind needs options.namespace (the API server has no cross-namespace deletecollection)`,
+  };
+  return internals.request<unknown>(kind, use, (m) => ({
+    method: 'DELETE',
+    path: withQuery(collectionPath(m, options.namespace), q),
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json' },
+    signal: options.signal,
+  }));
 }

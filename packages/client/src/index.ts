@@ -17,7 +17,6 @@ export { Backoff, type BackoffOptions, DEFAULT_REFLECTOR_BACKOFF } from './backo
 export {
   ApiClient,
   type ClientOptions,
-  collectionPath,
   type NewClientOptions,
   newClient,
 } from './client.js';
@@ -87,6 +86,7 @@ export {
   Deployment,
   Event,
   Eviction,
+  type GroupVersion,
   type GroupVersionKind,
   type GroupVersionResource,
   gvkOf,
@@ -140,9 +140,11 @@ export {
   type WriteOptions,
 } from './options.js';
 export { type ListPage, type ListPagesOptions, listAll, listPages } from './pager.js';
+export { collectionPath } from './paths.js';
 export {
   DynamicRESTMapper,
   type DynamicRESTMapperOptions,
+  type InvalidateOptions,
   isNoMatchError,
   isResourceNotFound,
   type NoKindMatchDetails,

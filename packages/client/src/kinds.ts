@@ -40,10 +40,14 @@ export interface ObjectList<T extends KubeObject = KubeObject> {
   items: T[];
 }
 
-/** API group, version and kind (apimachinery `schema.GroupVersionKind`). Core group is `''`. */
-export interface GroupVersionKind {
+/** API group and version (apimachinery `schema.GroupVersion`). Core group is `''`. */
+export interface GroupVersion {
   readonly group: string;
   readonly version: string;
+}
+
+/** API group, version and kind (apimachinery `schema.GroupVersionKind`). Core group is `''`. */
+export interface GroupVersionKind extends GroupVersion {
   readonly kind: string;
 }
 

@@ -3,7 +3,13 @@ import { type Clock, realClock } from './clock.js';
 import { isNotFound, StatusError, statusErrorFromResponse, UnexpectedResponseError } from './errors.js';
 import type { HttpTransport } from './http.js';
 import { headerValue } from './http.js';
-import { apiVersionOf, type GroupVersionKind, type GroupVersionResource, gvkString } from './kinds.js';
+import {
+  apiVersionOf,
+  type GroupVersion,
+  type GroupVersionKind,
+  type GroupVersionResource,
+  gvkString,
+} from './kinds.js';
 
 /** Whether a resource lives in a namespace (`Namespaced`) or at cluster scope (`Cluster`). */
 export type ResourceScope = 'Namespaced' | 'Cluster';
@@ -37,10 +43,24 @@ export interface RESTMapper {
   /**
    * Forgets what is known about one group version, so the next lookup asks discovery again. The client calls
    * it when a request for a mapped kind is answered with a 404 for the resource (not for an object): the
-   * group version, or the kind in it, has gone (a CRD deleted, a version no longer served). Optional: a
-   * static mapper has nothing to forget.
+   * group version, or the kind in it, has gone (a CRD deleted, a version no longer served). It also calls it,
+   * with `{ rateLimited: true }`, before acting on a scope it only has from the cached mapping (refusing a
+   * request for want of a namespace, or dropping the caller's namespace for a cluster-scoped kind): the CRD
+   * may have been re-created with the other scope. Optional: a static mapper has nothing to forget.
+   * @returns whether the group version was forgotten (`false`: a rate-limited call that was held back).
    */
-  invalidate?(gv: { readonly group: string; readonly version: string }): void;
+  invalidate?(gv: GroupVersion, options?: InvalidateOptions): boolean | undefined;
+}
+
+/** Options of {@link RESTMapper.invalidate}. */
+export interface InvalidateOptions {
+  /**
+   * The caller doubts the mapping rather than knows it is gone: forget the group version at most once per
+   * the mapper's refresh interval (`missRefreshIntervalMs` for {@link DynamicRESTMapper}), so a request that
+   * is wrong every time (a namespaced kind without a namespace) costs at most one discovery request per
+   * interval. @defaultValue false
+   */
+  readonly rateLimited?: boolean;
 }
 
 /** What {@link NoKindMatchError} knows about the group the kind was looked for in. */
@@ -165,7 +185,8 @@ const gvKey = (group: string, version: string): string => `${group}/${version}`;
  *   longer listed are forgotten; a group version whose resource list answers 404 is forgotten.
  * - Repeated misses for the same kind refresh at most once per `missRefreshIntervalMs`; in between they fail
  *   at once with {@link NoKindMatchError}, which names the versions of the group that do exist.
- * - {@link invalidate} forgets one group version (the client calls it on a 404 for the resource).
+ * - {@link invalidate} forgets one group version (the client calls it on a 404 for the resource, and,
+ *   rate-limited like a miss, before refusing a request or dropping its namespace on a cached scope).
  * - Resource lists and the miss memory are bounded LRU caches. Concurrent loads of the same thing share one
  *   request.
  */
@@ -230,8 +251,11 @@ export class DynamicRESTMapper implements RESTMapper {
     return (await this.restMapping(gvk)).scope === 'Namespaced';
   }
 
-  invalidate(gv: { readonly group: string; readonly version: string }): void {
-    this.#resources.delete(gvKey(gv.group, gv.version));
+  invalidate(gv: GroupVersion, options: InvalidateOptions = {}): boolean {
+    const key = gvKey(gv.group, gv.version);
+    if (options.rateLimited && !this.#mayRefresh(`doubt|${key}`)) return false;
+    this.#resources.delete(key);
+    return true;
   }
 
   /** Looks in `version` (or every version of the group, preferred first, when `version` is `''`). */

@@ -6,7 +6,8 @@
 import { type ApplyConfiguration, type ApplyOptions, applyBody } from './apply.js';
 import { InvalidRequestError } from './errors.js';
 import type { SubResourceClient } from './interfaces.js';
-import { type ClientInternals, objectPathOf, withQuery } from './internal/client-internals.js';
+import type { ClientInternals } from './internal/client-internals.js';
+import { objectNamespaceUse } from './internal/request-mapping.js';
 import { isMetadataOnly, type Kind, type KubeObject, type ObjectKey, objectKeyFromObject } from './kinds.js';
 import {
   type GetOptions,
@@ -16,6 +17,7 @@ import {
   type SubResourceUpdateOptions,
   type WriteOptions,
 } from './options.js';
+import { objectPath, withQuery } from './paths.js';
 
 /** The body kind of the create-style and own-body subresources the client knows. */
 const SUBRESOURCE_BODY_KINDS: Readonly<Record<string, { apiVersion: string; kind: string }>> = {
@@ -56,9 +58,9 @@ export class ApiSubResourceClient implements SubResourceClient {
   ): Promise<S> {
     const q = new URLSearchParams();
     if (options?.resourceVersion !== undefined) q.set('resourceVersion', options.resourceVersion);
-    return this.#internals.request<S>(kind, (m) => ({
+    return this.#internals.request<S>(kind, objectNamespaceUse(kind, key), (m) => ({
       method: 'GET',
-      path: withQuery(objectPathOf(m, kind, key, this.#name), q),
+      path: withQuery(objectPath(m, key, this.#name), q),
       signal: options?.signal,
     }));
   }
@@ -78,9 +80,9 @@ export class ApiSubResourceClient implements SubResourceClient {
   ): Promise<S> {
     const key = objectKeyFromObject(obj);
     const body = this.#withBodyMeta(key, subResource);
-    return this.#internals.request<S>(kind, (m) => ({
+    return this.#internals.request<S>(kind, objectNamespaceUse(kind, key), (m) => ({
       method: 'POST',
-      path: withQuery(objectPathOf(m, kind, key, this.#name), this.#internals.writeQuery(options)),
+      path: withQuery(objectPath(m, key, this.#name), this.#internals.writeQuery(options)),
       body: JSON.stringify(body),
       headers: { 'content-type': 'application/json' },
       signal: options?.signal,
@@ -106,9 +108,9 @@ export class ApiSubResourceClient implements SubResourceClient {
     const body = options?.subResourceBody
       ? this.#withBodyMeta(key, options.subResourceBody)
       : { ...obj, apiVersion: kind.apiVersion, kind: kind.kind };
-    return this.#internals.request<S>(kind, (m) => ({
+    return this.#internals.request<S>(kind, objectNamespaceUse(kind, key), (m) => ({
       method: 'PUT',
-      path: withQuery(objectPathOf(m, kind, key, this.#name), this.#internals.writeQuery(options)),
+      path: withQuery(objectPath(m, key, this.#name), this.#internals.writeQuery(options)),
       body: JSON.stringify(body),
       headers: { 'content-type': 'application/json' },
       signal: options?.signal,
@@ -137,9 +139,9 @@ export class ApiSubResourceClient implements SubResourceClient {
       if (patch.type !== 'apply') throw new InvalidRequestError('force is only valid for server-side apply');
       q.set('force', 'true');
     }
-    return this.#internals.request<S>(kind, (m) => ({
+    return this.#internals.request<S>(kind, objectNamespaceUse(kind, key), (m) => ({
       method: 'PATCH',
-      path: withQuery(objectPathOf(m, kind, key, this.#name), q),
+      path: withQuery(objectPath(m, key, this.#name), q),
       body: JSON.stringify(patch.data),
       headers: { 'content-type': contentType },
       signal: options?.signal,

@@ -293,6 +293,31 @@ describe('DynamicRESTMapper follows the cluster (C31, C32)', () => {
     expect((await mapper.restMapping(Widget)).resource.resource).toBe('widgets');
   });
 
+  it('a rate-limited invalidate (a doubted scope) forgets a group version at most once per interval; a plain one always', async () => {
+    const clock = new FakeClock();
+    const { mapper, hits } = await mapperFor(exampleGroup({ v1: ['Widget'] }, 'v1'), {
+      clock,
+      missRefreshIntervalMs: 5000,
+    });
+    await mapper.restMapping(Widget);
+    const gvFetches = () => hits.filter((h) => h === '/apis/example.com/v1').length;
+    const before = gvFetches();
+    expect(mapper.invalidate(Widget, { rateLimited: true })).toBe(true);
+    await mapper.restMapping(Widget);
+    expect(gvFetches()).toBe(before + 1);
+    for (let i = 0; i < 10; i++) {
+      clock.step(100);
+      expect(mapper.invalidate(Widget, { rateLimited: true })).toBe(false);
+      await mapper.restMapping(Widget);
+    }
+    expect(gvFetches()).toBe(before + 1);
+    expect(mapper.invalidate(Widget)).toBe(true); // a 404 for the resource is never held back
+    await mapper.restMapping(Widget);
+    expect(gvFetches()).toBe(before + 2);
+    clock.step(5000);
+    expect(mapper.invalidate(Widget, { rateLimited: true })).toBe(true);
+  });
+
   it('resource lists are a bounded LRU: an evicted group version is fetched again', async () => {
     const { mapper, hits } = await mapperFor(legacy, { maxGroupVersions: 1 });
     await mapper.restMapping({ group: 'apps', version: 'v1', kind: 'Deployment' });
