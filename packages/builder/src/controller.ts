@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { withDeadline } from '@kubeloop/client';
+import { onAbort, withDeadline } from '@kubeloop/client';
 import {
   type Clock,
   defaultControllerRateLimiter,
@@ -210,9 +210,8 @@ export class Controller implements Runnable {
     if (this.#started) throw new ControllerError(`controller ${this.name} was already started`);
     this.#started = true;
     this.#signal = signal;
-    const onAbort = () => this.queue.shutDown();
-    if (signal.aborted) this.queue.shutDown();
-    else signal.addEventListener('abort', onAbort, { once: true });
+    // Through the client's per-signal fan-out: many controllers on one group signal add one listener.
+    const off = onAbort(signal, () => this.queue.shutDown());
     try {
       for (const s of this.#sources) s.start(signal, this.#handlerQueue);
       const syncWait = signalWithTimeout(signal, this.#syncTimeoutMs);
@@ -238,7 +237,7 @@ export class Controller implements Runnable {
       await Promise.all(workers);
       this.#log.info({}, 'All workers finished');
     } finally {
-      signal.removeEventListener('abort', onAbort);
+      off();
       this.queue.shutDown();
     }
   }
@@ -281,7 +280,10 @@ export class Controller implements Runnable {
     const startedAt = this.#clock.now();
     const reconcileID = randomUUID();
     const log = this.#log.child({ namespace: req.namespace, name: req.name, reconcileID });
-    const deadline = this.#timeoutMs > 0 ? withDeadline(signal, this.#timeoutMs, this.#clock) : undefined;
+    // Each reconcile gets its own signal (controller-runtime derives a ctx per reconcile): a reconciler that
+    // listens on it adds nothing to the long-lived controller signal. Aborted by the controller's stop or
+    // by `reconciliationTimeoutMs` (0: no deadline).
+    const deadline = withDeadline(signal, this.#timeoutMs, this.#clock);
     const observe = (result: ReconcileResultLabel, terminal = false, panic = false) =>
       this.#metrics?.reconciled(this.name, {
         result,
@@ -292,10 +294,7 @@ export class Controller implements Runnable {
     // biome-ignore lint/suspicious/noConfusingVoidType: what Reconciler.reconcile may resolve to
     let result: Result | undefined | void;
     try {
-      result = await this.#reconciler.reconcile(
-        { signal: deadline?.signal ?? signal, log, reconcileID },
-        req,
-      );
+      result = await this.#reconciler.reconcile({ signal: deadline.signal, log, reconcileID }, req);
     } catch (err) {
       if (isPanic(err)) {
         if (!this.#recoverPanic) {
@@ -314,13 +313,13 @@ export class Controller implements Runnable {
         observe('error', true, isPanic(err));
         return;
       }
-      const timedOut = deadline?.timedOut === true;
+      const timedOut = deadline.timedOut;
       log.error({ err, ...(timedOut ? { timeoutMs: this.#timeoutMs } : {}) }, 'Reconciler error');
       this.#requeueRateLimited(req, priority);
       observe('error', false, isPanic(err));
       return;
     } finally {
-      deadline?.dispose();
+      deadline.dispose();
     }
     const after = result?.requeueAfterMs ?? 0;
     if (after > 0) {

@@ -1,4 +1,4 @@
-import { withDeadline } from '@kubeloop/client';
+import { onAbort, withDeadline } from '@kubeloop/client';
 
 /**
  * A signal aborted when `parent` aborts or after `ms` milliseconds, whichever comes first: the client's
@@ -12,4 +12,22 @@ export function signalWithTimeout(
 ): { signal: AbortSignal; clear: () => void } {
   const d = withDeadline(parent, ms);
   return { signal: d.signal, clear: d.dispose };
+}
+
+/**
+ * A promise that resolves when `signal` aborts (at once if it has), subscribed through the client's
+ * per-signal fan-out {@link onAbort}: however many components wait on one long-lived signal (the
+ * manager's stop, a runnable group's), the signal carries one `abort` listener (issue 16 item 8). Call
+ * `off()` when the wait is abandoned (e.g. it lost a race) so the subscription does not outlive it.
+ * @internal
+ */
+export function whenAborted(signal: AbortSignal): {
+  readonly promise: Promise<void>;
+  readonly off: () => void;
+} {
+  let off: () => void = () => undefined;
+  const promise = new Promise<void>((resolve) => {
+    off = onAbort(signal, resolve);
+  });
+  return { promise, off };
 }

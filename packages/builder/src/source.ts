@@ -8,12 +8,14 @@ import {
   isNoMatchError,
   type Kind,
   type KubeObject,
+  onAbort,
   type RESTMapper,
   realClock,
   sleep,
 } from '@kubeloop/client';
 import { LOW_PRIORITY } from '@kubeloop/workqueue';
 import type { EventHandler, HandlerQueue } from './handler.js';
+import { whenAborted } from './internal-signals.js';
 import { discardLogger, type Logger } from './logger.js';
 import type { Predicate } from './predicate.js';
 
@@ -118,7 +120,7 @@ export class KindSource<T extends KubeObject = KubeObject> implements Source {
             return handler.delete({ object: obj, deleteStateUnknown }, queue);
         }),
     });
-    signal.addEventListener('abort', () => this.#registration?.remove(), { once: true });
+    onAbort(signal, () => this.#registration?.remove());
     return true;
   }
 
@@ -128,13 +130,13 @@ export class KindSource<T extends KubeObject = KubeObject> implements Source {
    */
   async waitForSync(signal: AbortSignal): Promise<boolean> {
     if (!this.#registered) return false;
-    const registered = await Promise.race([
-      this.#registered,
-      new Promise<boolean>((resolve) => {
-        if (signal.aborted) resolve(false);
-        else signal.addEventListener('abort', () => resolve(false), { once: true });
-      }),
-    ]);
+    const abort = whenAborted(signal);
+    let registered: boolean;
+    try {
+      registered = await Promise.race([this.#registered, abort.promise.then(() => false)]);
+    } finally {
+      abort.off();
+    }
     if (!registered) return false;
     return this.#cache.getInformer(this.#kind).waitForSync(signal);
   }
@@ -207,8 +209,7 @@ export class ChannelSource<T extends KubeObject = KubeObject> implements Source 
     if (!generic) return;
     const ps = this.options.predicates ?? [];
     const it = this.events[Symbol.asyncIterator]();
-    const stop = () => void it.return?.().catch(() => undefined);
-    signal.addEventListener('abort', stop, { once: true });
+    const off = onAbort(signal, () => void it.return?.().catch(() => undefined));
     void (async () => {
       try {
         while (!signal.aborted) {
@@ -226,7 +227,7 @@ export class ChannelSource<T extends KubeObject = KubeObject> implements Source 
           'channel source failed; no more events from it',
         );
       } finally {
-        signal.removeEventListener('abort', stop);
+        off();
       }
     })();
   }

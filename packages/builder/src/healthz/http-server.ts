@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { whenAborted } from '../internal-signals.js';
 import { discardLogger, type Logger } from '../logger.js';
 
 /** A bind address is malformed. Code `'ERR_BIND_ADDRESS'`. */
@@ -96,10 +97,7 @@ export class HttpServerRunnable {
     });
     this.#log.info({ server: this.name, address: this.address() }, 'serving');
     this.#resolveListening();
-    await new Promise<void>((resolve) => {
-      if (signal.aborted) return resolve();
-      signal.addEventListener('abort', () => resolve(), { once: true });
-    });
+    await whenAborted(signal).promise;
     await new Promise<void>((resolve) => {
       this.#server.close(() => resolve());
       this.#server.closeIdleConnections();
@@ -111,9 +109,11 @@ export class HttpServerRunnable {
   /** Resolves once listening; rejects when listening failed. */
   async ready(signal: AbortSignal): Promise<void> {
     if (signal.aborted) return;
-    await Promise.race([
-      this.#listening,
-      new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })),
-    ]);
+    const abort = whenAborted(signal);
+    try {
+      await Promise.race([this.#listening, abort.promise]);
+    } finally {
+      abort.off();
+    }
   }
 }

@@ -1,4 +1,4 @@
-import { isNotFound } from '@kubeloop/client';
+import { isNotFound, onAbort } from '@kubeloop/client';
 import { type Clock, realClock } from '@kubeloop/workqueue';
 import { signalWithTimeout } from '../internal-signals.js';
 import { discardLogger, type Logger } from '../logger.js';
@@ -237,8 +237,7 @@ export class LeaderElector {
     // reached the server but whose answer was thrown away would leave the lock holding a stale
     // resourceVersion, and the release-on-cancel after it would fail with a 409.
     const attempts = new AbortController();
-    const onCancel = () => leader.abort(signal.reason);
-    signal.addEventListener('abort', onCancel, { once: true });
+    const offCancel = onAbort(signal, () => leader.abort(signal.reason));
     let deadline: { cancel(): void } | undefined;
     const lose = (why: string) => {
       if (lost || leader.signal.aborted) return;
@@ -267,7 +266,7 @@ export class LeaderElector {
       }
     } finally {
       deadline?.cancel();
-      signal.removeEventListener('abort', onCancel);
+      offCancel();
     }
     return lost;
   }
@@ -390,15 +389,15 @@ export class LeaderElector {
 function sleepOn(clock: Clock, ms: number, signal: AbortSignal): Promise<boolean> {
   if (signal.aborted) return Promise.resolve(false);
   return new Promise<boolean>((resolve) => {
-    const onAbort = () => {
-      timer.cancel();
+    let timer: { cancel(): void } | undefined;
+    const off = onAbort(signal, () => {
+      timer?.cancel();
       resolve(false);
-    };
-    const timer = clock.setTimer(() => {
-      signal.removeEventListener('abort', onAbort);
+    });
+    timer = clock.setTimer(() => {
+      off();
       resolve(true);
     }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
   });
 }
 

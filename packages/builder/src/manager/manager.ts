@@ -1,10 +1,17 @@
 import { type Cache, InformerCache } from '@kubeloop/cache';
-import { type ApiClient, type Client, newClient, type RESTMapper, type Reader } from '@kubeloop/client';
+import {
+  type ApiClient,
+  type Client,
+  newClient,
+  onAbort,
+  type RESTMapper,
+  type Reader,
+} from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
 import type { Registry } from 'prom-client';
 import { ControllerError } from '../controller.js';
 import { type Checker, HealthProbeServer } from '../healthz/healthz.js';
-import { signalWithTimeout } from '../internal-signals.js';
+import { signalWithTimeout, whenAborted } from '../internal-signals.js';
 import { managerLeaderElector } from '../leaderelection/manager-elector.js';
 import { discardLogger, type Logger } from '../logger.js';
 import { type ManagerMetrics, managerMetrics } from '../metrics/manager-metrics.js';
@@ -223,9 +230,7 @@ class ControllerManager implements Manager {
     if (this.#started) throw new ControllerError('the manager was already started');
     this.#started = true;
     const stop = this.#stop;
-    const onAbort = () => stop.abort();
-    if (signal.aborted) stop.abort();
-    else signal.addEventListener('abort', onAbort, { once: true });
+    const offCaller = onAbort(signal, () => stop.abort());
     this.#log.info({}, 'Starting manager');
     // Node exits once nothing holds its event loop, and the stack's own timers are unref'd on purpose. A
     // running manager keeps the process alive, as Go's blocking mgr.Start keeps main running: a standby
@@ -266,13 +271,10 @@ class ControllerManager implements Manager {
           this.#markElected();
           void this.#leaderOnly.start(stop.signal);
         }
-        await new Promise<void>((resolve) => {
-          if (stop.signal.aborted) return resolve();
-          stop.signal.addEventListener('abort', () => resolve(), { once: true });
-        });
+        await whenAborted(stop.signal).promise;
       }
     } finally {
-      signal.removeEventListener('abort', onAbort);
+      offCaller();
       stop.abort();
       await this.#shutdown(
         electorStop,
@@ -333,20 +335,17 @@ class ControllerManager implements Manager {
 /** Whether `p` settled before `deadline` aborted. */
 async function settledBefore(p: Promise<unknown>, deadline: AbortSignal): Promise<boolean> {
   if (deadline.aborted) return false;
-  let onAbort: (() => void) | undefined;
+  const timedOut = whenAborted(deadline);
   try {
     return await Promise.race([
       p.then(
         () => true,
         () => true,
       ),
-      new Promise<boolean>((resolve) => {
-        onAbort = () => resolve(false);
-        deadline.addEventListener('abort', onAbort, { once: true });
-      }),
+      timedOut.promise.then(() => false),
     ]);
   } finally {
-    if (onAbort) deadline.removeEventListener('abort', onAbort);
+    timedOut.off();
   }
 }
 

@@ -1,3 +1,5 @@
+import { whenAborted } from '../internal-signals.js';
+
 /** One runnable in a group: how to start it and, optionally, how to wait until it is ready. */
 export interface GroupMember {
   start(signal: AbortSignal): Promise<void>;
@@ -67,15 +69,14 @@ export class RunnableGroup {
     this.#ac.abort();
     if (this.#running.size === 0) return true;
     if (deadline.aborted) return false;
-    let onAbort: (() => void) | undefined;
-    const timedOut = new Promise<boolean>((resolve) => {
-      onAbort = () => resolve(false);
-      deadline.addEventListener('abort', onAbort, { once: true });
-    });
+    const timedOut = whenAborted(deadline);
     try {
-      return await Promise.race([Promise.all(this.#running).then(() => true), timedOut]);
+      return await Promise.race([
+        Promise.all(this.#running).then(() => true),
+        timedOut.promise.then(() => false),
+      ]);
     } finally {
-      if (onAbort) deadline.removeEventListener('abort', onAbort);
+      timedOut.off();
     }
   }
 

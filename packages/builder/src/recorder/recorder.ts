@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { isAlreadyExists, isNotFound, type KubeObject, kind, type Writer } from '@kubeloop/client';
+import { isAlreadyExists, isNotFound, type KubeObject, kind, onAbort, type Writer } from '@kubeloop/client';
 import { discardLogger, type Logger } from '../logger.js';
 
 /** A reference to an object (core/v1 `ObjectReference`, the fields an Event uses). */
@@ -397,12 +397,11 @@ export class EventBroadcaster {
     }
     if (this.#busy()) {
       await new Promise<void>((resolve) => {
-        const onAbort = () => resolve();
+        const off = signal ? onAbort(signal, resolve) : () => undefined;
         this.#idle.push(() => {
-          signal?.removeEventListener('abort', onAbort);
+          off();
           resolve();
         });
-        signal?.addEventListener('abort', onAbort, { once: true });
       });
     }
     this.#stopped = true;

@@ -233,13 +233,11 @@ export class Sharding implements Runnable {
           if (this.state.owns(key) && slot.att) slot.att.deferred.set(requestKey(req), req);
           return;
         }
-        const onAbort = () => ac.abort(ctx.signal.reason);
-        if (ctx.signal.aborted) ac.abort(ctx.signal.reason);
-        else ctx.signal.addEventListener('abort', onAbort, { once: true });
+        const off = onAbort(ctx.signal, () => ac.abort(ctx.signal.reason));
         try {
           return await inner.reconcile({ ...ctx, signal: ac.signal }, req);
         } finally {
-          ctx.signal.removeEventListener('abort', onAbort);
+          off();
           this.state.end(key, ac);
           if (this.state.inflight === 0) for (const f of this.#idle.splice(0)) f();
           if (this.state.draining()) this.#wake?.();

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type Logger, type Manager, newManager, newMetricsRegistry } from '@kubeloop/builder';
 import { LeaseKind, type LeaseObject } from '@kubeloop/builder/leaderelection';
 import { type ApiClient, ConfigMap, isAlreadyExists } from '@kubeloop/client';
@@ -122,17 +123,8 @@ export function startReplica(
             // aborted or failed (the loop condition decides); a failed create is tried again
             if (!signal.aborted) replica.errors.push(String(e));
           }
-          await new Promise<void>((resolve) => {
-            const t = setTimeout(resolve, 100);
-            signal.addEventListener(
-              'abort',
-              () => {
-                clearTimeout(t);
-                resolve();
-              },
-              { once: true },
-            );
-          });
+          // Abortable sleep whose abort listener goes away with the timer (one per loop piled up before).
+          await sleep(100, undefined, { signal }).catch(() => undefined);
         }
       } finally {
         interval.to = Date.now();
