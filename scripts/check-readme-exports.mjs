@@ -5,7 +5,10 @@
 // other packages), on the sources (`@kubeloop/source` condition: no build needed). Each name must appear
 // as a word inside an inline code span (`name`, `name(opts)`, `Foo<T>`...) of the package README, outside
 // fenced code blocks: an API table or a list, not a usage example.
-// Exits 1 listing the missing names per package and entry point.
+// Also, the other way round: every `import { … } from '@kubeloop/…'` in a TypeScript/JavaScript code block of
+// the repository's Markdown (READMEs, docs/, CONTRIBUTING) names exports that exist, so a snippet does not
+// go stale when an export is renamed or leaves an index.
+// Exits 1 listing the missing names per package and entry point, and the stale imports by file and line.
 // Usage: node scripts/check-readme-exports.mjs [--list]   (--list prints every export and its kind)
 import fs from 'node:fs';
 import path from 'node:path';
@@ -69,9 +72,11 @@ function listedWords(readme) {
 }
 
 const readmes = new Map();
+const exportsByEntry = new Map();
 let total = 0;
 for (const { dir, pkg, subpath, file } of entries) {
   const names = exportsOf(file);
+  exportsByEntry.set(subpath === '.' ? pkg.name : `${pkg.name}/${subpath.slice(2)}`, names);
   if (!names) {
     problems.push(`${pkg.name}: exports["${subpath}"]: cannot read ${path.relative(root, file)}`);
     continue;
@@ -109,6 +114,57 @@ for (const { dir, pkg, subpath, file } of entries) {
   }
 }
 
+// the imports of the Markdown code blocks
+function markdownFiles() {
+  const files = ['README.md', 'CONTRIBUTING.md'];
+  const walk = (dir) => {
+    for (const e of fs.readdirSync(path.join(root, dir), { withFileTypes: true })) {
+      const rel = path.join(dir, e.name);
+      if (e.isDirectory()) {
+        if (!['node_modules', 'dist', 'api', 'coverage', '.turbo'].includes(e.name)) walk(rel);
+      } else if (e.name.endsWith('.md') && e.name !== 'CHANGELOG.md') files.push(rel);
+    }
+  };
+  for (const dir of ['docs', ...rootPkg.workspaces]) if (fs.existsSync(path.join(root, dir))) walk(dir);
+  return files.filter((f) => fs.existsSync(path.join(root, f)));
+}
+
+let snippets = 0;
+for (const rel of markdownFiles()) {
+  const text = fs.readFileSync(path.join(root, rel), 'utf8');
+  for (const block of text.matchAll(
+    /^(```|~~~)(ts|typescript|js|javascript|mjs|tsx)?[^\n]*\n([\s\S]*?)^\1/gm,
+  )) {
+    if (!block[2]) continue;
+    const firstLine = text.slice(0, block.index).split('\n').length + 1;
+    const sf = ts.createSourceFile('snippet.ts', block[3], ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
+    for (const stmt of sf.statements) {
+      if (!ts.isImportDeclaration(stmt) || !ts.isStringLiteral(stmt.moduleSpecifier)) continue;
+      const from = stmt.moduleSpecifier.text;
+      const names = exportsByEntry.get(from);
+      if (!from.startsWith('@kubeloop/')) continue;
+      snippets++;
+      const line = firstLine + sf.getLineAndCharacterOfPosition(stmt.getStart(sf)).line;
+      if (names === undefined) {
+        // a private workspace (apps) is not a public entry point; anything else is a wrong subpath
+        const known = [...exportsByEntry.keys()].some((e) => from === e || from.startsWith(`${e}/`));
+        const pkgName = from.split('/').slice(0, 2).join('/');
+        if (known || publicPackages.some(({ pkg }) => pkg.name === pkgName))
+          problems.push(`${rel}:${line}: imports from ${from}, which is not an entry point`);
+        continue;
+      }
+      const bindings = stmt.importClause?.namedBindings;
+      if (!bindings || !ts.isNamedImports(bindings)) continue;
+      const have = new Set(names.map((n) => n.name));
+      const stale = bindings.elements
+        .map((el) => (el.propertyName ?? el.name).text)
+        .filter((n) => !have.has(n));
+      if (stale.length > 0)
+        problems.push(`${rel}:${line}: imports ${stale.join(', ')} from ${from}, which does not export it`);
+    }
+  }
+}
+
 const secs = ((Date.now() - started) / 1000).toFixed(1);
 if (problems.length > 0) {
   console.error(`check-readme-exports: ${problems.length} problem(s) in ${secs} s`);
@@ -116,5 +172,5 @@ if (problems.length > 0) {
   process.exit(1);
 }
 console.log(
-  `check-readme-exports: ${total} exports of ${entries.length} entry points (${publicPackages.length} packages) all listed in their README in ${secs} s`,
+  `check-readme-exports: ${total} exports of ${entries.length} entry points (${publicPackages.length} packages) all listed in their README; ${snippets} Markdown imports of them valid; ${secs} s`,
 );
