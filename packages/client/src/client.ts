@@ -243,13 +243,17 @@ export class ApiClient implements Client {
 
   /**
    * The pages of a list, following `continue` (client-go `tools/pager`): one request per `pageSize`
-   * objects (default 500); an expired continue token (410) is answered by one full list (`restarted`).
+   * objects (default 500); an expired continue token (410) is answered by one full list, the last page,
+   * marked `restarted: true` — the pages before it belong to an abandoned snapshot (see `ListPage`).
    */
   listPages<T extends KubeObject>(kind: Kind<T>, options?: ListPagesOptions): AsyncIterable<ListPage<T>> {
     return listPages(this, kind, options);
   }
 
-  /** Every object of a list, read page by page: `for await (const pod of client.listAll(Pod, { namespace }))`. */
+  /**
+   * Every object of one consistent snapshot of a list, read page by page and yielded once the last page has
+   * arrived (client-go `ListPager.List`): `for await (const pod of client.listAll(Pod, { namespace }))`.
+   */
   listAll<T extends KubeObject>(kind: Kind<T>, options?: ListPagesOptions): AsyncIterable<T> {
     return listAll(this, kind, options);
   }

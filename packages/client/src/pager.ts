@@ -20,13 +20,20 @@ export interface ListPagesOptions extends Omit<ListOptions, 'limit' | 'continue'
   readonly fullListIfExpired?: boolean;
 }
 
-/** One page; `restarted` is set on the full list sent after an expired continue token. */
-export type ListPage<T extends KubeObject> = ObjectList<T> & { readonly restarted?: boolean };
+/**
+ * One page of a paged list. `restarted: true` marks the full list sent after an expired continue token: it
+ * is a complete list on its own, read at a newer resourceVersion than the pages before it, and it is the
+ * last page. The pages before it belong to a snapshot that was abandoned (objects in them may have been
+ * deleted or changed since): a consumer that built anything from them must discard it and start again from
+ * this page, as client-go's `ListPager.List` drops the pages it had.
+ */
+export type ListPage<T extends KubeObject> = ObjectList<T> & { readonly restarted: boolean };
 
 /**
- * The pages of a list, one request each, in order. The first page's 410 (a resourceVersion too old) is
- * thrown; a later page's 410 (the continue token expired) is answered by one full list (the `restarted`
- * page), after which the iteration ends.
+ * The pages of a list, one request each, in order (each has `restarted: false`, except the restart below).
+ * The first page's 410 (a resourceVersion too old) is thrown; a later page's 410 (the continue token
+ * expired) is answered by one full list, the `restarted: true` page, after which the iteration ends (see
+ * {@link ListPage}: what came before it is abandoned).
  * @throws StatusError, NoKindMatchError; RangeError for a pageSize below 1.
  */
 export async function* listPages<T extends KubeObject>(
@@ -51,29 +58,30 @@ export async function* listPages<T extends KubeObject>(
       yield Object.assign(full, { restarted: true });
       return;
     }
-    yield page;
+    yield Object.assign(page, { restarted: false });
     token = page.metadata?.continue || undefined;
     if (!token) return;
   }
 }
 
 /**
- * Every object of a list, page by page (`for await (const pod of listAll(client, Pod, { namespace }))`).
- * After an expired continue token the full list is read once; objects already yielded (by uid) are not
- * yielded again, so each object comes once, as it was in the page that first held it.
+ * Every object of one consistent snapshot of a list, read page by page (client-go `ListPager.List`):
+ * `for await (const pod of listAll(client, Pod, { namespace }))`. The pages are held until the last one
+ * has arrived and only then yielded, so after an expired continue token the earlier pages are dropped and
+ * exactly the full list is yielded — never an object of an abandoned snapshot (one deleted or changed
+ * since). Memory is that of the whole list; the server still answers it in pages. To process page by page,
+ * use {@link listPages} and start again on a `restarted` page.
+ * @throws as {@link listPages}; nothing is yielded when the list cannot be finished.
  */
 export async function* listAll<T extends KubeObject>(
   reader: Pick<Reader, 'list'>,
   kind: Kind<T>,
   options: ListPagesOptions = {},
 ): AsyncGenerator<T, void, undefined> {
-  const seen = new Set<string>();
+  let pages: ObjectList<T>[] = [];
   for await (const page of listPages(reader, kind, options)) {
-    for (const item of page.items) {
-      const uid = item.metadata?.uid;
-      if (page.restarted && uid && seen.has(uid)) continue;
-      if (uid) seen.add(uid);
-      yield item;
-    }
+    if (page.restarted) pages = [];
+    pages.push(page);
   }
+  for (const page of pages) yield* page.items;
 }

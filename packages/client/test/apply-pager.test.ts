@@ -80,11 +80,52 @@ describe('listPages / listAll (client-go pager)', () => {
     expect(r.calls.at(-1)).toEqual({ limit: undefined, continue: undefined });
   });
 
+  it('listAll yields exactly one consistent snapshot: after an expired token, the full list alone (no object deleted or changed since the first page)', async () => {
+    // the first page is read at RV 10; then c0 is deleted, c1 changed, c5 added (RV 11) and the token expires
+    const at10 = [0, 1, 2, 3, 4].map((n) => ({
+      metadata: { name: `c${n}`, uid: `u${n}`, resourceVersion: '10' },
+    }));
+    const at11 = [
+      { metadata: { name: 'c1', uid: 'u1', resourceVersion: '11' } },
+      ...[2, 3, 4, 5].map((n) => ({ metadata: { name: `c${n}`, uid: `u${n}`, resourceVersion: '10' } })),
+    ];
+    const r = {
+      async list<T extends KubeObject>(_k: Kind<T>, o: { limit?: number; continue?: string } = {}) {
+        if (o.continue) throw expired();
+        if (!o.limit) return { metadata: { resourceVersion: '11' }, items: at11 } as ObjectList<T>;
+        return {
+          metadata: { resourceVersion: '10', continue: '2' },
+          items: at10.slice(0, o.limit),
+        } as ObjectList<T>;
+      },
+    };
+    const got = [];
+    for await (const o of listAll(r, K, { pageSize: 2 }))
+      got.push(`${o.metadata?.name}@${o.metadata?.resourceVersion}`);
+    expect(got).toEqual(['c1@11', 'c2@10', 'c3@10', 'c4@10', 'c5@10']);
+    // listPages says what happened: the pages before a restarted one belong to an abandoned snapshot
+    const pages = [];
+    for await (const p of listPages(r, K, { pageSize: 2 }))
+      pages.push({ n: p.items.length, restarted: p.restarted });
+    expect(pages).toEqual([
+      { n: 2, restarted: false },
+      { n: 5, restarted: true },
+    ]);
+  });
+
   it('without fullListIfExpired the 410 is thrown; a bad pageSize is refused', async () => {
     const r = fakeReader(true);
     const it = listPages(r, K, { pageSize: 2, fullListIfExpired: false });
     await it.next();
     await expect(it.next()).rejects.toBeInstanceOf(StatusError);
     await expect(listPages(r, K, { pageSize: 0 }).next()).rejects.toBeInstanceOf(RangeError);
+    // listAll yields nothing of a list it cannot finish
+    const names: unknown[] = [];
+    const err = await (async () => {
+      for await (const o of listAll(fakeReader(true), K, { pageSize: 2, fullListIfExpired: false }))
+        names.push(o.metadata?.name);
+    })().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StatusError);
+    expect(names).toEqual([]);
   });
 });
