@@ -134,14 +134,13 @@ export {
   requestKey,
   TerminalError,
 } from './reconcile.js';
+export type { EventType, ObjectReference } from './recorder/event.js';
 export {
   EventBroadcaster,
   type EventBroadcasterOptions,
   type EventBroadcasterStats,
   type EventRecorder,
-  type EventType,
-  type ObjectReference,
-} from './recorder/index.js';
+} from './recorder/recorder.js';
 export {
   newSharding,
   Sharding,

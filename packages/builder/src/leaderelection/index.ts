@@ -11,7 +11,7 @@
  * await elector.run(setupSignalHandler());
  * ```
  */
-export { LeaderElectionConfigError } from './errors.js';
+
 export {
   DEFAULT_LEASE_DURATION_MS,
   DEFAULT_RENEW_DEADLINE_MS,
@@ -20,8 +20,9 @@ export {
   type LeaderCallbacks,
   type LeaderElectionConfig,
   type LeaderElectionMetrics,
-  LeaderElector,
-} from './leader-elector.js';
+} from './config.js';
+export { LeaderElectionConfigError } from './errors.js';
+export { LeaderElector } from './leader-elector.js';
 export { type ManagerLeaderElectionOptions, managerLeaderElector } from './manager-elector.js';
 export type { LeaderElectionRecord, LeaseSpecJSON } from './record.js';
 export {

@@ -1,7 +1,8 @@
 import type { RestConfig } from '@kubeloop/config';
 import type { Logger } from '../logger.js';
+import type { LeaderElectionMetrics } from './config.js';
 import { LeaderElectionConfigError } from './errors.js';
-import { type LeaderElectionMetrics, LeaderElector } from './leader-elector.js';
+import { LeaderElector } from './leader-elector.js';
 import { newResourceLock } from './resource-lock.js';
 
 /** The manager's leader election options (controller-runtime `manager.Options`, durations in ms). */

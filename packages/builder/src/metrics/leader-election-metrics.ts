@@ -1,5 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { LeaderElectionMetrics } from '../leaderelection/leader-elector.js';
+import type { LeaderElectionMetrics } from '../leaderelection/config.js';
 
 const families = new WeakMap<Registry, LeaderElectionMetrics>();
 

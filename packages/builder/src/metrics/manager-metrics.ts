@@ -1,6 +1,6 @@
 import type { MetricsProvider } from '@kubeloop/workqueue';
 import type { Registry } from 'prom-client';
-import type { LeaderElectionMetrics } from '../leaderelection/leader-elector.js';
+import type { LeaderElectionMetrics } from '../leaderelection/config.js';
 import { type ControllerMetricsSink, controllerMetricsHook } from './controller-metrics.js';
 import { leaderElectionMetrics } from './leader-election-metrics.js';
 import { registerRestClientMetrics } from './rest-client-metrics.js';

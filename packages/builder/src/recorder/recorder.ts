@@ -1,37 +1,17 @@
 import { hostname } from 'node:os';
-import { isAlreadyExists, isNotFound, type KubeObject, kind, onAbort, type Writer } from '@kubeloop/client';
+import { isAlreadyExists, isNotFound, type KubeObject, onAbort, type Writer } from '@kubeloop/client';
 import { discardLogger, type Logger } from '../logger.js';
-
-/** A reference to an object (core/v1 `ObjectReference`, the fields an Event uses). */
-export interface ObjectReference {
-  apiVersion?: string;
-  kind?: string;
-  namespace?: string;
-  name?: string;
-  uid?: string;
-  resourceVersion?: string;
-  fieldPath?: string;
-}
-
-/** An events.k8s.io/v1 Event as this recorder writes it. */
-export interface EventV1 extends KubeObject {
-  eventTime: string;
-  series?: { count: number; lastObservedTime: string };
-  reportingController: string;
-  reportingInstance: string;
-  action: string;
-  reason: string;
-  regarding: ObjectReference;
-  related?: ObjectReference;
-  note?: string;
-  type: 'Normal' | 'Warning';
-}
-
-/** The events.k8s.io/v1 Event kind descriptor. */
-export const EventV1Kind = kind<EventV1>('events.k8s.io/v1', 'Event');
-
-/** The event types the API server accepts. */
-export type EventType = 'Normal' | 'Warning';
+import {
+  type EventType,
+  type EventV1,
+  EventV1Kind,
+  MAX_NOTE_LENGTH,
+  microTime,
+  type ObjectReference,
+  refKey,
+  refOf,
+  retryableError,
+} from './event.js';
 
 /**
  * EventRecorder knows how to record an Event about an object (client-go `tools/events.EventRecorder`,
@@ -104,32 +84,6 @@ export interface EventBroadcasterStats {
   readonly dropped: number;
   /** Writes (create or patch) that failed for good. */
   readonly failed: number;
-}
-
-const MAX_NOTE_LENGTH = 1024;
-
-function refOf(o: KubeObject | ObjectReference): ObjectReference {
-  if ('metadata' in o && o.metadata) {
-    const m = o.metadata;
-    return {
-      ...(o.apiVersion ? { apiVersion: o.apiVersion } : {}),
-      ...(o.kind ? { kind: o.kind } : {}),
-      ...(m.namespace ? { namespace: m.namespace } : {}),
-      ...(m.name ? { name: m.name } : {}),
-      ...(m.uid ? { uid: m.uid } : {}),
-      ...(m.resourceVersion ? { resourceVersion: m.resourceVersion } : {}),
-    };
-  }
-  return { ...(o as ObjectReference) };
-}
-
-function refKey(r: ObjectReference | undefined): string {
-  if (!r) return '';
-  return [r.apiVersion, r.kind, r.namespace, r.name, r.uid, r.fieldPath].map((v) => v ?? '').join('\u0000');
-}
-
-function microTime(ms: number): string {
-  return `${new Date(ms).toISOString().slice(0, 23)}000Z`;
 }
 
 let nameSeq = 0;
@@ -408,12 +362,4 @@ export class EventBroadcaster {
     this.#inflight.abort();
     for (const e of this.#queue.splice(0)) this.#dropped += e.count - e.written;
   }
-}
-
-function retryableError(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code === 'number') return code === 429 || code >= 500;
-  const status = (err as { status?: { code?: number } } | null)?.status?.code;
-  if (typeof status === 'number') return status === 429 || status >= 500;
-  return true; // no HTTP answer (connection, timeout): retry
 }

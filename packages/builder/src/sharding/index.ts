@@ -4,13 +4,8 @@
  */
 export { ShardingConfigError } from './errors.js';
 export { rendezvousOwner, rendezvousWeight } from './hash.js';
-export {
-  memberRecord,
-  newSharding,
-  SHARD_DRAINED_ANNOTATION,
-  SHARD_NAME_LABEL,
-  Sharding,
-  type ShardingOptions,
-  shardMetrics,
-} from './sharding.js';
+export { memberRecord, SHARD_DRAINED_ANNOTATION, SHARD_NAME_LABEL } from './member-lease.js';
+export { shardMetrics } from './metrics.js';
+export type { ShardingOptions } from './options.js';
+export { newSharding, Sharding } from './sharding.js';
 export { type MemberRecord, ShardState, type ShardTimings } from './state.js';

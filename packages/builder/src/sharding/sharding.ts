@@ -1,6 +1,5 @@
 import { type ApiClient, isNotFound, type Kind, type KubeObject, newClient, onAbort } from '@kubeloop/client';
 import { type Clock, realClock } from '@kubeloop/workqueue';
-import { Gauge, Histogram, type Registry } from 'prom-client';
 import type { ControllerBuilder } from '../builder.js';
 import type { Controller } from '../controller.js';
 import type { HandlerQueue } from '../handler.js';
@@ -12,95 +11,10 @@ import type { Runnable } from '../manager/runnable.js';
 import { newPredicateFuncs, type Predicate } from '../predicate.js';
 import { type Reconciler, type Request, requestKey } from '../reconcile.js';
 import { ShardingConfigError } from './errors.js';
-import { type MemberRecord, ShardState } from './state.js';
-
-/** Label on every member Lease: the sharding group's name. */
-export const SHARD_NAME_LABEL = 'shard.kubeloop.dev/name';
-/** Annotation on a member Lease: the comma-separated member set its holder has drained for (its acknowledgement). */
-export const SHARD_DRAINED_ANNOTATION = 'shard.kubeloop.dev/drained-for';
-
-/** Options of {@link newSharding}. */
-export interface ShardingOptions {
-  /** Name of the sharding group; member Leases are `<name>-shard-<identity>`, labelled `shard.kubeloop.dev/name=<name>`. */
-  readonly name: string;
-  /** Namespace of the member Leases. */
-  readonly namespace: string;
-  /**
-   * This replica's identity: lower-case letters, digits, `-` and `.` (it is part of a Lease name).
-   * @defaultValue `<hostname>-<8 random hex digits>`, sanitised
-   */
-  readonly identity?: string;
-  /** The key a request is sharded by. @defaultValue `namespace/name` (e.g. `(r) => r.namespace` keeps a namespace together) */
-  readonly shardKey?: (req: Request) => string;
-  /** A member Lease is live this long after it was last seen changing, in ms. @defaultValue 15000 */
-  readonly leaseDurationMs?: number;
-  /** A replica that could not renew for this long stops all reconciles, in ms; < leaseDurationMs. @defaultValue 10000 */
-  readonly renewDeadlineMs?: number;
-  /** Period of renewing and reading the member Leases, in ms. @defaultValue 2000 */
-  readonly retryPeriodMs?: number;
-  /**
-   * How long a reconcile of a key that moved away may run on before its `ctx.signal` is aborted, in ms.
-   * The hand-over waits for it to return either way. @defaultValue 10000
-   */
-  readonly drainTimeoutMs?: number;
-  /** Clock of liveness, deadlines and the loop (tests). @defaultValue the real clock */
-  readonly clock?: Clock;
-  /** @defaultValue the manager's logger */
-  readonly logger?: Logger;
-  /** Where the `kubeloop_shard_*` metrics go. @defaultValue the manager's registry */
-  readonly metricsRegistry?: Registry;
-}
-
-interface ShardMetrics {
-  members: Gauge<'name'>;
-  owned: Gauge<'name'>;
-  handover: Histogram<'name'>;
-}
-
-const metricFamilies = new WeakMap<Registry, ShardMetrics>();
-
-/** The `kubeloop_shard_*` families on `registry` (made once per registry). */
-export function shardMetrics(registry: Registry): ShardMetrics {
-  let m = metricFamilies.get(registry);
-  if (m) return m;
-  m = {
-    members: new Gauge({
-      name: 'kubeloop_shard_members',
-      help: 'Members of the sharding group in this replica’s view (live member Leases, itself included).',
-      labelNames: ['name'],
-      registers: [registry],
-    }),
-    owned: new Gauge({
-      name: 'kubeloop_shard_owned_keys',
-      help: 'Keys of cached objects this replica owns under its current view.',
-      labelNames: ['name'],
-      registers: [registry],
-    }),
-    handover: new Histogram({
-      name: 'kubeloop_shard_handover_seconds',
-      help: 'Time from a membership change seen by this replica to its acknowledgement being written (drain time).',
-      labelNames: ['name'],
-      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-      registers: [registry],
-    }),
-  };
-  metricFamilies.set(registry, m);
-  return m;
-}
-
-const IDENTITY = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
-
-function defaultShardIdentity(): string {
-  const host = (process.env.HOSTNAME ?? 'replica')
-    .toLowerCase()
-    .replace(/[^-a-z0-9.]/g, '-')
-    .replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '')
-    .slice(0, 40);
-  const rnd = Math.floor(Math.random() * 0x1_0000_0000)
-    .toString(16)
-    .padStart(8, '0');
-  return `${host || 'replica'}-${rnd}`;
-}
+import { memberRecord, SHARD_DRAINED_ANNOTATION, SHARD_NAME_LABEL } from './member-lease.js';
+import { type ShardMetrics, shardMetrics } from './metrics.js';
+import { resolveShardingOptions, type ShardingOptions } from './options.js';
+import { ShardState } from './state.js';
 
 interface Attachment {
   readonly queue: HandlerQueue;
@@ -139,22 +53,7 @@ export class Sharding implements Runnable {
   #started = false;
 
   constructor(mgr: Manager, options: ShardingOptions) {
-    if (!options.name) throw new ShardingConfigError('sharding: name is empty');
-    if (!options.namespace) throw new ShardingConfigError('sharding: namespace is empty');
-    const identity = options.identity ?? defaultShardIdentity();
-    if (!IDENTITY.test(identity) || identity.length > 63) {
-      throw new ShardingConfigError(
-        `sharding: identity ${JSON.stringify(identity)} must be at most 63 lower-case letters, digits, '-' or '.', starting and ending with a letter or digit`,
-      );
-    }
-    const leaseMs = options.leaseDurationMs ?? 15_000;
-    const renewMs = options.renewDeadlineMs ?? 10_000;
-    const retryMs = options.retryPeriodMs ?? 2_000;
-    if (!(leaseMs > renewMs) || !(renewMs > retryMs) || !(retryMs > 0)) {
-      throw new ShardingConfigError(
-        `sharding: need leaseDurationMs > renewDeadlineMs > retryPeriodMs > 0, got ${leaseMs} / ${renewMs} / ${retryMs}`,
-      );
-    }
+    const { identity, leaseMs, renewMs, retryMs } = resolveShardingOptions(options);
     this.name = options.name;
     this.namespace = options.namespace;
     this.identity = identity;
@@ -466,16 +365,6 @@ export class Sharding implements Runnable {
     this.#metrics.owned.set({ name: this.name }, 0);
     await this.#client.close();
   }
-}
-
-/** The member record of a Lease as read from the API server. */
-export function memberRecord(lease: LeaseObject): MemberRecord {
-  const ann = lease.metadata?.annotations?.[SHARD_DRAINED_ANNOTATION];
-  return {
-    identity: lease.spec?.holderIdentity ?? '',
-    version: lease.metadata?.resourceVersion ?? '',
-    drainedFor: ann === undefined ? undefined : ann.split(',').filter((m) => m !== ''),
-  };
 }
 
 /**

@@ -1,7 +1,8 @@
 import { ConfigMap, newClient } from '@kubeloop/client';
 import { type ApiServer, startApiServer } from '@kubeloop/envtest';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { EventBroadcaster, type EventV1, EventV1Kind } from '../../src/recorder/index.js';
+import { type EventV1, EventV1Kind } from '../../src/recorder/event.js';
+import { EventBroadcaster } from '../../src/recorder/recorder.js';
 
 let server: ApiServer;
 let client: ReturnType<typeof newClient>;
