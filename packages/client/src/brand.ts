@@ -17,3 +17,27 @@ export function hasBrand(value: unknown, name: string): boolean {
     typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[keyOf(name)] === true
   );
 }
+
+/**
+ * Base of the package's error classes. A class names its mark in `static readonly brandName`; an instance
+ * carries the mark of every class in its chain that names one, and `value instanceof X` answers by X's mark,
+ * so both hold for an error made by another installed copy. A subclass that names no mark is tested by its
+ * prototype chain, as usual.
+ * @internal
+ */
+export abstract class BrandedError extends Error {
+  /** The mark of this class's instances (`Symbol.for('kubeloop.client.<brandName>')`). */
+  static readonly brandName: string;
+
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    for (let c: object | null = new.target; c && c !== BrandedError; c = Object.getPrototypeOf(c))
+      if (Object.hasOwn(c, 'brandName')) brand(this, (c as typeof BrandedError).brandName);
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return Object.hasOwn(this, 'brandName')
+      ? hasBrand(value, this.brandName)
+      : Function.prototype[Symbol.hasInstance].call(this, value);
+  }
+}

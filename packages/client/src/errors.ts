@@ -1,5 +1,5 @@
 import type { V1Status } from '@kubernetes/client-node';
-import { brand, hasBrand } from './brand.js';
+import { BrandedError } from './brand.js';
 
 /**
  * The `reason` values apimachinery defines (`metav1.StatusReason`). Matching is by reason first; the
@@ -52,7 +52,8 @@ const knownReasons = new Set<string>([
  * An API error: the server answered with (or the client synthesised) a `Status` object. Stable
  * `code` `'ERR_KUBE_STATUS'`; `httpStatus` is the HTTP code, `reason` the Status reason.
  */
-export class StatusError extends Error {
+export class StatusError extends BrandedError {
+  static override readonly brandName: string = 'StatusError';
   readonly code = 'ERR_KUBE_STATUS' as const;
   override readonly name: string = 'StatusError';
   /** The Status object; `status.code` is the HTTP code. */
@@ -61,12 +62,6 @@ export class StatusError extends Error {
   constructor(status: V1Status) {
     super(status.message || `the server responded with HTTP ${status.code ?? 'unknown'}`);
     this.status = status;
-    brand(this, 'StatusError');
-  }
-
-  /** Also true for a StatusError made by another installed copy of this package. */
-  static override [Symbol.hasInstance](value: unknown): value is StatusError {
-    return hasBrand(value, 'StatusError');
   }
 
   /** HTTP status code (0 when unknown). */
@@ -81,17 +76,10 @@ export class StatusError extends Error {
 }
 
 /** The error a watch stream (or a reflector) sees when the wire data cannot be decoded. Code `'ERR_WATCH_DECODE'`. */
-export class WatchDecodeError extends Error {
+export class WatchDecodeError extends BrandedError {
+  static override readonly brandName: string = 'WatchDecodeError';
   readonly code = 'ERR_WATCH_DECODE' as const;
   override readonly name: string = 'WatchDecodeError';
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    brand(this, 'WatchDecodeError');
-  }
-  /** Also true for an instance made by another installed copy of this package. */
-  static override [Symbol.hasInstance](value: unknown): value is WatchDecodeError {
-    return hasBrand(value, 'WatchDecodeError');
-  }
 }
 
 /**
@@ -102,6 +90,7 @@ export class WatchDecodeError extends Error {
  * A {@link WatchDecodeError} (code `'ERR_WATCH_DECODE'`).
  */
 export class WatchEventTooLargeError extends WatchDecodeError {
+  static override readonly brandName: string = 'WatchEventTooLargeError';
   override readonly name: string = 'WatchEventTooLargeError';
   /** The limit that was passed, in bytes. */
   readonly limitBytes: number;
@@ -110,26 +99,14 @@ export class WatchEventTooLargeError extends WatchDecodeError {
       `watch stream: an event is too large — longer than the ${limitBytes}-byte limit (maxWatchEventBytes); the watch is ended instead of buffering it`,
     );
     this.limitBytes = limitBytes;
-    brand(this, 'WatchEventTooLargeError');
-  }
-  /** Also true for an instance made by another installed copy of this package. */
-  static override [Symbol.hasInstance](value: unknown): value is WatchEventTooLargeError {
-    return hasBrand(value, 'WatchEventTooLargeError');
   }
 }
 
 /** Thrown when a reply is not what the protocol promises (e.g. a list body without `items`). Code `'ERR_UNEXPECTED_RESPONSE'`. */
-export class UnexpectedResponseError extends Error {
+export class UnexpectedResponseError extends BrandedError {
+  static override readonly brandName: string = 'UnexpectedResponseError';
   readonly code = 'ERR_UNEXPECTED_RESPONSE' as const;
   override readonly name = 'UnexpectedResponseError';
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    brand(this, 'UnexpectedResponseError');
-  }
-  /** Also true for an instance made by another installed copy of this package. */
-  static override [Symbol.hasInstance](value: unknown): value is UnexpectedResponseError {
-    return hasBrand(value, 'UnexpectedResponseError');
-  }
 }
 
 /** The HTTP code → reason table apimachinery uses when a response body is not a Status (`newUnstructuredResponseError`). */
@@ -312,6 +289,7 @@ export function ignoreAlreadyExists<E>(err: E): E | undefined {
  * names the kind and suggests `suggestedPatchType`.
  */
 export class UnsupportedPatchTypeError extends StatusError {
+  static override readonly brandName: string = 'UnsupportedPatchTypeError';
   override readonly name: string = 'UnsupportedPatchTypeError';
   /** The patch type that was refused. */
   readonly patchType: string;
@@ -325,25 +303,12 @@ export class UnsupportedPatchTypeError extends StatusError {
     });
     this.patchType = patchType;
     this.suggestedPatchType = 'merge';
-    brand(this, 'UnsupportedPatchTypeError');
-  }
-
-  /** Also true for an instance made by another installed copy of this package. */
-  static override [Symbol.hasInstance](value: unknown): value is UnsupportedPatchTypeError {
-    return hasBrand(value, 'UnsupportedPatchTypeError');
   }
 }
 
 /** Thrown before sending a request that cannot be valid (e.g. apply without a field manager). Code `'ERR_INVALID_REQUEST'`. */
-export class InvalidRequestError extends Error {
+export class InvalidRequestError extends BrandedError {
+  static override readonly brandName: string = 'InvalidRequestError';
   readonly code = 'ERR_INVALID_REQUEST' as const;
   override readonly name = 'InvalidRequestError';
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    brand(this, 'InvalidRequestError');
-  }
-  /** Also true for an instance made by another installed copy of this package. */
-  static override [Symbol.hasInstance](value: unknown): value is InvalidRequestError {
-    return hasBrand(value, 'InvalidRequestError');
-  }
 }

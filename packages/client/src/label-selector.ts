@@ -2,7 +2,7 @@
  * Label selectors: building their wire form, parsing it and matching objects against it
  * (apimachinery `pkg/labels/selector.go`). Field selectors are in `field-selector.ts`.
  */
-import { brand, hasBrand } from './brand.js';
+import { BrandedError } from './brand.js';
 
 /** One parsed label requirement. */
 export interface LabelRequirement {
@@ -28,17 +28,10 @@ export interface LabelSelectorObject {
 export type LabelSelectorInput = string | Readonly<Record<string, string>> | LabelSelectorObject;
 
 /** Thrown for a selector that does not parse. Code `'ERR_SELECTOR'`. */
-export class SelectorParseError extends Error {
+export class SelectorParseError extends BrandedError {
+  static override readonly brandName: string = 'SelectorParseError';
   readonly code = 'ERR_SELECTOR' as const;
   override readonly name = 'SelectorParseError';
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    brand(this, 'SelectorParseError');
-  }
-  /** Also true for an instance made by another installed copy of this package. */
-  static override [Symbol.hasInstance](value: unknown): value is SelectorParseError {
-    return hasBrand(value, 'SelectorParseError');
-  }
 }
 
 function isSelectorObject(s: object): s is LabelSelectorObject {

@@ -48,6 +48,9 @@ describe('errors across two installed copies', () => {
   it('classes stay distinct from each other: a StatusError is not an UnsupportedPatchTypeError', () => {
     const plain = here.newNotFound({ group: '', resource: 'pods' }, 'p');
     expect(plain).not.toBeInstanceOf(here.UnsupportedPatchTypeError);
+    // a subclass without a mark of its own is tested by its prototype chain, not by its parent's mark
+    expect(plain).not.toBeInstanceOf(here.WatchStatusError);
+    expect(new here.WatchStatusError({ code: 429 })).toBeInstanceOf(here.StatusError);
     expect(new here.InvalidRequestError('x')).not.toBeInstanceOf(here.StatusError);
     expect({}).not.toBeInstanceOf(here.TransportError);
   });

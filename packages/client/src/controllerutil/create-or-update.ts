@@ -72,6 +72,31 @@ async function mutateChecked<T extends KubeObject>(
     );
 }
 
+/**
+ * The half createOrUpdate and createOrPatch share: read the object; when it does not exist, mutate a new
+ * one and create it (the finished result); otherwise a mutated copy and the object as read, or the
+ * `unchanged` result when `mutate` asked for nothing new.
+ */
+async function readAndMutate<T extends KubeObject>(
+  client: Pick<Reader, 'get'> & Pick<Writer, 'create'>,
+  kind: Kind<T>,
+  keyOrObj: ObjectKey | T,
+  mutate: MutateFn<T>,
+  options: CreateOrUpdateOptions,
+): Promise<CreateOrUpdateResult<T> | { readonly key: ObjectKey; readonly current: T; readonly desired: T }> {
+  const key = keyOf(keyOrObj);
+  const current = await read(client, kind, key, options);
+  if (!current) {
+    const obj = initialObject(kind, keyOrObj, key);
+    await mutateChecked(kind, key, obj, mutate);
+    return { result: 'created', object: await client.create(kind, obj, writeOptions(options)) };
+  }
+  const desired = structuredClone(current) as T;
+  await mutateChecked(kind, key, desired, mutate);
+  if (isUnchanged(current, desired)) return { result: 'unchanged', object: current };
+  return { key, current, desired };
+}
+
 /** Reads the object; undefined when it does not exist. */
 async function read<T extends KubeObject>(
   client: Pick<Reader, 'get'>,
@@ -113,17 +138,9 @@ export async function createOrUpdate<T extends KubeObject>(
   mutate: MutateFn<T>,
   options: CreateOrUpdateOptions = {},
 ): Promise<CreateOrUpdateResult<T>> {
-  const key = keyOf(keyOrObj);
-  const current = await read(client, kind, key, options);
-  if (!current) {
-    const obj = initialObject(kind, keyOrObj, key);
-    await mutateChecked(kind, key, obj, mutate);
-    return { result: 'created', object: await client.create(kind, obj, writeOptions(options)) };
-  }
-  const obj = structuredClone(current) as T;
-  await mutateChecked(kind, key, obj, mutate);
-  if (isUnchanged(current, obj)) return { result: 'unchanged', object: current };
-  return { result: 'updated', object: await client.update(kind, obj, writeOptions(options)) };
+  const step = await readAndMutate(client, kind, keyOrObj, mutate, options);
+  if ('result' in step) return step;
+  return { result: 'updated', object: await client.update(kind, step.desired, writeOptions(options)) };
 }
 
 /**
@@ -141,19 +158,11 @@ export async function createOrPatch<T extends KubeObject>(
   mutate: MutateFn<T>,
   options: CreateOrUpdateOptions = {},
 ): Promise<CreateOrUpdateResult<T>> {
-  const key = keyOf(keyOrObj);
-  const current = await read(client, kind, key, options);
-  if (!current) {
-    const obj = initialObject(kind, keyOrObj, key);
-    await mutateChecked(kind, key, obj, mutate);
-    const created = await client.create(kind, obj, writeOptions(options));
-    return { result: 'created', object: created };
-  }
-  const obj = structuredClone(current) as T;
-  await mutateChecked(kind, key, obj, mutate);
-  if (isUnchanged(current, obj)) return { result: 'unchanged', object: current };
+  const step = await readAndMutate(client, kind, keyOrObj, mutate, options);
+  if ('result' in step) return step;
+  const { key, current } = step;
   const { status: beforeStatus, ...before } = current as T & { status?: unknown };
-  const { status: afterStatus, ...after } = obj as T & { status?: unknown };
+  const { status: afterStatus, ...after } = step.desired as T & { status?: unknown };
   let result: OperationResult = 'unchanged';
   let object = current;
   const patch = createMergePatch(before, after);

@@ -8,7 +8,7 @@ export type TransportErrorCode =
   | 'InvalidConfig'
   | 'IdleTimeout';
 
-import { brand, hasBrand } from '../brand.js';
+import { BrandedError } from '../brand.js';
 
 /**
  * A request failed without an HTTP answer (after any retries), or a stream stopped. Its message never has
@@ -21,17 +21,13 @@ import { brand, hasBrand } from '../brand.js';
  *
  * `instanceof TransportError` also holds for an error made by another installed copy of this package.
  */
-export class TransportError extends Error {
+export class TransportError extends BrandedError {
+  static override readonly brandName: string = 'TransportError';
   override readonly name = 'TransportError';
   readonly code: TransportErrorCode;
   constructor(code: TransportErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
-    brand(this, 'TransportError');
-  }
-
-  static override [Symbol.hasInstance](value: unknown): value is TransportError {
-    return hasBrand(value, 'TransportError');
   }
 }
 
