@@ -33,11 +33,19 @@ export interface ControllerMetricsHook {
   activeWorkers(controller: string, delta: 1 | -1): void;
   /**
    * A reconcile ended. `seconds` runs from the moment a worker took the request off the queue (time
-   * spent queued is the workqueue's `queue_duration`); `terminal` and `panic` qualify an `error`.
+   * spent queued is the workqueue's `queue_duration`); `terminal` and `panic` qualify an `error`;
+   * `timedOut`: its own `reconciliationTimeoutMs` deadline fired while it ran, whatever it returned
+   * (controller-runtime counts `reconcile_timeouts_total` so; a stop of the controller is no timeout).
    */
   reconciled(
     controller: string,
-    outcome: { result: ReconcileResultLabel; seconds: number; terminal: boolean; panic: boolean },
+    outcome: {
+      result: ReconcileResultLabel;
+      seconds: number;
+      terminal: boolean;
+      panic: boolean;
+      timedOut?: boolean;
+    },
   ): void;
   /** An event handler failed (e.g. a map function threw); counted, never fatal. */
   handlerError?(controller: string): void;
@@ -290,6 +298,7 @@ export class Controller implements Runnable {
         seconds: (this.#clock.now() - startedAt) / 1000,
         terminal,
         panic,
+        timedOut: deadline.timedOut,
       });
     // biome-ignore lint/suspicious/noConfusingVoidType: what Reconciler.reconcile may resolve to
     let result: Result | undefined | void;

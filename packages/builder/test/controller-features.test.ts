@@ -1,4 +1,5 @@
 import { FakeClock, ItemExponentialFailureRateLimiter, LOW_PRIORITY } from '@kubeloop/workqueue';
+import { Registry } from 'prom-client';
 import { describe, expect, it, vi } from 'vitest';
 import {
   Controller,
@@ -12,6 +13,7 @@ import {
   type Source,
   TerminalError,
 } from '../src/index.js';
+import { controllerMetricsHook } from '../src/metrics/controller-metrics.js';
 
 class PushSource implements Source {
   queue: HandlerQueue | undefined;
@@ -121,6 +123,51 @@ describe('Controller on the test clock (controller-runtime internal/controller)'
     clock.step(1);
     await vi.waitFor(() => expect(calls).toBe(2));
     await c.stop();
+  });
+
+  it('controller_runtime_reconcile_timeouts_total counts reconciles whose own deadline fired (an error or not), not a stop', async () => {
+    const clock = new FakeClock();
+    const registry = new Registry();
+    let calls = 0;
+    const c = await run(
+      {
+        async reconcile(ctx, r) {
+          calls++;
+          if (r.name === 'fast') return;
+          // 'slow' fails at its deadline; 'swallow' returns normally once its deadline passed.
+          await new Promise<void>((resolve, reject) =>
+            ctx.signal.addEventListener(
+              'abort',
+              () => (r.name === 'slow' ? reject(ctx.signal.reason) : resolve()),
+              { once: true },
+            ),
+          );
+        },
+      },
+      {
+        clock,
+        reconciliationTimeoutMs: 5000,
+        maxConcurrentReconciles: 3,
+        metrics: controllerMetricsHook(registry),
+        rateLimiter: new ItemExponentialFailureRateLimiter(1_000_000, 1_000_000),
+      },
+    );
+    const timeouts = async () =>
+      (await registry.getSingleMetric('controller_runtime_reconcile_timeouts_total')?.get())?.values.find(
+        (v) => v.labels.controller === 'test',
+      )?.value;
+    c.q.add(req('fast'));
+    c.q.add(req('slow'));
+    c.q.add(req('swallow'));
+    await vi.waitFor(() => expect(calls).toBe(3));
+    expect(await timeouts()).toBe(0);
+    clock.step(5000);
+    await vi.waitFor(async () => expect(await timeouts()).toBe(2));
+    // A reconcile cut short by the controller's stop is no timeout.
+    c.q.add(req('stopped'));
+    await vi.waitFor(() => expect(calls).toBe(4));
+    await c.stop();
+    expect(await timeouts()).toBe(2);
   });
 
   it('terminal errors are not retried — also when wrapped as a cause, or made by another copy of the package', async () => {

@@ -12,15 +12,8 @@
  * ```
  */
 
-export {
-  DEFAULT_LEASE_DURATION_MS,
-  DEFAULT_RENEW_DEADLINE_MS,
-  DEFAULT_RETRY_PERIOD_MS,
-  JITTER_FACTOR,
-  type LeaderCallbacks,
-  type LeaderElectionConfig,
-  type LeaderElectionMetrics,
-} from './config.js';
+// Everything in config.ts is public: the elector's configuration, callbacks, metrics hook and defaults.
+export * from './config.js';
 export { LeaderElectionConfigError } from './errors.js';
 export { LeaderElector } from './leader-elector.js';
 export { type ManagerLeaderElectionOptions, managerLeaderElector } from './manager-elector.js';

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { ControllerMetricsHook, ReconcileResultLabel } from '../controller.js';
 
 /** controller-runtime's reconcile-time buckets, in seconds (5 ms … 60 s). */
 export const RECONCILE_TIME_BUCKETS_SECONDS: readonly number[] = Object.freeze([
@@ -6,8 +7,6 @@ export const RECONCILE_TIME_BUCKETS_SECONDS: readonly number[] = Object.freeze([
   1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
 ]);
 
-/** The `result` label values of `controller_runtime_reconcile_total`. */
-export type ReconcileResultLabel = 'success' | 'error' | 'requeue' | 'requeue_after';
 const RESULTS: readonly ReconcileResultLabel[] = ['success', 'error', 'requeue', 'requeue_after'];
 
 /** The controller metric families of one registry (controller-runtime `internal/controller/metrics`). */
@@ -139,26 +138,13 @@ export function controllerMetrics(
 }
 
 /**
- * What a controller reports to its metrics (the shape of the controller's `ControllerMetricsHook`):
- * `init` zero-initialises the controller's series, `reconciled` counts one reconcile.
- */
-export interface ControllerMetricsSink {
-  init(controller: string, maxConcurrentReconciles: number): void;
-  activeWorkers(controller: string, delta: 1 | -1): void;
-  reconciled(
-    controller: string,
-    outcome: { result: ReconcileResultLabel; seconds: number; terminal: boolean; panic: boolean },
-  ): void;
-  handlerError?(controller: string): void;
-}
-
-/**
  * The Prometheus implementation of a controller's metrics hook on `registry`: pass it as the controller
  * option `metrics` (the manager does). An `error` result also counts in `reconcile_errors_total`, and in
  * `terminal_reconcile_errors_total` / `reconcile_panics_total` when terminal / a panic, as
- * controller-runtime's `reconcileHandler` does; every reconcile's time is observed.
+ * controller-runtime's `reconcileHandler` does; a reconcile whose own deadline fired counts in
+ * `reconcile_timeouts_total`; every reconcile's time is observed.
  */
-export function controllerMetricsHook(registry: Registry): ControllerMetricsSink {
+export function controllerMetricsHook(registry: Registry): ControllerMetricsHook {
   const byName = new Map<string, ControllerMetrics>();
   const of = (name: string) => {
     let m = byName.get(name);
@@ -179,6 +165,7 @@ export function controllerMetricsHook(registry: Registry): ControllerMetricsSink
       if (o.result === 'error') m.reconcileError();
       if (o.terminal) m.terminalError();
       if (o.panic) m.panic();
+      if (o.timedOut) m.timeout();
       m.observeReconcileTime(o.seconds);
     },
   };

@@ -1,10 +1,8 @@
 export {
   type ControllerMetrics,
-  type ControllerMetricsSink,
   controllerMetrics,
   controllerMetricsHook,
   RECONCILE_TIME_BUCKETS_SECONDS,
-  type ReconcileResultLabel,
 } from './controller-metrics.js';
 export { leaderElectionMetrics } from './leader-election-metrics.js';
 export { type ManagerMetrics, managerMetrics } from './manager-metrics.js';

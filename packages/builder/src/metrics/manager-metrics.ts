@@ -1,7 +1,8 @@
 import type { MetricsProvider } from '@kubeloop/workqueue';
 import type { Registry } from 'prom-client';
+import type { ControllerMetricsHook } from '../controller.js';
 import type { LeaderElectionMetrics } from '../leaderelection/config.js';
-import { type ControllerMetricsSink, controllerMetricsHook } from './controller-metrics.js';
+import { controllerMetricsHook } from './controller-metrics.js';
 import { leaderElectionMetrics } from './leader-election-metrics.js';
 import { registerRestClientMetrics } from './rest-client-metrics.js';
 import { workqueueMetricsProvider } from './workqueue-metrics.js';
@@ -10,7 +11,7 @@ import { workqueueMetricsProvider } from './workqueue-metrics.js';
 export interface ManagerMetrics {
   readonly registry: Registry;
   /** For each controller (`ControllerOptions.metrics`). */
-  readonly controller: ControllerMetricsSink;
+  readonly controller: ControllerMetricsHook;
   /** For each controller's queue (`ControllerOptions.queueMetricsProvider`). */
   readonly queue: MetricsProvider;
   readonly leaderElection: LeaderElectionMetrics;
