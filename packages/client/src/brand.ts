@@ -36,8 +36,14 @@ export abstract class BrandedError extends Error {
   }
 
   static override [Symbol.hasInstance](value: unknown): boolean {
-    return Object.hasOwn(this, 'brandName')
-      ? hasBrand(value, this.brandName)
-      : Function.prototype[Symbol.hasInstance].call(this, value);
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the class `instanceof` asks about, not BrandedError
+    return isInstance(this, value);
   }
+}
+
+/** `value instanceof cls` for a {@link BrandedError} class: by its mark, or by prototype when it names none. */
+function isInstance(cls: typeof BrandedError, value: unknown): boolean {
+  return Object.hasOwn(cls, 'brandName')
+    ? hasBrand(value, cls.brandName)
+    : Function.prototype[Symbol.hasInstance].call(cls, value);
 }

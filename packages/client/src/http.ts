@@ -3,14 +3,19 @@
  * `./transport`) implements it; anything with the same shape (e.g. a recording wrapper) can be used.
  */
 
-/** One HTTP request to the API server. `path` is relative to the config's host and may carry a query. */
+/** One HTTP request to the API server. */
 export interface HttpRequest {
   readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Path and query, relative to `config.host` (a path prefix in `host` is kept). */
   readonly path: string;
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: string | Uint8Array;
   readonly signal?: AbortSignal;
-  /** A watch/stream: not throttled, no timeout, no retry. */
+  /**
+   * A watch or other long stream: not throttled, no request timeout, no 429/5xx or reset retries
+   * (client-go); cut by the idle watchdog when no byte arrives within its bound. The one retry it can get is
+   * after a 401 that refreshed the credentials.
+   */
   readonly stream?: boolean;
 }
 

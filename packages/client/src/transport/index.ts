@@ -16,10 +16,6 @@ export { TransportError, type TransportErrorCode } from './errors.js';
 export { parseWarningHeaders, retryAfterSeconds } from './headers.js';
 export { WATCH_IDLE_GRACE_MS } from './request-policy.js';
 export { type RateLimiter, TokenBucketRateLimiter } from './token-bucket-rate-limiter.js';
-export {
-  Transport,
-  type TransportOptions,
-  type TransportRequest,
-  type TransportResponse,
-} from './transport.js';
+export { Transport } from './transport.js';
+export type { TransportOptions, TransportRequest, TransportResponse } from './transport-options.js';
 export { newWarningLogger, noWarnings, type WarningHandler } from './warning-handler.js';

@@ -8,6 +8,7 @@ import type { Dispatcher } from 'undici';
 import { type Clock, realClock, sleep } from '../clock.js';
 import { type Deadline, withDeadline } from '../deadline.js';
 import { discardLogger, type Logger } from '../logger.js';
+import { ConnectionPools } from './connection-pools.js';
 import {
   channels,
   type RequestDiagnostic,
@@ -15,7 +16,7 @@ import {
   type ThrottleDiagnostic,
   type WarningDiagnostic,
 } from './diagnostics.js';
-import { createPool, type Pool, type PoolSpec } from './dispatcher.js';
+import type { Pool } from './dispatcher.js';
 import { errorCode, isConnectionReset, TransportError, toTransportError } from './errors.js';
 import {
   parseWarningHeaders,
@@ -28,74 +29,8 @@ import { afterAnswer, afterFailure, type NextStep, streamIdleBoundMs } from './r
 import { STREAM_IDLE_MS } from './stream-errors.js';
 import { TlsFiles } from './tls-files.js';
 import { type RateLimiter, TokenBucketRateLimiter } from './token-bucket-rate-limiter.js';
+import type { TransportOptions, TransportRequest, TransportResponse } from './transport-options.js';
 import { newWarningLogger, type WarningHandler } from './warning-handler.js';
-
-/** One HTTP request to the API server. */
-export interface TransportRequest {
-  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  /** Path and query, relative to `config.host` (a path prefix in `host` is kept). */
-  readonly path: string;
-  readonly headers?: Readonly<Record<string, string>>;
-  readonly body?: string | Uint8Array;
-  readonly signal?: AbortSignal;
-  /**
-   * A watch or other long stream: not throttled, no request timeout, no 429/5xx or reset retries
-   * (client-go); cut by the idle watchdog when no byte arrives within its bound. The one retry it can get is
-   * after a 401 that refreshed the credentials.
-   */
-  readonly stream?: boolean;
-}
-
-/** The answer; `body` must be consumed (or dumped) exactly once. */
-export interface TransportResponse {
-  readonly status: number;
-  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
-  readonly body: Dispatcher.ResponseData['body'];
-}
-
-/** Options of {@link Transport}. */
-export interface TransportOptions {
-  /**
-   * Client-side limiter. Default: a {@link TokenBucketRateLimiter} from `config.qps`/`config.burst`, or none
-   * when `config.qps` is negative or 0 … `null` turns throttling off explicitly.
-   */
-  readonly rateLimiter?: RateLimiter | null;
-  /** Retries after 429/5xx with `Retry-After` (and GET connection resets). Default 10 (client-go). */
-  readonly maxRetries?: number;
-  /** Credentials for every request. Default `credentialProviderFor(config)`. */
-  readonly credentials?: CredentialProvider;
-  /** Clock for throttling, retry waits, the request deadline and TLS re-reads. Default the real one. */
-  readonly clock?: Clock;
-  /** How often CA and client certificate files are re-read (ms). Default 300 000 (client-go's 5 minutes). */
-  readonly tlsReloadIntervalMs?: number;
-  /** Proxy environment (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`, lower case too) and `DISABLE_HTTP2`. Default `process.env`. */
-  readonly env?: Readonly<Record<string, string | undefined>>;
-  /**
-   * Where the transport logs (warnings from the server, TLS verification disabled — once per transport, at
-   * construction —, TLS re-read and credential refresh failures). Default none.
-   */
-  readonly logger?: Logger;
-  /**
-   * Receives each server `Warning:` header text (code 299), as client-go's `WarningHandler`; they are also
-   * published on `kubeloop:client:warning`. Default: {@link newWarningLogger}(`logger`) — each distinct
-   * text logged once.
-   */
-  readonly warningHandler?: WarningHandler;
-  /**
-   * Idle bound of streams (watches), in ms: a stream that receives no byte (headers included) for this long
-   * is cut with `TransportError('IdleTimeout')`. Never more than the watch's `timeoutSeconds` + 30 s. 0 turns
-   * the watchdog off. Default 120 000 (kube-apiserver sends a bookmark about once a minute).
-   */
-  readonly watchIdleTimeoutMs?: number;
-  /**
-   * Offer HTTP/2 (ALPN) on direct https connections; on h2 every request and watch shares one connection.
-   * A non-empty `DISABLE_HTTP2` in `env` (client-go's switch) forces HTTP/1.1 even when true. Default false
-   * (see the transport README: a write right after a server restart can fail on the dying h2 session).
-   */
-  readonly http2?: boolean;
-  /** h2 PING interval in ms (connection liveness). Default 30 000 (client-go's `ReadIdleTimeout`); 0 off. */
-  readonly pingIntervalMs?: number;
-}
 
 /**
  * The HTTP transport to one API server (client-go `rest.Request` over one `http.Transport`): one pooled
@@ -125,14 +60,7 @@ export class Transport {
   readonly #log: Logger;
   readonly #warnings: WarningHandler;
   readonly #idleMs: number;
-  readonly #http2: boolean;
-  readonly #pingIntervalMs: number;
-  readonly #tls: TlsFiles;
-  /** Every pool not closed yet. */
-  readonly #owned = new Set<Pool>();
-  #pool: Promise<Pool> | undefined;
-  #certPool: { certData: string; pool: Promise<Pool> } | undefined;
-  #closed = false;
+  readonly #pools: ConnectionPools;
 
   /**
    * @throws {TransportError} `InvalidConfig` when `config.host` is not an http(s) URL, or when a CA is given
@@ -170,10 +98,17 @@ export class Transport {
     this.#log = options.logger ?? discardLogger;
     this.#warnings = options.warningHandler ?? newWarningLogger(this.#log);
     this.#idleMs = options.watchIdleTimeoutMs ?? 120_000;
-    this.#http2 = options.http2 ?? false;
-    this.#pingIntervalMs = options.pingIntervalMs ?? 30_000;
-    this.#tls = new TlsFiles(config, this.#clock, options.tlsReloadIntervalMs ?? 5 * 60_000, (message) =>
-      this.#warn(message),
+    const warn = (message: string) => this.#warn(message);
+    const tls = new TlsFiles(config, this.#clock, options.tlsReloadIntervalMs ?? 5 * 60_000, warn);
+    this.#pools = new ConnectionPools(
+      {
+        config,
+        env: this.#env,
+        http2: options.http2 ?? false,
+        pingIntervalMs: options.pingIntervalMs ?? 30_000,
+      },
+      tls,
+      warn,
     );
     // Verification off is worth one warning per transport, here and never again (not per pool, connection
     // or request): client-go's transport logs once when it builds a TLS config with InsecureSkipVerify.
@@ -188,83 +123,12 @@ export class Transport {
    * The protocol of the shared pool once a request has connected (`'h2'` or `'http/1.1'`), else undefined.
    */
   async protocol(): Promise<Pool['protocol'] | undefined> {
-    return this.#pool ? (await this.#pool.catch(() => undefined))?.protocol : undefined;
+    return (await this.#pools.shared())?.protocol;
   }
 
   /** Connections (h2) or agents (HTTP/1.1) the shared pool has opened; 0 before the first request. */
   async connections(): Promise<number> {
-    return this.#pool ? ((await this.#pool.catch(() => undefined))?.size() ?? 0) : 0;
-  }
-
-  #spec(pem: PoolSpec['pem']): PoolSpec {
-    return {
-      config: this.config,
-      pem,
-      env: this.#env,
-      http2: this.#http2,
-      pingIntervalMs: this.#pingIntervalMs,
-    };
-  }
-
-  /** A new pool, tracked for close(); refused once the transport is closed. */
-  #newPool(pem: PoolSpec['pem']): Promise<Pool> {
-    if (this.#closed) return Promise.reject(new TransportError('ConnectionFailed', 'transport is closed'));
-    const p = createPool(this.#spec(pem)).then((pool) => {
-      if (this.#closed) {
-        void pool.close(true).catch(() => undefined);
-        throw new TransportError('ConnectionFailed', 'transport is closed');
-      }
-      this.#owned.add(pool);
-      return pool;
-    });
-    p.catch(() => undefined);
-    return p;
-  }
-
-  /**
-   * Closes a replaced pool once its requests finish; it stays in `#owned` until then, so a forced
-   * `close()` still destroys what it carries.
-   */
-  #retire(pool: Promise<Pool> | undefined): void {
-    void pool
-      ?.then(async (p) => {
-        await p.close();
-        this.#owned.delete(p);
-      })
-      .catch(() => undefined);
-  }
-
-  async #poolFor(creds: RequestCredentials): Promise<Pool> {
-    if (await this.#tls.maybeReload()) {
-      // New PEMs: new requests go to a new pool, the old one closes once idle (client-go's CA rotation).
-      const old = this.#pool;
-      this.#pool = undefined;
-      this.#retire(old);
-      this.#warn('TLS files changed; new connections use them');
-    }
-    const cert = creds.clientCertificate;
-    if (!cert) {
-      if (!this.#pool) {
-        const pool = this.#newPool(this.#tls.pem);
-        this.#pool = pool;
-        // A failed connection (the ALPN probe) is not remembered: the next request tries again.
-        pool.catch(() => {
-          if (this.#pool === pool) this.#pool = undefined;
-        });
-      }
-      return this.#pool;
-    }
-    if (this.#certPool?.certData !== cert.certData) {
-      // A rotated exec client certificate: new connections with it, the old pool is closed (client-go
-      // closes tracked connections on rotation).
-      const old = this.#certPool?.pool;
-      this.#certPool = {
-        certData: cert.certData,
-        pool: this.#newPool({ ...this.#tls.pem, certData: cert.certData, keyData: cert.keyData }),
-      };
-      this.#retire(old);
-    }
-    return this.#certPool.pool;
+    return (await this.#pools.shared())?.size() ?? 0;
   }
 
   #urlForDiagnostics(path: string): string {
@@ -278,7 +142,7 @@ export class Transport {
    *   failure, credentials unavailable). HTTP error statuses are returned, not thrown.
    */
   async request(req: TransportRequest): Promise<TransportResponse> {
-    if (this.#closed) throw new TransportError('ConnectionFailed', 'transport is closed');
+    if (this.#pools.closed) throw new TransportError('ConnectionFailed', 'transport is closed');
     const url = this.#urlForDiagnostics(req.path);
     const stream = req.stream === true;
     if (!stream && this.#limiter) {
@@ -339,7 +203,7 @@ export class Transport {
       const started = performance.now();
       let res: Dispatcher.ResponseData;
       try {
-        const pool = await this.#poolFor(creds);
+        const pool = await this.#pools.forCredentials(creds);
         const opts: Dispatcher.RequestOptions & { [STREAM_IDLE_MS]?: number } = {
           origin: this.#base.origin,
           path: `${this.#basePath}${path.startsWith('/') ? '' : '/'}${path}`,
@@ -487,13 +351,7 @@ export class Transport {
    * `ConnectionFailed` TransportError), for a shutdown past its grace period — also when a graceful close
    * has already started and is still waiting for them, and for pools retired by a certificate rotation.
    */
-  async close(options: { force?: boolean } = {}): Promise<void> {
-    if (this.#closed && !options.force) return;
-    this.#closed = true;
-    const pending = [this.#pool, this.#certPool?.pool].filter((p) => p !== undefined);
-    await Promise.all(pending.map((p) => p.catch(() => undefined)));
-    const owned = [...this.#owned];
-    await Promise.all(owned.map((p) => p.close(options.force).catch(() => undefined)));
-    for (const p of owned) this.#owned.delete(p);
+  close(options: { force?: boolean } = {}): Promise<void> {
+    return this.#pools.close(options);
   }
 }
