@@ -33,6 +33,11 @@ const METRICS = {
     ['liveP50Ms', 'live-change p50 latency', 1, 'ms', true],
     ['liveP99Ms', 'live-change p99 latency', 1, 'ms', true],
   ],
+  'h2-watches': [
+    ['socketsOpen', 'client sockets with every watch open', 1, 'sockets', true],
+    ['rssGrowthBytes', 'RSS growth from opening the watches', 2 ** 20, 'MiB', true],
+    ['p99Ms', 'change → watch delivery p99', 1, 'ms', true],
+  ],
   informer: [
     ['cpuToSyncedMs', 'client CPU to synced', 1, 'ms', true],
     ['cpuUsPerEvent', 'client CPU per update event', 1, 'µs', true],

@@ -39,6 +39,7 @@ describe('bench smoke (tiny sizes, no timing asserted)', () => {
       'limiter',
       'e2e-reconcile',
       'startup-backlog',
+      'h2-watches',
     ])
       expect(suites).toContain(s);
   });
