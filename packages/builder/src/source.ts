@@ -12,6 +12,7 @@ import {
   type RESTMapper,
   realClock,
   sleep,
+  withDeadline,
 } from '@kubeloop/client';
 import { LOW_PRIORITY } from '@kubeloop/workqueue';
 import type { EventHandler, HandlerQueue } from './handler.js';
@@ -142,7 +143,10 @@ export class KindSource<T extends KubeObject = KubeObject> implements Source {
   }
 
   syncError(): unknown {
-    return this.#syncError;
+    if (this.#syncError !== undefined || !this.#registration) return this.#syncError;
+    // The kind is served but its informer has not synced: the error it stopped with, or its last list error.
+    const st = this.#cache.getInformer(this.#kind).status?.();
+    return st?.terminalError ?? st?.lastListError;
   }
 
   async #waitForKind(mapper: RESTMapper, signal: AbortSignal): Promise<boolean> {
@@ -169,10 +173,15 @@ export class KindSource<T extends KubeObject = KubeObject> implements Source {
         }
       }
       if (signal.aborted) return false;
+      // The client's sleep listens on the signal it gets: give it this source's own child signal, so many
+      // sources retrying on one controller signal add one listener to it (issue 16 item 8).
+      const own = withDeadline(signal, 0);
       try {
-        await sleep(backoff.nextDelayMs(), signal, clock);
+        await sleep(backoff.nextDelayMs(), own.signal, clock);
       } catch {
         return false;
+      } finally {
+        own.dispose();
       }
     }
   }

@@ -8,6 +8,7 @@ import {
   type IndexerStore,
   type Indexers,
   type IndexFunc,
+  indexValuesOf,
   type KeyFunc,
   metaNamespaceKeyFunc,
   removeFromIndex,
@@ -75,22 +76,30 @@ export class CompactIndexer<T extends KubeObject = KubeObject> implements Indexe
    * @throws StoreError when a name is already used.
    */
   addIndexers(indexers: Indexers<T>): void {
-    const added: CompactSlot<T>[] = [];
-    for (const [name, fn] of Object.entries(indexers)) {
+    const entries = Object.entries(indexers);
+    for (const [name] of entries)
       if (this.#byName.has(name)) throw new StoreError(`index ${JSON.stringify(name)} already exists`);
-      const slot: CompactSlot<T> = { name, fn, index: new Map() };
+    const added: CompactSlot<T>[] = entries.map(([name, fn]) => ({ name, fn, index: new Map() }));
+    // Every existing object's new values first: a function that throws on one registers nothing.
+    const extra = new Map<string, (readonly string[])[]>();
+    if (added.length > 0)
+      for (const [key, entry] of this.#items) {
+        const obj = this.#peek(key, entry);
+        extra.set(
+          key,
+          added.map((slot) => indexValuesOf(slot.name, slot.fn, obj, key)),
+        );
+      }
+    for (const slot of added) {
       this.#slots.push(slot);
-      this.#byName.set(name, slot);
-      added.push(slot);
+      this.#byName.set(slot.name, slot);
     }
-    if (added.length === 0 || this.#items.size === 0) return;
-    for (const [key, entry] of this.#items) {
-      const obj = this.#peek(key, entry);
+    for (const [key, vs] of extra) {
+      const entry = this.#items.get(key) as CompactEntry;
       const values = entry.values.slice();
-      for (const slot of added) {
-        const v = slot.fn(obj);
-        values.push(v);
-        addToIndex(slot.index, v, key);
+      for (let i = 0; i < vs.length; i++) {
+        values.push(vs[i] as readonly string[]);
+        addToIndex((added[i] as CompactSlot<T>).index, vs[i] as readonly string[], key);
       }
       this.#items.set(key, { bytes: entry.bytes, values });
     }
@@ -103,15 +112,19 @@ export class CompactIndexer<T extends KubeObject = KubeObject> implements Indexe
   /** Stores the object as JSON bytes (and keeps it hot); returns the previous object, if any. */
   upsert(obj: T): T | undefined {
     const key = this.keyFunc(obj);
+    const slots = this.#slots;
+    const values: (readonly string[])[] = new Array(slots.length);
+    // Every index value first: an index function that throws leaves the store unchanged.
+    for (let i = 0; i < slots.length; i++) {
+      const slot = slots[i] as CompactSlot<T>;
+      values[i] = indexValuesOf(slot.name, slot.fn, obj, key);
+    }
     if (this.#freeze) deepFreeze(obj);
     const oldEntry = this.#items.get(key);
     const old = oldEntry ? this.#peek(key, oldEntry) : undefined;
-    const slots = this.#slots;
-    const values: (readonly string[])[] = new Array(slots.length);
     for (let i = 0; i < slots.length; i++) {
       const slot = slots[i] as CompactSlot<T>;
-      const v = slot.fn(obj);
-      values[i] = v;
+      const v = values[i] as readonly string[];
       if (oldEntry) {
         const ov = oldEntry.values[i] as readonly string[];
         if (sameIndexValues(ov, v)) {

@@ -211,6 +211,28 @@ interface IndexSlot<T extends KubeObject> {
   readonly index: Map<string, Set<string>>;
 }
 
+/**
+ * The values `fn` (the index named `name`) gives for the object stored under `key`. Stores call it for every
+ * index before they change anything, so an index function that throws leaves the store as it was (client-go
+ * panics there; here the write fails, and an informer reports it as a list error).
+ * @throws StoreError naming the index and the key, with the function's error as `cause`.
+ */
+export function indexValuesOf<T extends KubeObject>(
+  name: string,
+  fn: IndexFunc<T>,
+  obj: T,
+  key: string,
+): readonly string[] {
+  try {
+    return fn(obj);
+  } catch (err) {
+    throw new StoreError(
+      `index ${JSON.stringify(name)} failed for ${key}: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
+  }
+}
+
 /** True when two index-value lists hold the same values in the same order (the usual unchanged case). */
 export function sameIndexValues(a: readonly string[], b: readonly string[]): boolean {
   if (a === b) return true;
@@ -259,6 +281,8 @@ export class Indexer<T extends KubeObject = KubeObject> implements IndexerStore<
   readonly #items = new Map<string, T>();
   readonly #slots: IndexSlot<T>[] = [];
   readonly #byName = new Map<string, IndexSlot<T>>();
+  /** Index values of the object being stored, computed before the store changes. */
+  readonly #scratch: Array<readonly string[] | undefined> = [];
   readonly keyFunc: KeyFunc;
   readonly #freeze: boolean;
 
@@ -274,12 +298,19 @@ export class Indexer<T extends KubeObject = KubeObject> implements IndexerStore<
    * @throws StoreError when a name is already used.
    */
   addIndexers(indexers: Indexers<T>): void {
-    for (const [name, fn] of Object.entries(indexers)) {
+    const entries = Object.entries(indexers);
+    for (const [name] of entries)
       if (this.#byName.has(name)) throw new StoreError(`index ${JSON.stringify(name)} already exists`);
+    // Built in full before any is registered: a function that throws on an existing item adds nothing.
+    const added: IndexSlot<T>[] = [];
+    for (const [name, fn] of entries) {
       const slot: IndexSlot<T> = { name, fn, index: new Map() };
+      for (const [key, obj] of this.#items) addToIndex(slot.index, indexValuesOf(name, fn, obj, key), key);
+      added.push(slot);
+    }
+    for (const slot of added) {
       this.#slots.push(slot);
-      this.#byName.set(name, slot);
-      for (const [key, obj] of this.#items) addToIndex(slot.index, fn(obj), key);
+      this.#byName.set(slot.name, slot);
     }
   }
 
@@ -288,16 +319,27 @@ export class Indexer<T extends KubeObject = KubeObject> implements IndexerStore<
     return this.#slots.map((s) => s.name);
   }
 
-  /** Adds or replaces the object under its key; returns the previous object, if any. */
+  /**
+   * Adds or replaces the object under its key; returns the previous object, if any.
+   * @throws StoreError when an index function throws (the store is then unchanged).
+   */
   upsert(obj: T): T | undefined {
     const key = this.keyFunc(obj);
+    const slots = this.#slots;
+    // Every index value first, into a reused scratch array: a throwing index function changes nothing.
+    const next = this.#scratch;
+    next.length = slots.length;
+    for (let i = 0; i < slots.length; i++) {
+      const slot = slots[i] as IndexSlot<T>;
+      next[i] = indexValuesOf(slot.name, slot.fn, obj, key);
+    }
     if (this.#freeze) deepFreeze(obj);
     const old = this.#items.get(key);
     this.#items.set(key, obj);
-    const slots = this.#slots;
     for (let i = 0; i < slots.length; i++) {
       const slot = slots[i] as IndexSlot<T>;
-      const values = slot.fn(obj);
+      const values = next[i] as readonly string[];
+      next[i] = undefined;
       if (old) {
         const oldValues = slot.fn(old);
         if (sameIndexValues(oldValues, values)) continue;

@@ -1,7 +1,13 @@
 import type { KubeObject } from '@kubeloop/client';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Indexer, metaNamespaceIndexFunc, NAMESPACE_INDEX, StoreError } from '../src/index.js';
+import {
+  CompactIndexer,
+  Indexer,
+  metaNamespaceIndexFunc,
+  NAMESPACE_INDEX,
+  StoreError,
+} from '../src/index.js';
 
 const pod = (ns: string, name: string, labels: Record<string, string> = {}, rv = '1'): KubeObject => ({
   apiVersion: 'v1',
@@ -89,4 +95,60 @@ describe('Indexer', () => {
       }),
     );
   });
+});
+
+describe('an index function that throws leaves the store as it was (both stores)', () => {
+  const picky = (o: KubeObject) => {
+    if (o.metadata?.labels?.bad) throw new TypeError(`no index value for ${o.metadata.name}`);
+    return byApp(o);
+  };
+  for (const [name, make] of [
+    ['Indexer', () => new Indexer({ indexers: { app: picky } })],
+    ['CompactIndexer', () => new CompactIndexer({ indexers: { app: picky }, maxCachedObjects: 1 })],
+  ] as const) {
+    it(`${name}: upsert throws StoreError naming the index and key (cause: the error), and stores nothing`, () => {
+      const s = make();
+      s.upsert(pod('a', 'p1', { app: 'x' }));
+      const err = (() => {
+        try {
+          s.upsert(pod('a', 'p1', { app: 'y', bad: '1' }, '2'));
+        } catch (e) {
+          return e as StoreError;
+        }
+        return undefined;
+      })();
+      expect(err).toBeInstanceOf(StoreError);
+      expect(err?.message).toContain('"app"');
+      expect(err?.message).toContain('a/p1');
+      expect(((err as StoreError).cause as Error).message).toBe('no index value for p1');
+      // The old version is still the stored one, under its old index value.
+      expect(s.get('a/p1')?.metadata?.resourceVersion).toBe('1');
+      expect(s.indexKeys('app', 'x')).toEqual(['a/p1']);
+      expect(s.indexKeys('app', 'y')).toEqual([]);
+      expect(() => s.upsert(pod('a', 'p2', { bad: '1' }))).toThrow(StoreError);
+      expect(s.has('a/p2')).toBe(false);
+      expect(s.size()).toBe(1);
+    });
+
+    it(`${name}: addIndexers with a function that throws on a stored object registers nothing`, () => {
+      const s = make();
+      s.upsert(pod('a', 'p1', { app: 'x' }));
+      s.upsert(pod('a', 'p2', { app: 'x' }));
+      let calls = 0;
+      expect(() =>
+        s.addIndexers({
+          fine: () => ['v'],
+          second: (o: KubeObject) => {
+            if (++calls === 2) throw new Error(`boom on ${o.metadata?.name}`);
+            return ['v'];
+          },
+        }),
+      ).toThrow(StoreError);
+      expect(s.indexerNames()).toEqual(['app']);
+      expect(() => s.byIndex('fine', 'v')).toThrow(StoreError);
+      // A later, good indexer is accepted under the same names.
+      s.addIndexers({ fine: () => ['v'] });
+      expect(s.indexKeys('fine', 'v').sort()).toEqual(['a/p1', 'a/p2']);
+    });
+  }
 });

@@ -92,7 +92,13 @@ describe('InformerCache: an informer that can not sync says why (the error is ne
         throw broken;
       },
     });
-    await vi.waitFor(() => expect(t.cache.getInformer(ConfigMap).status().lastListError).toBe(broken));
+    // The store refuses the object whole (StoreError naming the index and key), and the list fails with it.
+    await vi.waitFor(() =>
+      expect(t.cache.getInformer(ConfigMap).status().lastListError).toBeInstanceOf(StoreError),
+    );
+    const listErr = t.cache.getInformer(ConfigMap).status().lastListError as StoreError;
+    expect(listErr.cause).toBe(broken);
+    expect(listErr.message).toContain('"by-node"');
     const ac = new AbortController();
     const read = t.cache.list(ConfigMap, { signal: ac.signal });
     ac.abort();
@@ -101,10 +107,10 @@ describe('InformerCache: an informer that can not sync says why (the error is ne
     expect(err.reason).toBe('Timeout');
     expect(err.message).toContain('ConfigMap.v1');
     expect(err.message).toContain('index function failed on a/a1');
-    expect(err.cause).toBe(broken);
+    expect(err.cause).toBe(listErr);
     const why = t.cache.syncError();
     expect(why?.stopped).toBe(false);
-    expect(why?.cause).toBe(broken);
+    expect(why?.cause).toBe(listErr);
     expect(why?.message).toMatch(/ConfigMap\.v1 informer has not synced.*index function failed/);
     // Not started yet is not "stopped": waitForCacheSync answers false on its signal, it does not reject.
     const quick = new AbortController();

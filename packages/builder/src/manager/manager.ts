@@ -68,7 +68,9 @@ class ControllerManager implements Manager {
       client: this.#live,
       logger: this.#log.child({ component: 'cache' }),
       ...(options.namespace ? { namespace: options.namespace } : {}),
-      ...(options.syncPeriodMs ? { resyncPeriodMs: options.syncPeriodMs } : {}),
+      // The manager's own setting wins over cache.syncPeriodMs, 0 included (0: no resync); absent, the
+      // cache's default applies (10 h ± 10 %, controller-runtime's SyncPeriod).
+      ...(options.syncPeriodMs !== undefined ? { syncPeriodMs: options.syncPeriodMs } : {}),
     });
     this.#client = new DelegatingClient(this.#cache, this.#live);
     const onError = (err: unknown) => this.#fail(err);
@@ -104,9 +106,14 @@ class ControllerManager implements Manager {
       ready: async (signal) => {
         const wait = signalWithTimeout(signal, syncTimeoutMs);
         try {
+          // Rejects with InformerSyncError (naming the kind, its error as cause) when an informer died.
           const synced = await this.#cache.waitForCacheSync(wait.signal);
           if (!synced && !signal.aborted) {
-            throw new ControllerError(`timed out after ${syncTimeoutMs} ms waiting for the cache to sync`);
+            const why = this.#cache.syncError();
+            throw new ControllerError(
+              `timed out after ${syncTimeoutMs} ms waiting for the cache to sync${why ? `: ${why.message}` : ''}`,
+              ...(why ? [{ cause: why }] : []),
+            );
           }
         } finally {
           wait.clear();
@@ -172,9 +179,12 @@ class ControllerManager implements Manager {
   readinessPending(): string | undefined {
     if (!this.#cache.isStarted()) return 'the cache has not started';
     if (this.#elector && this.#campaigning && !this.#leading) return undefined; // a standby
-    if (!this.#leaderOnly.started) return 'the manager has not started its controllers';
+    // Name the informers (GVKs) still syncing, so a probe says which kind holds readiness back.
+    const unsynced = this.#cache.unsyncedInformers();
+    const informers = unsynced.length > 0 ? `; informers not synced: ${unsynced.join(', ')}` : '';
+    if (!this.#leaderOnly.started) return `the manager has not started its controllers${informers}`;
     const waiting = this.#syncing.filter((r) => !r.hasSynced()).map((r) => r.name);
-    return waiting.length > 0 ? `not synced: ${waiting.join(', ')}` : undefined;
+    return waiting.length > 0 ? `not synced: ${waiting.join(', ')}${informers}` : undefined;
   }
 
   registerControllerName(name: string): void {
