@@ -1,6 +1,7 @@
 import type { RestConfig } from '@kubeloop/config';
 import { type ApplyConfiguration, type ApplyOptions, applyBody } from './apply.js';
 import { type DeleteAllOfOptions, deleteAllOf } from './delete-all-of.js';
+import { DynamicRESTMapper } from './dynamic-rest-mapper.js';
 import {
   InvalidRequestError,
   isUnsupportedMediaType,
@@ -43,7 +44,7 @@ import {
 } from './options.js';
 import { type ListPage, type ListPagesOptions, listAll, listPages } from './pager.js';
 import { collectionPath, objectPath, withQuery } from './paths.js';
-import { DynamicRESTMapper, isResourceNotFound, type RESTMapper, type RESTMapping } from './rest-mapper.js';
+import { isResourceNotFound, type RESTMapper, type RESTMapping } from './rest-mapper.js';
 import { ApiSubResourceClient } from './sub-resource.js';
 import { Transport, type TransportOptions } from './transport/index.js';
 import {

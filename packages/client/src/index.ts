@@ -23,6 +23,7 @@ export {
 export { type Clock, type ClockTimer, FakeClock, realClock, sleep } from './clock.js';
 export { type Deadline, withDeadline } from './deadline.js';
 export type { DeleteAllOfOptions } from './delete-all-of.js';
+export { DynamicRESTMapper, type DynamicRESTMapperOptions } from './dynamic-rest-mapper.js';
 export {
   asStatusError,
   InvalidRequestError,
@@ -142,8 +143,6 @@ export {
 export { type ListPage, type ListPagesOptions, listAll, listPages } from './pager.js';
 export { collectionPath } from './paths.js';
 export {
-  DynamicRESTMapper,
-  type DynamicRESTMapperOptions,
   type InvalidateOptions,
   isNoMatchError,
   isResourceNotFound,
@@ -152,7 +151,6 @@ export {
   type RESTMapper,
   type RESTMapping,
   type ResourceScope,
-  StaticRESTMapper,
 } from './rest-mapper.js';
 export {
   DEFAULT_BACKOFF,
@@ -161,6 +159,7 @@ export {
   retryOnConflict,
   retryOnError,
 } from './retry.js';
+export { StaticRESTMapper } from './static-rest-mapper.js';
 export {
   newWarningLogger,
   noWarnings,
