@@ -44,11 +44,9 @@ export {
 } from './list-watch.js';
 export {
   INITIAL_EVENTS_END_ANNOTATION,
-  isTooLargeResourceVersionError,
   Reflector,
   type ReflectorOptions,
   type ReflectorStore,
-  VeryShortWatchError,
 } from './reflector.js';
 export { SharedIndexInformer, type SharedIndexInformerOptions } from './shared-index-informer.js';
 export {
@@ -74,3 +72,4 @@ export {
   stripManagedFields,
   type TransformFunc,
 } from './transforms.js';
+export { isTooLargeResourceVersionError, VeryShortWatchError } from './watch-errors.js';

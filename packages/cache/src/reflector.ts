@@ -4,12 +4,7 @@ import {
   type BackoffOptions,
   type Clock,
   discardLogger,
-  isBadRequest,
   isExpired,
-  isForbidden,
-  isInvalid,
-  isNotFound,
-  isTimeout,
   isTooManyRequests,
   type KubeObject,
   type Logger,
@@ -21,7 +16,16 @@ import {
   type WatchEvent,
 } from '@kubeloop/client';
 import { childController, onAbort } from './internal/abort.js';
+import { type ListResult, pagedList } from './list-pager.js';
 import type { ListerWatcher } from './list-watch.js';
+import {
+  isConnectionError,
+  isRefusal,
+  isTooLargeResourceVersionError,
+  keyOf,
+  VeryShortWatchError,
+  WatchListEndedError,
+} from './watch-errors.js';
 
 /** ReflectorStore knows how to take what a reflector sees: a full listing, then single changes. */
 export interface ReflectorStore<T extends KubeObject = KubeObject> {
@@ -66,27 +70,11 @@ export interface ReflectorOptions {
   readonly onListResult?: (err: unknown | undefined) => void;
 }
 
-interface ListResult<T> {
-  readonly items: T[];
-  readonly resourceVersion: string;
-  /** Some page carried a continue token. */
-  readonly paginated: boolean;
-}
-
 /** A watch that ended within this many ms without one event counts as a failure (client-go `VeryShortWatchError`). */
 const VERY_SHORT_WATCH_MS = 1000;
 
 /** The annotation on the bookmark that ends a streaming list's initial events. */
 export const INITIAL_EVENTS_END_ANNOTATION = 'k8s.io/initial-events-end';
-
-/** A list or watch with a resourceVersion the server has not reached (client-go `isTooLargeResourceVersionError`). */
-export function isTooLargeResourceVersionError(err: unknown): boolean {
-  const se = asStatusError(err);
-  if (!se || !isTimeout(se)) return false;
-  const causes = se.status.details?.causes ?? [];
-  if (causes.some((c) => c.reason === 'ResourceVersionTooLarge')) return true;
-  return /too large resource version/i.test(se.message);
-}
 
 /**
  * Keeps a store in step with the server (client-go `tools/cache/reflector.go` and `tools/pager`):
@@ -226,44 +214,6 @@ export class Reflector<T extends KubeObject = KubeObject> {
     return this.#lastSyncRV === '' ? '0' : this.#lastSyncRV;
   }
 
-  /** client-go pager: pages of `limit` until no `continue`; an expired continue token gives one unpaged list. */
-  async #pagedList(rv: string, limit: number, signal: AbortSignal): Promise<ListResult<T>> {
-    const items: T[] = [];
-    let listRV = '';
-    let cont: string | undefined;
-    let paginated = false;
-    for (;;) {
-      let page: Awaited<ReturnType<ListerWatcher<T>['list']>>;
-      try {
-        page = await this.#lw.list({
-          signal,
-          ...(limit > 0 ? { limit } : {}),
-          // Later pages carry only the continue token (a resourceVersion with continue is refused).
-          ...(cont ? { continue: cont } : { resourceVersion: rv }),
-        });
-      } catch (err) {
-        if (cont && isExpired(err)) {
-          // The continue token expired mid-way: one full list without paging (client-go FullListIfExpired;
-          // the pager has already cleared the resourceVersion, so this reads the most recent state).
-          const full = await this.#lw.list({ signal, resourceVersion: '' });
-          return {
-            items: full.items ?? [],
-            resourceVersion: full.metadata?.resourceVersion ?? '',
-            paginated,
-          };
-        }
-        throw err;
-      }
-      const pageItems = page.items ?? [];
-      for (let i = 0; i < pageItems.length; i++) items.push(pageItems[i]!);
-      listRV = page.metadata?.resourceVersion ?? listRV;
-      cont = page.metadata?.continue || undefined;
-      if (!cont) break;
-      paginated = true;
-    }
-    return { items, resourceVersion: listRV, paginated };
-  }
-
   async #list(signal: AbortSignal): Promise<void> {
     const rv = this.#relistResourceVersion();
     // client-go reflector.list: with a specific resourceVersion and a first list that was not paginated, turn
@@ -273,7 +223,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
     let result: ListResult<T>;
     try {
       try {
-        result = await this.#pagedList(rv, limit, signal);
+        result = await pagedList(this.#lw, rv, limit, signal);
       } catch (err) {
         if (!(isExpired(err) || isTooLargeResourceVersionError(err)) || signal.aborted) throw err;
         // The resourceVersion is compacted or not reached yet: retry at once with the most recent state.
@@ -283,7 +233,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
           'list at resourceVersion refused, listing the most recent state',
         );
         // Same pager as the refused list (client-go reuses it): unpaged if that one was.
-        result = await this.#pagedList('', limit, signal);
+        result = await pagedList(this.#lw, '', limit, signal);
       }
     } catch (err) {
       if (!signal.aborted) this.#listResult(err);
@@ -485,42 +435,7 @@ export function checkReflectorOptions(options: Pick<ReflectorOptions, 'pageSize'
   return pageSize;
 }
 
-/** A watch closed within a second without delivering an event: treated as a failure (backoff). Code `'ERR_VERY_SHORT_WATCH'`. */
-export class VeryShortWatchError extends Error {
-  readonly code = 'ERR_VERY_SHORT_WATCH' as const;
-  override readonly name = 'VeryShortWatchError';
-}
-
-class WatchListEndedError extends Error {
-  override readonly name = 'WatchListEndedError';
-}
-
-function keyOf(o: KubeObject): string {
-  const ns = o.metadata?.namespace;
-  return ns ? `${ns}/${o.metadata?.name ?? ''}` : (o.metadata?.name ?? '');
-}
-
-/** A server that does not serve streaming lists answers with one of these. */
-function isRefusal(err: unknown): boolean {
-  const se = asStatusError(err);
-  return (
-    !!se && (isBadRequest(se) || isInvalid(se) || isForbidden(se) || isNotFound(se) || se.httpStatus === 405)
-  );
-}
-
 /** Aborts `child` when `parent` aborts; returns the unlink. */
 function link(parent: AbortSignal, child: AbortController): () => void {
   return onAbort(parent, () => child.abort(parent.reason));
-}
-
-function isConnectionError(err: unknown): boolean {
-  const code = (err as { code?: unknown })?.code;
-  return (
-    code === 'ECONNREFUSED' ||
-    code === 'ECONNRESET' ||
-    code === 'UND_ERR_SOCKET' ||
-    code === 'UND_ERR_CLOSED' ||
-    code === 'EPIPE' ||
-    code === 'ConnectionFailed'
-  );
 }

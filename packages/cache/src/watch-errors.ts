@@ -1,0 +1,57 @@
+import {
+  asStatusError,
+  isBadRequest,
+  isForbidden,
+  isInvalid,
+  isNotFound,
+  isTimeout,
+  type KubeObject,
+} from '@kubeloop/client';
+
+// How the reflector tells apart the ways a list or watch ends (client-go reflector.go's error handling).
+
+/** A list or watch with a resourceVersion the server has not reached (client-go `isTooLargeResourceVersionError`). */
+export function isTooLargeResourceVersionError(err: unknown): boolean {
+  const se = asStatusError(err);
+  if (!se || !isTimeout(se)) return false;
+  const causes = se.status.details?.causes ?? [];
+  if (causes.some((c) => c.reason === 'ResourceVersionTooLarge')) return true;
+  return /too large resource version/i.test(se.message);
+}
+
+/** A watch closed within a second without delivering an event: treated as a failure (backoff). Code `'ERR_VERY_SHORT_WATCH'`. */
+export class VeryShortWatchError extends Error {
+  readonly code = 'ERR_VERY_SHORT_WATCH' as const;
+  override readonly name = 'VeryShortWatchError';
+}
+
+/** A streaming list that ended before its end bookmark (the reflector then falls back to list and watch). */
+export class WatchListEndedError extends Error {
+  override readonly name = 'WatchListEndedError';
+}
+
+/** A server that does not serve streaming lists answers with one of these. */
+export function isRefusal(err: unknown): boolean {
+  const se = asStatusError(err);
+  return (
+    !!se && (isBadRequest(se) || isInvalid(se) || isForbidden(se) || isNotFound(se) || se.httpStatus === 405)
+  );
+}
+
+export function isConnectionError(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return (
+    code === 'ECONNREFUSED' ||
+    code === 'ECONNRESET' ||
+    code === 'UND_ERR_SOCKET' ||
+    code === 'UND_ERR_CLOSED' ||
+    code === 'EPIPE' ||
+    code === 'ConnectionFailed'
+  );
+}
+
+/** `namespace/name`, or `name` for a cluster-scoped object. */
+export function keyOf(o: KubeObject): string {
+  const ns = o.metadata?.namespace;
+  return ns ? `${ns}/${o.metadata?.name ?? ''}` : (o.metadata?.name ?? '');
+}
