@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import type { Cache, ResourceEventHandler } from '@kubeloop/cache';
 import {
   FakeClock,
@@ -36,6 +37,7 @@ function fakeCache() {
       handler = h;
       return { hasSynced: () => synced, remove: () => (handler = undefined) };
     },
+    status: () => ({}),
     waitForSync: async () => {
       await vi.waitFor(() => expect(synced).toBe(true));
       return true;
@@ -162,6 +164,32 @@ describe('KindSource (controller-runtime source.Kind)', () => {
     expect(await synced).toBe(false);
     expect(src.syncError()).toBeInstanceOf(NoKindMatchError);
     ac.abort();
+  });
+
+  it('issue 16 item 8: 15 sources retrying discovery on one signal add one abort listener to it, none once stopped', async () => {
+    const clock = new FakeClock();
+    const mapper = {
+      restMapping: async () => {
+        throw new NoKindMatchError('kind "Widget"');
+      },
+    } as unknown as RESTMapper;
+    const ac = new AbortController();
+    const waits: Promise<boolean>[] = [];
+    for (let i = 0; i < 15; i++) {
+      const src = new KindSource(fakeCache().cache, Widget, enqueueRequestForObject(), {
+        restMapper: mapper,
+        clock,
+      });
+      src.start(ac.signal, recordingQueue().q);
+      waits.push(src.waitForSync(ac.signal));
+    }
+    for (let i = 0; i < 5; i++) {
+      await new Promise((r) => setImmediate(r));
+      expect(getEventListeners(ac.signal, 'abort').length).toBeLessThanOrEqual(1);
+      clock.step(1000);
+    }
+    ac.abort();
+    expect(await Promise.all(waits)).toEqual(Array(15).fill(false));
   });
 
   it('initial-list events and resyncs are enqueued at low priority, live changes at the default; predicates filter; handler failures are reported', async () => {

@@ -24,7 +24,12 @@ export interface ManagerOptions extends ManagerLeaderElectionOptions {
    * `syncPeriodMs` above win over the same settings here.
    */
   readonly cache?: Omit<InformerCacheOptions, 'client' | 'logger'>;
-  /** Informer resync period in ms; 0 disables. @defaultValue 0 */
+  /**
+   * How often every informer re-delivers its cached objects to the handlers (a resync: update events
+   * whose old and new object are the same), in ms; 0 disables. Wins over `cache.syncPeriodMs`.
+   * @defaultValue the cache's: 10 hours, each informer's period jittered by ±10 % (controller-runtime
+   *   `cache.Options.SyncPeriod`)
+   */
   readonly syncPeriodMs?: number;
   /** Options of the HTTP transport (limiter, retries). */
   readonly transport?: TransportOptions;
@@ -150,7 +155,8 @@ export interface Manager {
    * Why this manager is not ready yet, or `undefined` once its start sequence is far enough for
    * readiness: the cache started, and — on the leader, or without leader election — every leader-only
    * runnable that reports `hasSynced()` (controllers) has synced its sources. A standby is ready once its
-   * caches synced. Used by `cacheSyncCheck(mgr)`.
+   * caches synced. Used by `cacheSyncCheck(mgr)`. The reason names the controllers not synced and the
+   * informers (GVKs, e.g. `ConfigMap.v1`) still syncing.
    */
   readinessPending(): string | undefined;
 }

@@ -1,0 +1,98 @@
+import { ConfigMap, Namespace, newClient, Secret } from '@kubeloop/client';
+import type { RestConfig } from '@kubeloop/config';
+import { type ApiServer, startApiServer } from '@kubeloop/envtest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  enqueueRequestForObject,
+  newControllerManagedBy,
+  newManager,
+  newMetricsRegistry,
+  type Request,
+} from '../src/index.js';
+
+describe('manager: sync period and readiness reasons (envtest)', () => {
+  let server: ApiServer;
+  let config: RestConfig;
+  beforeAll(async () => {
+    server = await startApiServer();
+    config = {
+      host: server.url,
+      tlsClientConfig: { caData: server.caPem },
+      bearerToken: server.token,
+      qps: -1,
+      burst: 0,
+      timeoutMs: 0,
+      userAgent: 'manager-cache-options-test',
+    };
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('syncPeriodMs of the manager wins over cache.syncPeriodMs (as documented): resyncs reach the controller', async () => {
+    const api = newClient(config);
+    const ns = 'sync-period';
+    await api.create(Namespace, { metadata: { name: ns } });
+    await api.create(ConfigMap, { metadata: { namespace: ns, name: 'one' } });
+    const mgr = newManager(config, {
+      namespace: ns,
+      metricsRegistry: newMetricsRegistry(),
+      syncPeriodMs: 200,
+      cache: { syncPeriodMs: 3_600_000 },
+    });
+    let reconciles = 0;
+    newControllerManagedBy(mgr)
+      .for(ConfigMap)
+      .complete({
+        async reconcile(_ctx, req: Request) {
+          if (req.name === 'one') reconciles++;
+        },
+      });
+    const ac = new AbortController();
+    const run = mgr.start(ac.signal);
+    try {
+      // One reconcile from the initial list; every further one is a resync (the object never changes).
+      await vi.waitFor(() => expect(reconciles).toBeGreaterThanOrEqual(3), { timeout: 10_000 });
+    } finally {
+      ac.abort();
+      await run;
+      await api.close();
+    }
+  }, 30_000);
+
+  it('readiness names the informer (GVK) that has not synced, not only the controller', async () => {
+    const api = newClient(config);
+    const ns = 'readiness-gvk';
+    await api.create(Namespace, { metadata: { name: ns } });
+    const held = server.faults.delayRequests({
+      match: { verb: 'list', namespace: ns, resource: 'secrets' },
+      barrier: 1000,
+      delayMs: 60_000,
+    });
+    const mgr = newManager(config, { namespace: ns, metricsRegistry: newMetricsRegistry() });
+    newControllerManagedBy(mgr)
+      .for(ConfigMap)
+      .watches(Secret, enqueueRequestForObject())
+      .named('cm-and-secrets')
+      .complete({ reconcile: async () => undefined });
+    const ac = new AbortController();
+    const run = mgr.start(ac.signal);
+    try {
+      await vi.waitFor(() => expect(held.hits).toBeGreaterThanOrEqual(1), { timeout: 10_000 });
+      await vi.waitFor(
+        () => {
+          const pending = mgr.readinessPending() ?? '';
+          expect(pending).toMatch(/cm-and-secrets/);
+          expect(pending).toMatch(/informers not synced: .*Secret\.v1/);
+          expect(pending).not.toMatch(/ConfigMap/);
+        },
+        { timeout: 10_000 },
+      );
+    } finally {
+      held.clear();
+      ac.abort();
+      await run;
+      await api.close();
+    }
+  }, 30_000);
+});
