@@ -1,6 +1,12 @@
-import { ConfigMap, FakeClock, kind } from '@kubeloop/client';
-import { afterEach, describe, expect, it } from 'vitest';
-import { InformerCache, type InformerCacheOptions, UnknownNamespaceError } from '../src/index.js';
+import { ConfigMap, FakeClock, type KubeObject, kind } from '@kubeloop/client';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  InformerCache,
+  type InformerCacheOptions,
+  isDeletedFinalStateUnknown,
+  StoreError,
+  UnknownNamespaceError,
+} from '../src/index.js';
 import { FakeClient } from './support/fake-client.js';
 
 const Namespace = kind('v1', 'Namespace');
@@ -18,6 +24,7 @@ function startCache(fc: FakeClient, opts: Partial<InformerCacheOptions>) {
   const done = cache.start(ac.signal);
   return {
     cache,
+    ac,
     stop: async () => {
       ac.abort();
       await done;
@@ -95,6 +102,80 @@ describe('InformerCache restricted to namespaces (controller-runtime multiNamesp
     const t = startCache(fc, {});
     expect((await t.cache.get(ConfigMap, { namespace: 'c', name: 'cm0' })).metadata?.name).toBe('cm0');
     expect(names((await t.cache.list(ConfigMap, { namespace: 'c' })).items)).toEqual(['c/cm0']);
+    await t.stop();
+  });
+});
+
+describe('per-namespace informers under faults (breaker probes p5, p9, p13)', () => {
+  it('p5: a relist after a 410 in each namespace reports the deletes missed as tombstones of that namespace, and the new object as an add', async () => {
+    const fc = new FakeClient();
+    const s = fc.server('ConfigMap');
+    for (const ns of ['a', 'b']) for (let i = 0; i < 3; i++) s.create(`cm${i}`, {}, ns);
+    const clock = new FakeClock();
+    const cache = new InformerCache({ client: fc.asClient(), clock, defaultNamespaces: ['a', 'b'] });
+    const seen: string[] = [];
+    cache.getInformer(ConfigMap).addEventHandler({
+      onAdd: (o, initial) => seen.push(`add:${o.metadata?.namespace}/${o.metadata?.name}:${initial}`),
+      onDelete: (o) =>
+        seen.push(isDeletedFinalStateUnknown(o) ? `tombstone:${o.key}` : `delete:${o.metadata?.name}`),
+    });
+    const ac = new AbortController();
+    running.push(ac);
+    const done = cache.start(ac.signal);
+    expect(await cache.waitForCacheSync()).toBe(true);
+    seen.length = 0;
+    // An API server restart: the watches end, the watch cache starts empty; what happens next is missed.
+    s.restart();
+    s.remove('cm0', 'a');
+    s.remove('cm1', 'b');
+    s.create('new', {}, 'b');
+    // Its watch history starts after them: a re-watch from an older resourceVersion gets 410 and relists.
+    s.watchCacheStartRV = s.rv;
+    await vi.waitFor(() => {
+      clock.step(1000);
+      expect(seen.sort()).toEqual(['add:b/new:false', 'tombstone:a/cm0', 'tombstone:b/cm1']);
+    });
+    expect(names((await cache.list(ConfigMap)).items)).toEqual(['a/cm1', 'a/cm2', 'b/cm0', 'b/cm2', 'b/new']);
+    ac.abort();
+    await done;
+  });
+
+  it('p9: removeInformer while one namespace list is held and another watch is open resolves, and aborts every request of the informer', async () => {
+    const fc = new FakeClient();
+    const s = fc.server('ConfigMap');
+    s.create('cm0', {}, 'a');
+    const list = s.list.bind(s);
+    // Namespace b's list never answers (a black-holed request) until its signal aborts.
+    s.list = (o) =>
+      o.namespace === 'b'
+        ? new Promise((_, reject) => o.signal?.addEventListener('abort', () => reject(o.signal?.reason)))
+        : list(o);
+    const t = startCache(fc, { defaultNamespaces: ['a', 'b'] });
+    const inf = t.cache.getInformer(ConfigMap);
+    await vi.waitFor(() => expect(fc.calls.filter((c) => c.verb === 'watch')).toHaveLength(1));
+    expect(inf.hasSynced()).toBe(false);
+    await t.cache.removeInformer(ConfigMap);
+    expect(inf.isStopped()).toBe(true);
+    expect(fc.calls.every((c) => c.signal.aborted)).toBe(true);
+    expect(s.live).toHaveLength(0);
+    await t.stop();
+  });
+
+  it('p13: a second index on the same field after start is refused with StoreError on per-namespace informers, and the first keeps answering', async () => {
+    const fc = new FakeClient();
+    const s = fc.server('ConfigMap');
+    for (const ns of ['a', 'b']) s.create('cm', { k: 'v' }, ns);
+    const t = startCache(fc, { defaultNamespaces: ['a', 'b'] });
+    t.cache.getInformer(ConfigMap);
+    expect(await t.cache.waitForCacheSync()).toBe(true);
+    const byK = (o: KubeObject) => [String((o as { data?: { k?: string } }).data?.k ?? '')];
+    t.cache.indexField(ConfigMap, 'data.k', byK);
+    expect(() => t.cache.indexField(ConfigMap, 'data.k', byK)).toThrow(StoreError);
+    expect(names((await t.cache.list(ConfigMap, { fieldSelector: 'data.k=v' })).items)).toEqual([
+      'a/cm',
+      'b/cm',
+    ]);
+    expect(t.cache.getInformer(ConfigMap).status().terminalError).toBeUndefined();
     await t.stop();
   });
 });
