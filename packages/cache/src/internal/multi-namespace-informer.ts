@@ -160,7 +160,7 @@ export class MultiNamespaceInformer<T extends KubeObject> implements Informer<T>
         delay = Math.min(delay * 2, 30_000)
       ) {
         try {
-          namespaced = await this.#isNamespaced();
+          namespaced = await this.#lookUpScope(signal);
         } catch (err) {
           this.#log.warn({ err }, 'can not tell whether the kind is namespaced; retrying');
           await sleep(delay, signal, this.#clock).catch(() => {});
@@ -184,6 +184,26 @@ export class MultiNamespaceInformer<T extends KubeObject> implements Informer<T>
       this.#stopped = true;
       this.#wake();
     }
+  }
+
+  /**
+   * Whether the kind is namespaced, or `undefined` once `signal` aborts: the RESTMapper call takes no signal,
+   * and a discovery request that hangs must not keep a stopped (or removed) informer running.
+   */
+  #lookUpScope(signal: AbortSignal): Promise<boolean | undefined> {
+    return new Promise((resolve, reject) => {
+      const off = onAbort(signal, () => resolve(undefined));
+      this.#isNamespaced().then(
+        (v) => {
+          off();
+          resolve(v);
+        },
+        (err: unknown) => {
+          off();
+          reject(err);
+        },
+      );
+    });
   }
 
   #wake(): void {
