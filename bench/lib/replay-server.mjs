@@ -18,8 +18,16 @@ import { POD_SHAPES } from './pods.mjs';
 /** Milliseconds since the epoch with sub-ms precision; comparable between processes of one machine. */
 export const nowMs = () => performance.timeOrigin + performance.now();
 
-/** A self-signed serving certificate for 127.0.0.1 (openssl, EC P-256), PEM. */
+/** @type {{ cert: string, key: string } | undefined} */
+let certificate;
+
+/** A self-signed serving certificate for 127.0.0.1 (openssl, EC P-256), PEM; made once per process. */
 function selfSigned() {
+  certificate ??= newSelfSigned();
+  return certificate;
+}
+
+function newSelfSigned() {
   const dir = mkdtempSync(join(tmpdir(), 'kubeloop-replay-'));
   try {
     execFileSync(

@@ -1,0 +1,3 @@
+import { smokeSuite } from './smoke-lib.mjs';
+
+smokeSuite('cache-read');

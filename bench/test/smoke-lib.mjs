@@ -1,0 +1,74 @@
+// The smoke run of the bench suites (part of `npm test`): every scenario of a suite runs once, in the test's
+// process, at a tiny size (BENCH_SMOKE=1), so a broken scenario — a renamed API, a replay server that no longer
+// answers, a summary that throws — fails CI. Nothing about time is asserted. Each suite has its own test file
+// (`smoke-<suite>.test.mjs`, three lines calling smokeSuite) so vitest runs the suites in parallel processes,
+// each with its own process.env (a fixture's env is set for its tasks).
+import { readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const root = join(here, '..');
+process.env.BENCH_SMOKE = '1';
+// the older informer suite (envtest) has its own knobs
+process.env.OBJECTS = '20';
+process.env.UPDATES = '10';
+
+/** Every suite folder of bench/. */
+export const suites = readdirSync(root, { withFileTypes: true })
+  .filter(
+    (e) =>
+      e.isDirectory() && !['lib', 'node_modules', 'results', 'test', 'profiles', 'charts'].includes(e.name),
+  )
+  .map((e) => e.name)
+  .sort();
+
+/** The `*.bench.mjs` files of one suite. */
+export const filesOf = (suite) =>
+  readdirSync(join(root, suite))
+    .filter((f) => f.endsWith('.bench.mjs'))
+    .map((f) => ({ suite, file: join(root, suite, f), name: `${suite}/${f}` }));
+
+/** Registers one test per file of `suite`: every task once (each variant, with its fixture), then summary(). */
+export function smokeSuite(suite) {
+  describe.each(filesOf(suite))('bench smoke $name (tiny sizes, no timing asserted)', ({ file }) => {
+    let mod;
+    beforeAll(async () => {
+      mod = await import(pathToFileURL(file).href);
+    });
+
+    it('runs every task once and summarises', async () => {
+      const variants = mod.variants ? await mod.variants() : [undefined];
+      for (const variant of variants) {
+        const fixture = await mod.setup?.(variant);
+        const saved = { ...process.env };
+        Object.assign(process.env, fixture?.env ?? {});
+        if (variant !== undefined) process.env.BENCH_VARIANT = String(variant);
+        const results = [];
+        try {
+          for (const task of await mod.tasks(variant)) {
+            await task.beforeAll?.();
+            try {
+              if (task.measure) {
+                const m = await task.measure();
+                expect(m.opsPerSec, `${task.scenario} / ${task.impl}`).toBeGreaterThan(0);
+                results.push({ scenario: task.scenario, impl: task.impl, macro: true, ...m, medians: m });
+              } else {
+                await task.fn();
+                results.push({ scenario: task.scenario, impl: task.impl, opsPerSec: 1, nsPerOp: 1 });
+              }
+            } finally {
+              await task.afterAll?.();
+            }
+          }
+        } finally {
+          process.env = saved;
+          await fixture?.teardown?.();
+        }
+        const lines = (await mod.summary?.(results, variant)) ?? [];
+        for (const line of lines) expect(typeof line.scenario).toBe('string');
+      }
+    });
+  });
+}
