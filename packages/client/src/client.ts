@@ -1,4 +1,3 @@
-import type { RestConfig } from '@kubeloop/config';
 import { type ApplyConfiguration, type ApplyOptions, applyBody } from './apply.js';
 import { type DeleteAllOfOptions, deleteAllOf } from './delete-all-of.js';
 import { DynamicRESTMapper } from './dynamic-rest-mapper.js';
@@ -6,15 +5,12 @@ import {
   InvalidRequestError,
   isUnsupportedMediaType,
   StatusError,
-  statusErrorFromResponse,
-  UnexpectedResponseError,
   UnsupportedPatchTypeError,
 } from './errors.js';
 import { formatFieldSelector } from './field-selector.js';
 import type { HttpRequest, HttpTransport } from './http.js';
 import type { Client, StatusWriter, SubResourceClient } from './interfaces.js';
 import type { ClientInternals } from './internal/client-internals.js';
-import { describeJson, isJsonObject } from './internal/json-shape.js';
 import { mappingForRequest, objectNamespaceUse } from './internal/request-mapping.js';
 import {
   gvkOf,
@@ -27,11 +23,7 @@ import {
   objectKeyFromObject,
 } from './kinds.js';
 import { formatLabelSelector } from './label-selector.js';
-import {
-  PARTIAL_OBJECT_METADATA_ACCEPT,
-  PARTIAL_OBJECT_METADATA_LIST_ACCEPT,
-  toPartialObjectMetadata,
-} from './metadata-only.js';
+import { metadataAccept, PARTIAL_OBJECT_METADATA_ACCEPT, refuseMetadataOnly } from './metadata-only.js';
 import {
   type DeleteOptions,
   type GetOptions,
@@ -44,15 +36,11 @@ import {
 } from './options.js';
 import { type ListPage, type ListPagesOptions, listAll, listPages } from './pager.js';
 import { collectionPath, objectPath, withQuery } from './paths.js';
+import { asListReply, asObjectReply, readJsonReply, withTypeMeta } from './replies.js';
 import { isResourceNotFound, type RESTMapper, type RESTMapping } from './rest-mapper.js';
 import { ApiSubResourceClient } from './sub-resource.js';
-import { Transport, type TransportOptions } from './transport/index.js';
-import {
-  checkMaxEventBytes,
-  type DEFAULT_MAX_WATCH_EVENT_BYTES,
-  decodeWatchStream,
-  type WatchEvent,
-} from './watch.js';
+import { checkMaxEventBytes, type DEFAULT_MAX_WATCH_EVENT_BYTES, type WatchEvent } from './watch.js';
+import { watchRequest } from './watch-request.js';
 
 /** Options for {@link ApiClient}. */
 export interface ClientOptions {
@@ -128,16 +116,7 @@ export class ApiClient implements Client {
       ...req,
       headers: { accept: 'application/json', ...req.headers },
     });
-    const text = await res.body.text();
-    if (res.status < 200 || res.status >= 300) {
-      throw statusErrorFromResponse(res.status, text, `${req.method} ${req.path.split('?')[0]}`);
-    }
-    if (text === '') return undefined as R;
-    try {
-      return JSON.parse(text) as R;
-    } catch {
-      throw new UnexpectedResponseError(`${req.method} ${req.path.split('?')[0]}: the reply is not JSON`);
-    }
+    return (await readJsonReply(res, `${req.method} ${req.path.split('?')[0]}`)) as R;
   }
 
   /**
@@ -146,12 +125,7 @@ export class ApiClient implements Client {
    * into the kind's struct). @throws UnexpectedResponseError naming the request and what came back.
    */
   async #sendObject<T>(req: HttpRequest): Promise<T> {
-    const reply = await this.#send<unknown>(req);
-    if (!isJsonObject(reply))
-      throw new UnexpectedResponseError(
-        `${req.method} ${req.path.split('?')[0]}: the reply is ${describeJson(reply)}, not an object`,
-      );
-    return reply as T;
+    return asObjectReply(await this.#send<unknown>(req), `${req.method} ${req.path.split('?')[0]}`) as T;
   }
 
   #writeQuery(options: WriteOptions | undefined): URLSearchParams {
@@ -293,40 +267,13 @@ export class ApiClient implements Client {
     if (options.resourceVersion !== undefined) q.set('resourceVersion', options.resourceVersion);
     if (options.resourceVersionMatch) q.set('resourceVersionMatch', options.resourceVersionMatch);
     const path = withQuery(collectionPath(mapping, options.namespace), q);
-    const list = await this.#send<ObjectList<T>>({
+    const reply = await this.#send<unknown>({
       method: 'GET',
       path,
       signal: options.signal,
       ...metadataAccept(kind, true),
     });
-    if (!list || typeof list !== 'object' || Array.isArray(list))
-      throw new UnexpectedResponseError(
-        `GET ${path.split('?')[0]}: the reply is not a list (empty or not an object)`,
-      );
-    // A list always carries `items` (null when empty: apimachinery has no omitempty on it). A 2xx whose body
-    // lacks it — a Status, a proxy's JSON — must not read as "no objects": an informer would delete its cache.
-    if (!('items' in list) || (list as { kind?: unknown }).kind === 'Status')
-      throw new UnexpectedResponseError(
-        `GET ${path.split('?')[0]}: the reply is not a list (kind ${JSON.stringify((list as { kind?: unknown }).kind ?? null)}, no items)`,
-      );
-    if (list.items === null) list.items = [];
-    if (!Array.isArray(list.items))
-      throw new UnexpectedResponseError(
-        `GET ${path.split('?')[0]}: items is ${describeJson(list.items)}, not an array`,
-      );
-    // Every item must be an object: client-go fails to decode a list whose item does not unmarshal into the
-    // kind's struct. `[1, "x", null]` must not reach a cache or a handler as objects.
-    for (let i = 0; i < list.items.length; i++) {
-      const item: unknown = list.items[i];
-      if (!isJsonObject(item))
-        throw new UnexpectedResponseError(
-          `GET ${path.split('?')[0]}: items[${i}] is ${describeJson(item)}, not an object`,
-        );
-    }
-    list.metadata ??= {};
-    if (isMetadataOnly(kind)) list.items = list.items.map((item) => withTypeMeta(kind, item));
-    else for (const item of list.items) withTypeMeta(kind, item);
-    return list;
+    return asListReply(kind, reply, `GET ${path.split('?')[0]}`);
   }
 
   async #create<T extends KubeObject>(kind: Kind<T>, obj: T, options?: WriteOptions): Promise<T> {
@@ -434,133 +381,16 @@ export class ApiClient implements Client {
 
   watch<T extends KubeObject>(kind: Kind<T>, options: WatchOptions = {}): AsyncIterable<WatchEvent<T>> {
     return {
-      [Symbol.asyncIterator]: () => this.#watch(kind, options, true),
+      [Symbol.asyncIterator]: () =>
+        watchRequest(
+          {
+            transport: this.#transport,
+            restMapper: this.restMapper,
+            maxEventBytes: this.#maxWatchEventBytes,
+          },
+          kind,
+          options,
+        ),
     };
   }
-
-  async *#watch<T extends KubeObject>(
-    kind: Kind<T>,
-    options: WatchOptions,
-    retryStale: boolean,
-  ): AsyncGenerator<WatchEvent<T>, void, undefined> {
-    const mapping = await mappingForRequest(this.restMapper, kind, { namespace: options.namespace });
-    const q = new URLSearchParams();
-    q.set('watch', 'true');
-    const ls = formatLabelSelector(options.labelSelector);
-    if (ls) q.set('labelSelector', ls);
-    const fs = formatFieldSelector(options.fieldSelector);
-    if (fs) q.set('fieldSelector', fs);
-    if (options.resourceVersion !== undefined) q.set('resourceVersion', options.resourceVersion);
-    if (options.allowWatchBookmarks) q.set('allowWatchBookmarks', 'true');
-    if (options.timeoutSeconds !== undefined)
-      q.set('timeoutSeconds', String(Math.floor(options.timeoutSeconds)));
-    if (options.sendInitialEvents !== undefined)
-      q.set('sendInitialEvents', String(options.sendInitialEvents));
-    if (options.resourceVersionMatch) q.set('resourceVersionMatch', options.resourceVersionMatch);
-    const path = withQuery(collectionPath(mapping, options.namespace), q);
-    const signal = options.signal;
-    if (signal?.aborted) return;
-    let res: Awaited<ReturnType<HttpTransport['request']>>;
-    try {
-      res = await this.#transport.request({
-        method: 'GET',
-        path,
-        headers: { accept: isMetadataOnly(kind) ? PARTIAL_OBJECT_METADATA_ACCEPT : 'application/json' },
-        stream: true,
-        ...(signal ? { signal } : {}),
-      });
-    } catch (err) {
-      if (signal?.aborted) return;
-      throw err;
-    }
-    if (res.status < 200 || res.status >= 300) {
-      const text = await res.body.text().catch(() => '');
-      const err = statusErrorFromResponse(res.status, text, `GET ${path.split('?')[0]} (watch)`);
-      // A 404 for the resource: forget the group version and open the watch once more with a fresh mapping.
-      if (retryStale && isResourceNotFound(err) && this.restMapper.invalidate) {
-        this.restMapper.invalidate(gvkOf(kind));
-        yield* this.#watch(kind, options, false);
-        return;
-      }
-      throw err;
-    }
-    try {
-      const maxEventBytes = options.maxEventBytes ?? this.#maxWatchEventBytes;
-      for await (const ev of decodeWatchStream<T>(res.body, { maxEventBytes })) {
-        if (ev.type !== 'ERROR' && ev.type !== 'BOOKMARK') {
-          if (isMetadataOnly(kind)) {
-            yield { type: ev.type, object: withTypeMeta(kind, ev.object) };
-            continue;
-          }
-          withTypeMeta(kind, ev.object);
-        }
-        yield ev;
-      }
-    } catch (err) {
-      if (signal?.aborted) return;
-      throw err;
-    } finally {
-      try {
-        res.body.destroy?.();
-      } catch {
-        // already closed
-      }
-    }
-  }
-}
-
-/** The Accept header of a metadata-only read (nothing for other kinds). */
-function metadataAccept(kind: Kind, list: boolean): { headers?: Record<string, string> } {
-  if (!isMetadataOnly(kind)) return {};
-  return { headers: { accept: list ? PARTIAL_OBJECT_METADATA_LIST_ACCEPT : PARTIAL_OBJECT_METADATA_ACCEPT } };
-}
-
-/** controller-runtime refuses create/update of metadata-only objects: there is no whole object to send. */
-function refuseMetadataOnly(kind: Kind, verb: 'create' | 'update'): void {
-  if (isMetadataOnly(kind))
-    throw new InvalidRequestError(
-      `${kind.kind}: cannot ${verb} a metadata-only object (PartialObjectMetadata); did you mean to patch?`,
-    );
-}
-
-/**
- * Fills `apiVersion`/`kind` when the server left them out (list items on real servers do). For a
- * metadata-only kind, returns a new object with only `apiVersion`/`kind` of the kind and `metadata`.
- */
-function withTypeMeta<T extends KubeObject>(kind: Kind<T>, obj: T): T {
-  if (isMetadataOnly(kind) && obj && typeof obj === 'object') return toPartialObjectMetadata(kind, obj) as T;
-  if (obj && typeof obj === 'object' && !Object.isFrozen(obj)) {
-    if (!obj.apiVersion) obj.apiVersion = kind.apiVersion;
-    if (!obj.kind) obj.kind = kind.kind;
-  }
-  return obj;
-}
-
-/** Turns a watch ERROR event's Status into the error it stands for. */
-export function errorFromWatchStatus(status: WatchEvent & { type: 'ERROR' }): StatusError {
-  return new StatusError(status.object);
-}
-
-/** Options of {@link newClient}. */
-export interface NewClientOptions {
-  /** Transport options (rate limiter, retries, credentials). */
-  readonly transport?: TransportOptions;
-  readonly restMapper?: RESTMapper;
-  readonly fieldOwner?: string;
-  /** Bound on one watch event, in bytes (see {@link ClientOptions.maxWatchEventBytes}). @defaultValue 16 MiB */
-  readonly maxWatchEventBytes?: number;
-}
-
-/**
- * A live client for `config`: one pooled {@link Transport} (throttling, retries, credential refresh) and a
- * lazy {@link DynamicRESTMapper} (controller-runtime `client.New(config, options)`). Call `close()` when done.
- */
-export function newClient(config: RestConfig, options: NewClientOptions = {}): ApiClient {
-  const transport = new Transport(config, options.transport);
-  return new ApiClient({
-    transport,
-    ...(options.restMapper ? { restMapper: options.restMapper } : {}),
-    ...(options.fieldOwner ? { fieldOwner: options.fieldOwner } : {}),
-    ...(options.maxWatchEventBytes !== undefined ? { maxWatchEventBytes: options.maxWatchEventBytes } : {}),
-  });
 }

@@ -14,12 +14,7 @@ export {
   pruneUnset,
 } from './apply.js';
 export { Backoff, type BackoffOptions, DEFAULT_REFLECTOR_BACKOFF } from './backoff.js';
-export {
-  ApiClient,
-  type ClientOptions,
-  type NewClientOptions,
-  newClient,
-} from './client.js';
+export { ApiClient, type ClientOptions } from './client.js';
 export { type Clock, type ClockTimer, FakeClock, realClock, sleep } from './clock.js';
 export { type Deadline, withDeadline } from './deadline.js';
 export type { DeleteAllOfOptions } from './delete-all-of.js';
@@ -128,6 +123,7 @@ export {
   PARTIAL_OBJECT_METADATA_LIST_ACCEPT,
   toPartialObjectMetadata,
 } from './metadata-only.js';
+export { type NewClientOptions, newClient } from './new-client.js';
 export {
   type CallOptions,
   type DeleteOptions,

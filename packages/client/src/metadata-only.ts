@@ -3,7 +3,8 @@
  * the Accept headers that ask the API server for `meta.k8s.io/v1` `PartialObjectMetadata(List)` and the
  * reduction of whatever arrives to `{ apiVersion, kind, metadata }`.
  */
-import type { Kind, KubeObject, PartialObjectMetadata } from './kinds.js';
+import { InvalidRequestError } from './errors.js';
+import { isMetadataOnly, type Kind, type KubeObject, type PartialObjectMetadata } from './kinds.js';
 
 /**
  * `Accept` for one object (get, patch, and each watch event). The plain JSON fallback lets a server without
@@ -22,4 +23,21 @@ export const PARTIAL_OBJECT_METADATA_LIST_ACCEPT =
  */
 export function toPartialObjectMetadata(kind: Kind, obj: KubeObject): PartialObjectMetadata {
   return { apiVersion: kind.apiVersion, kind: kind.kind, metadata: obj?.metadata ?? {} };
+}
+
+/** The Accept header of a metadata-only read (nothing for other kinds). */
+export function metadataAccept(kind: Kind, list: boolean): { headers?: Record<string, string> } {
+  if (!isMetadataOnly(kind)) return {};
+  return { headers: { accept: list ? PARTIAL_OBJECT_METADATA_LIST_ACCEPT : PARTIAL_OBJECT_METADATA_ACCEPT } };
+}
+
+/**
+ * controller-runtime refuses create/update of metadata-only objects: there is no whole object to send.
+ * @throws InvalidRequestError for a metadata-only kind.
+ */
+export function refuseMetadataOnly(kind: Kind, verb: 'create' | 'update'): void {
+  if (isMetadataOnly(kind))
+    throw new InvalidRequestError(
+      `${kind.kind}: cannot ${verb} a metadata-only object (PartialObjectMetadata); did you mean to patch?`,
+    );
 }
