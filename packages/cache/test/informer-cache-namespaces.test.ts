@@ -144,12 +144,12 @@ describe('per-namespace informers under faults (breaker probes p5, p9, p13)', ()
     const fc = new FakeClient();
     const s = fc.server('ConfigMap');
     s.create('cm0', {}, 'a');
-    const list = s.list.bind(s);
+    const list = fc.list.bind(fc);
     // Namespace b's list never answers (a black-holed request) until its signal aborts.
-    s.list = (o) =>
+    fc.list = (k, o) =>
       o.namespace === 'b'
-        ? new Promise((_, reject) => o.signal?.addEventListener('abort', () => reject(o.signal?.reason)))
-        : list(o);
+        ? new Promise((_, reject) => o.signal.addEventListener('abort', () => reject(o.signal.reason)))
+        : list(k, o);
     const t = startCache(fc, { defaultNamespaces: ['a', 'b'] });
     const inf = t.cache.getInformer(ConfigMap);
     await vi.waitFor(() => expect(fc.calls.filter((c) => c.verb === 'watch')).toHaveLength(1));
