@@ -116,21 +116,23 @@ export function labelSelectorPredicate<T extends KubeObject = KubeObject>(
 
 /** Passes an event when every predicate passes it (controller-runtime `predicate.And`). */
 export function and<T extends KubeObject = KubeObject>(...predicates: Predicate<T>[]): Predicate<T> {
-  return {
-    create: (o) => predicates.every((p) => p.create?.(o) ?? true),
-    update: (a, b) => predicates.every((p) => p.update?.(a, b) ?? true),
-    delete: (o, u) => predicates.every((p) => p.delete?.(o, u) ?? true),
-    generic: (o) => predicates.every((p) => p.generic?.(o) ?? true),
-  };
+  return combine<T>((pass) => predicates.every(pass));
 }
 
 /** Passes an event when any predicate passes it; none given passes nothing (controller-runtime `predicate.Or`). */
 export function or<T extends KubeObject = KubeObject>(...predicates: Predicate<T>[]): Predicate<T> {
+  return combine<T>((pass) => predicates.some(pass));
+}
+
+/** A predicate whose every method asks `quantify` (every / some over the combined predicates); a missing method passes. */
+function combine<T extends KubeObject>(
+  quantify: (pass: (p: Predicate<T>) => boolean) => boolean,
+): Predicate<T> {
   return {
-    create: (o) => predicates.some((p) => p.create?.(o) ?? true),
-    update: (a, b) => predicates.some((p) => p.update?.(a, b) ?? true),
-    delete: (o, u) => predicates.some((p) => p.delete?.(o, u) ?? true),
-    generic: (o) => predicates.some((p) => p.generic?.(o) ?? true),
+    create: (o) => quantify((p) => p.create?.(o) ?? true),
+    update: (a, b) => quantify((p) => p.update?.(a, b) ?? true),
+    delete: (o, u) => quantify((p) => p.delete?.(o, u) ?? true),
+    generic: (o) => quantify((p) => p.generic?.(o) ?? true),
   };
 }
 

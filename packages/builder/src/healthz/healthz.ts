@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Informers } from '@kubeloop/cache';
 import { discardLogger, type Logger } from '../logger.js';
-import { HttpServerRunnable, parseBindAddress } from './http-server.js';
+import { OptionalHttpServer } from './http-server.js';
 
 /**
  * A health check (controller-runtime `healthz.Checker`): resolves when healthy, throws or rejects when not.
@@ -192,33 +192,20 @@ export interface HealthProbeServerOptions {
  * HTTP-server runnable (`start`/`ready`); it answers every probe from checks alone, never waiting on the
  * API server.
  */
-export class HealthProbeServer {
+export class HealthProbeServer extends OptionalHttpServer {
   readonly healthz = new CheckSet('healthz');
   readonly readyz = new CheckSet('readyz');
-  readonly #server: HttpServerRunnable | undefined;
   readonly #live: string;
   readonly #ready: string;
   readonly #log: Logger;
 
   /** @throws BindAddressError for a malformed bind address. */
   constructor(options: HealthProbeServerOptions) {
-    this.#log = options.logger ?? discardLogger;
+    const log = options.logger ?? discardLogger;
+    super('health probes', options.bindAddress, 'healthProbeBindAddress', log);
+    this.#log = log;
     this.#live = trimSlash(options.livenessEndpointName ?? '/healthz');
     this.#ready = trimSlash(options.readinessEndpointName ?? '/readyz');
-    const bind = parseBindAddress(options.bindAddress, 'healthProbeBindAddress');
-    this.#server = bind
-      ? new HttpServerRunnable('health probes', bind, (req, res) => this.handle(req, res), this.#log)
-      : undefined;
-  }
-
-  /** Whether a bind address was given (else `start` returns at once). */
-  get enabled(): boolean {
-    return this.#server !== undefined;
-  }
-
-  /** `host:port` bound, once listening. */
-  address(): string | undefined {
-    return this.#server?.address();
   }
 
   addHealthzCheck(name: string, check: Checker): void {
@@ -227,14 +214,6 @@ export class HealthProbeServer {
 
   addReadyzCheck(name: string, check: Checker): void {
     this.readyz.add(name, check);
-  }
-
-  async start(signal: AbortSignal): Promise<void> {
-    await this.#server?.start(signal);
-  }
-
-  async ready(signal: AbortSignal): Promise<void> {
-    await this.#server?.ready(signal);
   }
 
   /** The request handler (usable on another server). */

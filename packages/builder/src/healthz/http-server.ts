@@ -117,3 +117,41 @@ export class HttpServerRunnable {
     }
   }
 }
+
+/**
+ * A server that runs only when its bind address is given (`"0"` or `""` disable it): what the probe and
+ * metrics servers share. `start`/`ready` make it an HTTP-server runnable; subclasses answer in `handle`.
+ * @internal
+ */
+export abstract class OptionalHttpServer {
+  readonly #server: HttpServerRunnable | undefined;
+
+  /** @throws BindAddressError naming `option` for a malformed bind address. */
+  protected constructor(name: string, bindAddress: string, option: string, log: Logger) {
+    const bind = parseBindAddress(bindAddress, option);
+    this.#server = bind
+      ? new HttpServerRunnable(name, bind, (req, res) => this.handle(req, res), log)
+      : undefined;
+  }
+
+  /** Whether a bind address was given (else `start` returns at once). */
+  get enabled(): boolean {
+    return this.#server !== undefined;
+  }
+
+  /** `host:port` bound, once listening. */
+  address(): string | undefined {
+    return this.#server?.address();
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    await this.#server?.start(signal);
+  }
+
+  async ready(signal: AbortSignal): Promise<void> {
+    await this.#server?.ready(signal);
+  }
+
+  /** The request handler (usable on another server). */
+  abstract handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
+}

@@ -22,36 +22,30 @@ class ControllerMetricFamilies {
 
   constructor(registry: Registry) {
     const registers = [registry];
+    const perController = (name: string, help: string) =>
+      new Counter({ name, help, labelNames: ['controller'], registers });
     this.reconcileTotal = new Counter({
       name: 'controller_runtime_reconcile_total',
       help: 'Total number of reconciliations per controller',
       labelNames: ['controller', 'result'],
       registers,
     });
-    this.reconcileErrors = new Counter({
-      name: 'controller_runtime_reconcile_errors_total',
-      help: 'Total number of reconciliation errors per controller',
-      labelNames: ['controller'],
-      registers,
-    });
-    this.terminalReconcileErrors = new Counter({
-      name: 'controller_runtime_terminal_reconcile_errors_total',
-      help: 'Total number of terminal reconciliation errors per controller',
-      labelNames: ['controller'],
-      registers,
-    });
-    this.reconcilePanics = new Counter({
-      name: 'controller_runtime_reconcile_panics_total',
-      help: 'Total number of reconciliation panics per controller',
-      labelNames: ['controller'],
-      registers,
-    });
-    this.reconcileTimeouts = new Counter({
-      name: 'controller_runtime_reconcile_timeouts_total',
-      help: 'Total number of reconciliation timeouts per controller',
-      labelNames: ['controller'],
-      registers,
-    });
+    this.reconcileErrors = perController(
+      'controller_runtime_reconcile_errors_total',
+      'Total number of reconciliation errors per controller',
+    );
+    this.terminalReconcileErrors = perController(
+      'controller_runtime_terminal_reconcile_errors_total',
+      'Total number of terminal reconciliation errors per controller',
+    );
+    this.reconcilePanics = perController(
+      'controller_runtime_reconcile_panics_total',
+      'Total number of reconciliation panics per controller',
+    );
+    this.reconcileTimeouts = perController(
+      'controller_runtime_reconcile_timeouts_total',
+      'Total number of reconciliation timeouts per controller',
+    );
     this.reconcileTime = new Histogram({
       name: 'controller_runtime_reconcile_time_seconds',
       help: 'Length of time per reconciliation per controller',
@@ -59,18 +53,16 @@ class ControllerMetricFamilies {
       buckets: [...RECONCILE_TIME_BUCKETS_SECONDS],
       registers,
     });
-    this.maxConcurrentReconciles = new Gauge({
-      name: 'controller_runtime_max_concurrent_reconciles',
-      help: 'Maximum number of concurrent reconciles per controller',
-      labelNames: ['controller'],
-      registers,
-    });
-    this.activeWorkers = new Gauge({
-      name: 'controller_runtime_active_workers',
-      help: 'Number of currently used workers per controller',
-      labelNames: ['controller'],
-      registers,
-    });
+    const gauge = (name: string, help: string) =>
+      new Gauge({ name, help, labelNames: ['controller'], registers });
+    this.maxConcurrentReconciles = gauge(
+      'controller_runtime_max_concurrent_reconciles',
+      'Maximum number of concurrent reconciles per controller',
+    );
+    this.activeWorkers = gauge(
+      'controller_runtime_active_workers',
+      'Number of currently used workers per controller',
+    );
   }
 }
 

@@ -51,20 +51,16 @@ export function registerRestClientMetrics(registry: Registry): () => void {
     labelNames: ['code', 'method', 'host'],
     registers,
   });
-  const duration = new Histogram({
-    name: 'rest_client_request_duration_seconds',
-    help: 'Request latency in seconds. Broken down by verb, and host.',
-    labelNames: ['verb', 'host'],
-    buckets,
-    registers,
-  });
-  const limiter = new Histogram({
-    name: 'rest_client_rate_limiter_duration_seconds',
-    help: 'Client side rate limiter latency in seconds. Broken down by verb, and host.',
-    labelNames: ['verb', 'host'],
-    buckets,
-    registers,
-  });
+  const byVerbAndHost = (name: string, help: string) =>
+    new Histogram({ name, help, labelNames: ['verb', 'host'], buckets, registers });
+  const duration = byVerbAndHost(
+    'rest_client_request_duration_seconds',
+    'Request latency in seconds. Broken down by verb, and host.',
+  );
+  const limiter = byVerbAndHost(
+    'rest_client_rate_limiter_duration_seconds',
+    'Client side rate limiter latency in seconds. Broken down by verb, and host.',
+  );
   const onRequest = (msg: unknown) => {
     const d = msg as RequestDiagnostic;
     const host = hostOf(d.url);

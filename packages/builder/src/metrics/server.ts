@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
-import { HttpServerRunnable, parseBindAddress, type RequestHandler } from '../healthz/http-server.js';
+import { OptionalHttpServer, type RequestHandler } from '../healthz/http-server.js';
 import { discardLogger, type Logger } from '../logger.js';
 
 /** Options of {@link MetricsServer} (controller-runtime `metricsserver.Options`, plain HTTP). */
@@ -18,40 +18,21 @@ export interface MetricsServerOptions {
  * on every replica (not only the leader). Run it as an HTTP-server runnable (`start`/`ready`).
  * Not done: HTTPS serving and the TokenReview/SubjectAccessReview filter.
  */
-export class MetricsServer {
-  readonly #server: HttpServerRunnable | undefined;
+export class MetricsServer extends OptionalHttpServer {
   readonly #registry: Registry;
   readonly #extra: Readonly<Record<string, RequestHandler>>;
   readonly #log: Logger;
 
-  /** @throws BindAddressError for a malformed bind address, or an extra handler on `/metrics`. */
+  /** @throws BindAddressError for a malformed bind address. */
   constructor(options: MetricsServerOptions) {
+    const log = options.logger ?? discardLogger;
+    super('metrics', options.bindAddress, 'metricsBindAddress', log);
     this.#registry = options.registry;
     this.#extra = options.extraHandlers ?? {};
-    this.#log = options.logger ?? discardLogger;
-    const bind = parseBindAddress(options.bindAddress, 'metricsBindAddress');
-    this.#server = bind
-      ? new HttpServerRunnable('metrics', bind, (req, res) => this.handle(req, res), this.#log)
-      : undefined;
+    this.#log = log;
   }
 
-  get enabled(): boolean {
-    return this.#server !== undefined;
-  }
-
-  /** `host:port` bound, once listening. */
-  address(): string | undefined {
-    return this.#server?.address();
-  }
-
-  async start(signal: AbortSignal): Promise<void> {
-    await this.#server?.start(signal);
-  }
-
-  async ready(signal: AbortSignal): Promise<void> {
-    await this.#server?.ready(signal);
-  }
-
+  /** The request handler (usable on another server). */
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://metrics').pathname;
     if (path === '/metrics') {
