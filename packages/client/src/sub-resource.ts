@@ -17,7 +17,7 @@ import {
   type SubResourceUpdateOptions,
   type WriteOptions,
 } from './options.js';
-import { objectPath, withQuery } from './paths.js';
+import { checkPathSegment, objectPath, withQuery } from './paths.js';
 
 /** The body kind of the create-style and own-body subresources the client knows. */
 const SUBRESOURCE_BODY_KINDS: Readonly<Record<string, { apiVersion: string; kind: string }>> = {
@@ -36,8 +36,8 @@ export class ApiSubResourceClient implements SubResourceClient {
   readonly #name: string;
 
   constructor(internals: ClientInternals, name: string) {
-    if (!name || name.includes('/'))
-      throw new InvalidRequestError(`subresource name ${JSON.stringify(name)} is not valid`);
+    if (!name) throw new InvalidRequestError(`subresource name ${JSON.stringify(name)} is not valid`);
+    checkPathSegment('subresource', name);
     this.#internals = internals;
     this.#name = name;
   }
