@@ -188,7 +188,10 @@ function printerColumns(version: Record<string, unknown>): TableColumn[] {
       name: String(c.name ?? ''),
       type,
       format: String(c.format ?? ''),
-      description: String(c.description ?? ''),
+      // apiextensions' table convertor: an undocumented column is described by its JSONPath
+      description: c.description
+        ? String(c.description)
+        : `Custom resource definition column (in JSONPath format): ${String(c.jsonPath ?? '')}`,
       priority: Number(c.priority ?? 0),
       cell: (o: KObject, now: number) => {
         const v = get(o);

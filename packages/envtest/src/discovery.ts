@@ -120,26 +120,35 @@ export function apiResourceList(
         kind: s.kind ?? rt.kind,
         verbs: [...s.verbs],
       });
-    if (rt.scale)
-      resources.push({
-        name: `${rt.resource}/scale`,
-        singularName: '',
-        namespaced: rt.namespaced,
-        group: 'autoscaling',
-        version: 'v1',
-        kind: 'Scale',
-        verbs: SUB_VERBS,
-      });
-    if (rt.statusSubresource)
-      resources.push({
-        name: `${rt.resource}/status`,
-        singularName: '',
-        namespaced: rt.namespaced,
-        kind: rt.kind,
-        verbs: SUB_VERBS,
-      });
+    const scale = {
+      name: `${rt.resource}/scale`,
+      singularName: '',
+      namespaced: rt.namespaced,
+      group: 'autoscaling',
+      version: 'v1',
+      kind: 'Scale',
+      verbs: SUB_VERBS,
+    };
+    const status = {
+      name: `${rt.resource}/status`,
+      singularName: '',
+      namespaced: rt.namespaced,
+      kind: rt.kind,
+      verbs: SUB_VERBS,
+    };
+    // apiextensions-apiserver lists a custom resource's status before its scale; built-in lists are sorted
+    for (const sub of rt.crdName !== undefined ? [status, scale] : [scale, status]) {
+      if (sub === scale ? rt.scale : rt.statusSubresource) resources.push(sub);
+    }
   }
-  resources.sort((a, b) => (String(a.name) < String(b.name) ? -1 : 1));
+  // sorted by resource, subresources kept in the order above within their resource (the sort is stable)
+  const base = (r: Record<string, unknown>) => String(r.name).split('/')[0] ?? '';
+  const custom = types.some((rt) => rt.crdName !== undefined);
+  resources.sort((a, b) => {
+    const ka = custom ? base(a) : String(a.name);
+    const kb = custom ? base(b) : String(b.name);
+    return ka < kb ? -1 : ka > kb ? 1 : 0;
+  });
   // the core group's document carries no apiVersion on a real server
   return group
     ? { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${group}/${version}`, resources }
@@ -169,19 +178,21 @@ function aggregatedResource(rt: ResourceType): Record<string, unknown> {
       responseKind: { group: '', version: '', kind: 'Pod' },
       verbs: ['get'],
     });
-  if (rt.scale)
-    subresources.push({
-      subresource: 'scale',
-      responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
-      verbs: SUB_VERBS,
-    });
-  if (rt.statusSubresource)
-    subresources.push({
-      subresource: 'status',
-      responseKind: { ...own, kind: rt.kind },
-      verbs: SUB_VERBS,
-    });
-  subresources.sort((a, b) => (String(a.subresource) < String(b.subresource) ? -1 : 1));
+  const scale = {
+    subresource: 'scale',
+    responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+    verbs: SUB_VERBS,
+  };
+  const status = { subresource: 'status', responseKind: { ...own, kind: rt.kind }, verbs: SUB_VERBS };
+  if (rt.crdName !== undefined) {
+    // apiextensions-apiserver: status, then scale, unsorted
+    if (rt.statusSubresource) subresources.push(status);
+    if (rt.scale) subresources.push(scale);
+  } else {
+    if (rt.scale) subresources.push(scale);
+    if (rt.statusSubresource) subresources.push(status);
+    subresources.sort((a, b) => (String(a.subresource) < String(b.subresource) ? -1 : 1));
+  }
   return {
     resource: rt.resource,
     responseKind: { ...own, kind: rt.kind },

@@ -250,9 +250,35 @@ function readEntries(obj: KObject | undefined): Owned[] {
   }));
 }
 
+/** Whole seconds of an entry's time; an entry without one (scale) counts as the zero time, as upstream. */
+function entrySeconds(e: Owned): number {
+  return e.time === undefined ? Number.NEGATIVE_INFINITY : Math.floor(Date.parse(e.time) / 1000);
+}
+
+/**
+ * The order kube-apiserver writes entries in (apimachinery managedfields `sortEncodedManagedFields`): by
+ * operation (`Apply` before `Update`), then time in whole seconds (no time first), manager, apiVersion,
+ * subresource.
+ */
+function compareEntries(p: Owned, q: Owned): number {
+  if (p.operation !== q.operation) return p.operation < q.operation ? -1 : 1;
+  const ps = entrySeconds(p);
+  const qs = entrySeconds(q);
+  if (ps !== qs) return ps < qs ? -1 : 1;
+  for (const [a, b] of [
+    [p.manager, q.manager],
+    [p.apiVersion, q.apiVersion],
+    [p.subresource ?? '', q.subresource ?? ''],
+  ] as const) {
+    if (a !== b) return a < b ? -1 : 1;
+  }
+  return 0;
+}
+
 function writeEntries(entries: Owned[]): ManagedFieldsEntry[] {
   return entries
     .filter((e) => e.paths.size > 0)
+    .sort(compareEntries)
     .map((e) => ({
       manager: e.manager,
       operation: e.operation,
@@ -413,9 +439,7 @@ export function planApply(
         ),
         ...(subresource ? { subresource } : {}),
       };
-      const idx = mineBefore ? entries.indexOf(mineBefore) : -1;
-      if (idx >= 0) rest.splice(idx, 0, mine);
-      else rest.unshift(mine);
+      rest.push(mine);
       return writeEntries(rest);
     },
   };

@@ -13,14 +13,35 @@ function gvPath(group: string, version: string): string {
   return group ? `apis/${group}/${version}` : `api/${version}`;
 }
 
+/** Index entries kube-apiserver lists besides the group-versions: its non-resource discovery endpoints. */
+const NON_RESOURCE_DOCS = ['.well-known/openid-configuration', 'api', 'apis', 'openid/v1/jwks', 'version'];
+
+/** The `/openapi/v3` index: every document path, sorted as the server's (Go map keys marshal sorted). */
 export function openApiIndex(served: ServedGroups, hash: (gv: string) => string): Record<string, unknown> {
+  const keys = new Set(NON_RESOURCE_DOCS);
+  for (const [group, versions] of served.groups) {
+    if (group) keys.add(`apis/${group}`);
+    for (const version of versions.keys()) keys.add(gvPath(group, version));
+  }
   const paths: Record<string, unknown> = {};
-  for (const [group, versions] of served.groups)
-    for (const version of versions.keys()) {
-      const p = gvPath(group, version);
-      paths[p] = { serverRelativeURL: `/openapi/v3/${p}?hash=${hash(p)}` };
-    }
+  for (const p of [...keys].sort()) paths[p] = { serverRelativeURL: `/openapi/v3/${p}?hash=${hash(p)}` };
   return { paths };
+}
+
+/**
+ * The document of a non-resource index entry (`api`, `apis`, `apis/<group>`, `version`, …): one GET operation
+ * on that path and no schemas (kubectl reads only the group-version documents).
+ */
+function nonResourceDocument(served: ServedGroups, p: string): Record<string, unknown> | undefined {
+  const group = /^apis\/([^/]+)$/.exec(p)?.[1];
+  if (!NON_RESOURCE_DOCS.includes(p) && !(group && served.groups.has(group))) return undefined;
+  const get = { description: `get information of ${p}`, responses: { '200': { description: 'OK' } } };
+  return {
+    openapi: '3.0.0',
+    info: { title: 'Kubernetes', version: 'unversioned' },
+    paths: { [`/${p}${p.startsWith('api') ? '/' : ''}`]: { get } },
+    components: {},
+  };
 }
 
 function schemaName(rt: ResourceType): string {
@@ -134,7 +155,7 @@ function builtinSchemas(rt: ResourceType, root: string, out: Record<string, unkn
 /** The OpenAPI v3 document of one group-version path (`api/v1`, `apis/apps/v1`), or undefined. */
 export function openApiDocument(served: ServedGroups, gv: string): Record<string, unknown> | undefined {
   const m = /^(?:api\/([^/]+)|apis\/([^/]+)\/([^/]+))$/.exec(gv);
-  if (!m) return undefined;
+  if (!m) return nonResourceDocument(served, gv);
   const group = m[2] ?? '';
   const version = m[1] ?? m[3]!;
   const types = served.groups.get(group)?.get(version);

@@ -160,25 +160,31 @@ export const PODS: ResourceType = base({
       (o) => String(podRestarts(o)),
     ),
     ageColumn,
-    col('IP', 'string', 'The IP address of the pod', (o) => str(podIP(o)), 1),
+    col(
+      'IP',
+      'string',
+      'podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.',
+      (o) => str(podIP(o)),
+      1,
+    ),
     col(
       'Node',
       'string',
-      'The name of the node the pod is scheduled to',
+      'NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for scheduling by the scheduler defined in schedulerName. Once this field is set, the kubelet for this node becomes responsible for the lifecycle of this pod. This field should not be used to express a desire for the pod to be scheduled on a specific node. https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#nodename',
       (o) => str(getPath(o, 'spec.nodeName')),
       1,
     ),
     col(
       'Nominated Node',
       'string',
-      'The name of the node where the pod is nominated',
+      'nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.',
       (o) => str(getPath(o, 'status.nominatedNodeName')),
       1,
     ),
     col(
       'Readiness Gates',
       'string',
-      'The readiness gates of the pod',
+      'If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to "True" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates',
       (o) => {
         const g = getPath(o, 'spec.readinessGates');
         return Array.isArray(g) && g.length ? `0/${g.length}` : '<none>';

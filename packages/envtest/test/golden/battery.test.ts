@@ -48,6 +48,30 @@ const SUBSET: Record<string, StepCompare> = {
 /** Golden files envtest deliberately does not match; each reason is repeated in the README. */
 const DELIBERATE: Record<string, string> = {};
 
+/** A deliberate strict-mode difference: the diff path it covers (a `*` suffix covers the subtree) and why. */
+interface StrictDifference {
+  readonly path: string;
+  readonly reason: string;
+}
+
+/**
+ * Every difference the strict comparison finds on purpose, per golden; each is repeated with its reason in the
+ * README ("Deliberate differences"). A difference not listed here fails, and so does a listed one that is gone.
+ */
+const STRICT_DIFFERENCES: Record<string, readonly StrictDifference[]> = {
+  version: [
+    {
+      path: '$.gitVersion',
+      reason: 'envtest names itself (v1.32.4-kubeloop); major/minor are the recorded server',
+    },
+    { path: '$.gitCommit', reason: 'envtest is not built from a kubernetes commit: forty zeros' },
+  ],
+};
+
+function strictPathMatches(path: string, listed: string): boolean {
+  return listed.endsWith('*') ? path.startsWith(listed.slice(0, -1)) : path === listed;
+}
+
 /** The HTTP status a step without a golden file must answer, read from its name (`…-422`). */
 function statusFromName(name: string): number | undefined {
   const m = /-(\d{3})$/.exec(name);
@@ -150,5 +174,20 @@ describe.skipIf(WIRE_MISSING !== undefined && !WIRE_REQUIRED)(
         expect(diffs, formatDiffs(diffs)).toEqual([]);
       });
     }
+
+    describe('strict', () => {
+      for (const name of names) {
+        it(name, () => {
+          const r = results.get(name);
+          if (!r?.ok) throw new Error(`step ${name} did not run`);
+          const diffs = compareExchange(loadGolden(name), r.observed, stepByName.get(name), { strict: true });
+          const allowed = STRICT_DIFFERENCES[name] ?? [];
+          const unexplained = diffs.filter((d) => !allowed.some((a) => strictPathMatches(d.path, a.path)));
+          expect(unexplained, formatDiffs(unexplained)).toEqual([]);
+          const stale = allowed.filter((a) => !diffs.some((d) => strictPathMatches(d.path, a.path)));
+          expect(stale, 'listed deliberate differences that no longer occur').toEqual([]);
+        });
+      }
+    });
   },
 );

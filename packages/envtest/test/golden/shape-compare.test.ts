@@ -15,7 +15,7 @@ import {
   WIRE_MISSING,
   WIRE_REQUIRED,
 } from '../support/golden.js';
-import { compareShape, maskMessage } from '../support/shape.js';
+import { compareShape, maskMessage, maskMessageStrict } from '../support/shape.js';
 
 const names = goldenNames();
 
@@ -130,6 +130,8 @@ describe.skipIf(WIRE_MISSING !== undefined && !WIRE_REQUIRED)('golden shape comp
         expect(diffs.length, `deleting ${p.join('.')} went unnoticed`).toBeGreaterThan(0);
       }
     },
+    // thousands of deletions on the large discovery documents
+    30_000,
   );
 
   it('catches an added key, a changed type, a changed reason/code/kind and a shorter list', () => {
@@ -224,5 +226,62 @@ describe.skipIf(WIRE_MISSING !== undefined && !WIRE_REQUIRED)('golden shape comp
     expect(compareShape(g, fewer, { subsetAt: ['$.groups'] })).toEqual([]);
     const invented = { ...g, groups: [...g.groups.slice(0, 3), { name: 'made.up', versions: [] }] };
     expect(compareShape(g, invented, { subsetAt: ['$.groups'] }).length).toBeGreaterThan(0);
+  });
+
+  it.each(names)('%s matches itself strictly, also with re-rolled run-to-run values', (name) => {
+    const g = loadGolden(name);
+    const step = battery.get(name);
+    expect(
+      compareExchange(
+        g,
+        asObserved(g, (b) => reroll(b)),
+        step,
+        { strict: true },
+      ),
+    ).toEqual([]);
+  });
+
+  it('strict mode catches managedFields order, a cause message, a details name and a Warning text', () => {
+    const cm = loadGolden('watch-list-cm-for-rv').response.body as {
+      items: Array<{ metadata: { managedFields: unknown[] } }>;
+    };
+    const swapped = structuredClone(cm);
+    const mf = swapped.items.find((i) => i.metadata.managedFields.length > 1)?.metadata.managedFields ?? [];
+    mf.reverse();
+    expect(compareShape(cm, swapped)).toEqual([]);
+    expect(compareShape(cm, swapped, { strict: true }).map((d) => d.path)).toEqual([
+      '$.items[metadata.name=cm-apply].metadata.managedFields (order)',
+    ]);
+
+    const invalid = loadGolden('pod-create-invalid-422').response.body as {
+      details: { name: string; causes: Array<{ message: string }> };
+    };
+    const otherCause = structuredClone(invalid);
+    (otherCause.details.causes[1] as { message: string }).message = 'Required value: image';
+    expect(compareShape(invalid, otherCause)).toEqual([]);
+    expect(compareShape(invalid, otherCause, { strict: true })[0]?.path).toBe('$.details.causes[1].message');
+    const otherName = { ...invalid, details: { ...invalid.details, name: 'Other' } };
+    expect(compareShape(invalid, otherName, { strict: true })[0]?.path).toBe('$.details.name');
+
+    const g = loadGolden('cm-create-unknown-field-warn');
+    const ok = asObserved(g);
+    const otherWarning = {
+      ...ok,
+      headers: { ...ok.headers, warning: ['299 - "unknown field \\"other\\""'] },
+    };
+    expect(compareExchange(g, otherWarning, battery.get(g.step))).toEqual([]);
+    expect(compareExchange(g, otherWarning, battery.get(g.step), { strict: true })[0]?.path).toBe(
+      'header Warning',
+    );
+  });
+
+  it('strict message masking keeps byte offsets and HTTP codes, masks resource versions', () => {
+    expect(maskMessageStrict('illegal base64 data at input byte 4')).not.toBe(
+      maskMessageStrict('illegal base64 data at input byte 5'),
+    );
+    expect(maskMessageStrict('415: Unsupported Media Type')).toBe('415: Unsupported Media Type');
+    expect(maskMessageStrict('too old resource version: 1234 (5678)')).toBe(
+      maskMessageStrict('too old resource version: 9876 (9999)'),
+    );
   });
 });

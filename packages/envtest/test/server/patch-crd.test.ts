@@ -242,10 +242,11 @@ describe('CustomResourceDefinitions', () => {
       );
     });
     const disc = await t.req('GET', '/apis/example.com/v1');
+    // apiextensions-apiserver lists status before scale (golden discovery-example-v1)
     expect(disc.body.resources.map((r: Json) => r.name)).toEqual([
       'widgets',
-      'widgets/scale',
       'widgets/status',
+      'widgets/scale',
     ]);
     const base = '/apis/example.com/v1/namespaces/default/widgets';
     const w = await t.req('POST', base, {

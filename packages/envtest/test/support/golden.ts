@@ -223,6 +223,13 @@ export function compareExchange(
     diffs.push({ path: 'header Content-Type', expected: String(gct), actual: String(oct) });
   }
   const hasWarning = header(observed.headers, 'warning') !== undefined;
+  if (tuning.strict && g.headers.Warning !== null && hasWarning) {
+    const raw = header(observed.headers, 'warning');
+    const got = (Array.isArray(raw) ? raw : [raw]).join('\n');
+    if (got !== g.headers.Warning.join('\n')) {
+      diffs.push({ path: 'header Warning', expected: JSON.stringify(g.headers.Warning), actual: got });
+    }
+  }
   if ((g.headers.Warning !== null) !== hasWarning) {
     diffs.push({
       path: 'header Warning',

@@ -45,7 +45,35 @@ export interface CompareOptions {
   readonly compareStatusMessages?: boolean;
   /** Paths (same form as `subsetAt`) whose subtree is not compared at all (a documented deliberate difference). */
   readonly ignoreAt?: readonly string[];
+  /**
+   * Strict comparison (what CI runs besides the shape check): every scalar value must be equal except the
+   * run-to-run values the golden README lists ({@link VARYING_KEYS}, timestamps, Table ages, generated names),
+   * Status messages are compared with only UUIDs, timestamps, generated names and resource-version-sized numbers
+   * masked ({@link maskMessageStrict}), and arrays matched by identity must also keep the golden's order (the order of
+   * `managedFields` entries, of discovery resources, of list items).
+   */
+  readonly strict?: boolean;
 }
+
+/**
+ * Keys whose values vary from run to run (golden README "which values vary"); strict mode compares only their
+ * presence and JSON type.
+ */
+export const VARYING_KEYS: ReadonlySet<string> = new Set([
+  'uid',
+  'resourceVersion',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'time',
+  'lastTransitionTime',
+  'continue',
+  'storageVersionHash',
+  'serverAddress',
+  'serverRelativeURL',
+  'acquireTime',
+  'renewTime',
+  'eventTime',
+]);
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 const TIMESTAMP = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z/g;
@@ -62,6 +90,18 @@ export function maskMessage(message: string, generatedPrefixes: readonly string[
     generatedPrefixes.includes(prefix) ? `${prefix}<gen>` : whole,
   );
   return m.replace(NUMBER, '<n>');
+}
+
+/**
+ * The strict mask of a message: UUIDs, timestamps and generated-name suffixes, and numbers of three or more digits
+ * (resource versions) except 100–599 (HTTP codes); small numbers such as a byte offset stay compared.
+ */
+export function maskMessageStrict(message: string): string {
+  return message
+    .replace(UUID, '<uid>')
+    .replace(TIMESTAMP, '<time>')
+    .replace(GENERATED, (whole, prefix: string) => (prefix === 'wire-gen-' ? `${prefix}<gen>` : whole))
+    .replace(/\b\d{3,}\b/g, (n) => (/^[1-5]\d\d$/.test(n) ? n : '<n>'));
 }
 
 function typeOf(v: unknown): string {
@@ -193,6 +233,12 @@ export function compareShape(expected: unknown, actual: unknown, options: Compar
             diffs.push({ path: `${path}[${id}]`, expected: 'absent', actual: describe(aById.get(id)) });
           }
         }
+        if (options.strict) {
+          const aSet = new Set(aIds);
+          const eOrder = eIds.filter((id) => aSet.has(id)).join(' ');
+          const aOrder = aIds.filter((id) => eSet.has(id)).join(' ');
+          if (eOrder !== aOrder) diffs.push({ path: `${path} (order)`, expected: eOrder, actual: aOrder });
+        }
         return;
       }
       if (ea.length !== aa.length && !(subset && aa.length <= ea.length)) {
@@ -208,6 +254,14 @@ export function compareShape(expected: unknown, actual: unknown, options: Compar
       if (te === 'string' && e !== a && !bothVarying(e as string, a as string)) {
         diffs.push({ path, expected: describe(e), actual: describe(a) });
       }
+      return;
+    }
+    if (options.strict) {
+      if (key !== undefined && VARYING_KEYS.has(key)) return;
+      if (e === a) return;
+      if (te === 'string' && bothVarying(e as string, a as string)) return;
+      if (te === 'string' && maskMessageStrict(e as string) === maskMessageStrict(a as string)) return;
+      diffs.push({ path, expected: describe(e), actual: describe(a) });
       return;
     }
     if (key === 'message' && compareMessages && isRecord(parent) && parent.kind === 'Status') {
