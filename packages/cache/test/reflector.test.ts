@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { FakeClock, type KubeObject, type ObjectList, StatusError, WatchDecodeError } from '@kubeloop/client';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
+  INITIAL_EVENTS_END_ANNOTATION,
   isTooLargeResourceVersionError,
   type ListCallOptions,
   type ListerWatcher,
@@ -504,6 +505,47 @@ describe('Reflector: WatchList (streaming initial sync, C04)', () => {
     await t.until(() => t.store.replaced === 1);
     expect(srv.listCalls).toHaveLength(1);
     expect(srv.watchCalls.at(-1)?.sendInitialEvents).toBeUndefined();
+    await t.stop();
+  });
+  it('applies a MODIFIED or DELETED that comes before the end bookmark to the initial list it is building', async () => {
+    const srv = new FakeServer(0);
+    const end = {
+      type: 'BOOKMARK' as const,
+      object: {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { resourceVersion: '9', annotations: { [INITIAL_EVENTS_END_ANNOTATION]: 'true' } },
+      },
+    };
+    srv.watchFaults.push({
+      events: [
+        { type: 'ADDED', object: cm('a', 2) },
+        { type: 'ADDED', object: cm('b', 3) },
+        { type: 'MODIFIED', object: cm('a', 4, { v: '2' }) },
+        { type: 'DELETED', object: cm('b', 5) },
+        { type: 'MODIFIED', object: cm('c', 6) },
+        { type: 'BOOKMARK', object: { ...end.object, metadata: { resourceVersion: '7' } } },
+        end,
+      ],
+      end: true,
+    });
+    const t = start(srv, { useWatchList: true });
+    await t.until(() => t.store.replaced === 1);
+    expect([...t.store.items.keys()].sort()).toEqual(['a', 'c']);
+    expect(t.store.items.get('a')?.metadata?.resourceVersion).toBe('4');
+    expect(t.store.ops[0]).toBe('replace 2@9');
+    await t.stop();
+  });
+
+  it('a streaming list refused with 410 is retried from the most recent state (resourceVersion "") after a backoff', async () => {
+    const srv = new FakeServer(2);
+    srv.watchFaults.push({ error: statusError(410, 'Expired', 'too old resource version') });
+    const t = start(srv, { useWatchList: true });
+    await t.until(() => t.store.replaced === 1, 1000);
+    expect(srv.watchCalls.length).toBeGreaterThanOrEqual(2);
+    expect(srv.watchCalls[1]).toMatchObject({ sendInitialEvents: true, resourceVersion: '' });
+    expect(srv.listCalls).toHaveLength(0);
+    expect(t.errors.length).toBeGreaterThanOrEqual(1);
     await t.stop();
   });
 });
