@@ -17,6 +17,7 @@ export { Backoff, type BackoffOptions, DEFAULT_REFLECTOR_BACKOFF } from './backo
 export { ApiClient, type ClientOptions } from './client.js';
 export { type Clock, type ClockTimer, FakeClock, realClock, sleep } from './clock.js';
 export { type Deadline, withDeadline } from './deadline.js';
+export { DelegatingClient } from './delegating-client.js';
 export type { DeleteAllOfOptions } from './delete-all-of.js';
 export { DynamicRESTMapper, type DynamicRESTMapperOptions } from './dynamic-rest-mapper.js';
 export {
