@@ -32,33 +32,42 @@ export function formatFieldSelector(sel: FieldSelectorInput | undefined): string
 }
 
 /**
- * Parses a field selector's wire form (apimachinery `fields.ParseSelector`): terms split on unescaped `,`;
- * each term is `field=value`, `field==value` or `field!=value`, split at its first unescaped operator; the
- * value is unescaped (`\\`, `\,`, `\=`). An empty or blank selector has no requirements.
- * @throws SelectorParseError naming the selector and the term: no operator, an empty field, or an invalid
- *   escape sequence in the value.
+ * Parses a field selector's wire form exactly as apimachinery `fields.ParseSelector` does (`parseSelector`,
+ * `splitTerm`, `UnescapeValue`): terms split on unescaped `,`, and an empty term is skipped (`a=b,` and `,a=b`
+ * are one requirement); each term is split at its first `!=`, `==` or `=` — the field is everything before it,
+ * as written (no escapes, no trimming; the server, like the cache, then refuses a field it does not know);
+ * the value is unescaped (`\\`, `\,`, `\=`) and may not hold an unescaped `=` (`a=b=c` is refused: write
+ * `a=b\=c`). An empty or blank selector has no requirements (upstream refuses a blank one; the client never
+ * sends it: {@link formatFieldSelector} trims a string selector).
+ * @throws SelectorParseError naming the selector and the term: no operator, an unescaped `=` in the value, or
+ *   an invalid escape sequence in the value.
  */
 export function parseFieldSelector(selector: string): FieldRequirement[] {
   const out: FieldRequirement[] = [];
   if (selector.trim() === '') return out;
   const where = (term: string) => `field selector ${JSON.stringify(selector)}: term ${JSON.stringify(term)}`;
   for (const term of splitTerms(selector)) {
+    if (term === '') continue;
     const at = operatorAt(term);
     if (!at) throw new SelectorParseError(`${where(term)} has no operator (=, == or !=)`);
-    const field = term.slice(0, at.index).trim();
-    if (field === '') throw new SelectorParseError(`${where(term)} has no field`);
+    const field = term.slice(0, at.index);
     const raw = term.slice(at.index + at.operator.length);
     const value = unescapeFieldValue(raw);
-    if (value === undefined) throw new SelectorParseError(`${where(term)} has an invalid escape sequence`);
-    out.push({ field, operator: at.operator, value });
+    if (value === 'unescaped')
+      throw new SelectorParseError(`${where(term)} has an unescaped "=" in its value (escape it as \\=)`);
+    if (value === 'badEscape') throw new SelectorParseError(`${where(term)} has an invalid escape sequence`);
+    out.push({ field, operator: at.operator, value: value.value });
   }
   return out;
 }
 
-/** The parsed requirements of any {@link FieldSelectorInput} (a map gives one equality per key). */
+/**
+ * The parsed requirements of any {@link FieldSelectorInput} (a map gives one equality per key); a string is
+ * parsed as {@link formatFieldSelector} sends it (trimmed), so the cache reads what the server would.
+ */
 export function fieldRequirementsOf(sel: FieldSelectorInput | undefined): FieldRequirement[] {
   if (sel === undefined) return [];
-  if (typeof sel === 'string') return parseFieldSelector(sel);
+  if (typeof sel === 'string') return parseFieldSelector(sel.trim());
   return Object.entries(sel)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([field, value]) => ({ field, operator: '=', value }));
@@ -93,29 +102,34 @@ function splitTerms(s: string): string[] {
   return terms;
 }
 
+/** The first `!=`, `==` or `=` of a term, scanning from its start; escapes are not looked at (apimachinery `splitTerm`). */
 function operatorAt(term: string): { index: number; operator: FieldRequirement['operator'] } | undefined {
   for (let i = 0; i < term.length; i++) {
     const c = term[i];
-    if (c === '\\') i++;
-    else if (c === '!' && term[i + 1] === '=') return { index: i, operator: '!=' };
-    else if (c === '=') return { index: i, operator: term[i + 1] === '=' ? '==' : '=' };
+    if (c === '!' && term[i + 1] === '=') return { index: i, operator: '!=' };
+    if (c === '=') return { index: i, operator: term[i + 1] === '=' ? '==' : '=' };
   }
   return undefined;
 }
 
-/** The value with `\\`, `\,` and `\=` unescaped, or undefined for any other escape or a trailing `\`. */
-function unescapeFieldValue(v: string): string | undefined {
-  if (!v.includes('\\')) return v;
+/**
+ * The value with `\\`, `\,` and `\=` unescaped (apimachinery `fields.UnescapeValue`); `'badEscape'` for any
+ * other escape or a trailing `\`, `'unescaped'` for an unescaped `=` (an unescaped `,` cannot occur: terms
+ * are split there).
+ */
+function unescapeFieldValue(v: string): { value: string } | 'badEscape' | 'unescaped' {
+  if (!v.includes('\\') && !v.includes('=')) return { value: v };
   let out = '';
   for (let i = 0; i < v.length; i++) {
     const c = v[i];
+    if (c === '=' || c === ',') return 'unescaped';
     if (c !== '\\') {
       out += c;
       continue;
     }
     const n = v[++i];
-    if (n !== '\\' && n !== ',' && n !== '=') return undefined;
+    if (n !== '\\' && n !== ',' && n !== '=') return 'badEscape';
     out += n;
   }
-  return out;
+  return { value: out };
 }
