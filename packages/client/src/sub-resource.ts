@@ -79,14 +79,7 @@ export class ApiSubResourceClient implements SubResourceClient {
     options?: WriteOptions,
   ): Promise<S> {
     const key = objectKeyFromObject(obj);
-    const body = this.#withBodyMeta(key, subResource);
-    return this.#internals.request<S>(kind, objectNamespaceUse(kind, key), (m) => ({
-      method: 'POST',
-      path: withQuery(objectPath(m, key, this.#name), this.#internals.writeQuery(options)),
-      body: JSON.stringify(body),
-      headers: { 'content-type': 'application/json' },
-      signal: options?.signal,
-    }));
+    return this.#sendBody<S>('POST', kind, key, this.#withBodyMeta(key, subResource), options);
   }
 
   /**
@@ -108,8 +101,19 @@ export class ApiSubResourceClient implements SubResourceClient {
     const body = options?.subResourceBody
       ? this.#withBodyMeta(key, options.subResourceBody)
       : { ...obj, apiVersion: kind.apiVersion, kind: kind.kind };
+    return this.#sendBody<S>('PUT', kind, key, body, options);
+  }
+
+  /** POST or PUT `body` as JSON to `<object>/<name>`, with the write query (dry run, field manager). */
+  #sendBody<S>(
+    method: 'POST' | 'PUT',
+    kind: Kind,
+    key: ObjectKey,
+    body: object,
+    options: WriteOptions | undefined,
+  ): Promise<S> {
     return this.#internals.request<S>(kind, objectNamespaceUse(kind, key), (m) => ({
-      method: 'PUT',
+      method,
       path: withQuery(objectPath(m, key, this.#name), this.#internals.writeQuery(options)),
       body: JSON.stringify(body),
       headers: { 'content-type': 'application/json' },

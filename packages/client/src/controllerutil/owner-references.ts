@@ -95,6 +95,21 @@ function validateOwner(owner: KubeObject, object: KubeObject): void {
     );
 }
 
+/**
+ * The reference to `owner` with `flags`, once the owner may own `object`.
+ * @throws OwnerReferenceError as {@link referenceTo} and {@link validateOwner}.
+ */
+function checkedReference(
+  owner: KubeObject,
+  object: KubeObject,
+  options: OwnerReferenceOptions | undefined,
+  flags: Pick<V1OwnerReference, 'blockOwnerDeletion' | 'controller'>,
+): V1OwnerReference {
+  const ref = { ...referenceTo(owner, options), ...flags };
+  validateOwner(owner, object);
+  return ref;
+}
+
 function upsert(object: KubeObject, ref: V1OwnerReference): void {
   object.metadata ??= {};
   const refs = [...(object.metadata.ownerReferences ?? [])];
@@ -116,12 +131,10 @@ export function setControllerReference(
   object: KubeObject,
   options?: OwnerReferenceOptions,
 ): void {
-  const ref: V1OwnerReference = {
-    ...referenceTo(owner, options),
+  const ref = checkedReference(owner, object, options, {
     blockOwnerDeletion: options?.blockOwnerDeletion ?? true,
     controller: true,
-  };
-  validateOwner(owner, object);
+  });
   const existing = (object.metadata?.ownerReferences ?? []).find((r) => r.controller);
   if (existing && !sameOwner(existing, ref)) throw new AlreadyOwnedError(describe(object), existing);
   upsert(object, ref);
@@ -138,12 +151,9 @@ export function setOwnerReference(
   object: KubeObject,
   options?: OwnerReferenceOptions,
 ): void {
-  const ref: V1OwnerReference = {
-    ...referenceTo(owner, options),
-    ...(options?.blockOwnerDeletion !== undefined ? { blockOwnerDeletion: options.blockOwnerDeletion } : {}),
-  };
-  validateOwner(owner, object);
-  upsert(object, ref);
+  const flags =
+    options?.blockOwnerDeletion !== undefined ? { blockOwnerDeletion: options.blockOwnerDeletion } : {};
+  upsert(object, checkedReference(owner, object, options, flags));
 }
 
 /**
