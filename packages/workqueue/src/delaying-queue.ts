@@ -1,5 +1,5 @@
-import { type ClockTimer, realClock } from './clock.js';
-import { type HeapEntry, IndexedHeap } from './internal/heap.js';
+import { realClock } from './clock.js';
+import { type DelayedEntry, DelayHeap } from './internal/delay-heap.js';
 import { KeepAlive } from './internal/keep-alive.js';
 import {
   BasicQueue,
@@ -19,11 +19,9 @@ export interface DelayingQueue<T> extends Queue<T> {
   addAfter(item: T, delayMs: number): void;
 }
 
-interface WaitingEntry<T> extends HeapEntry {
+interface WaitingEntry<T> extends DelayedEntry {
   key: unknown;
   item: T;
-  readyAt: number;
-  seq: number;
 }
 
 /**
@@ -32,13 +30,16 @@ interface WaitingEntry<T> extends HeapEntry {
  * @internal use {@link newDelayingQueue}.
  */
 export class BasicDelayingQueue<T> extends BasicQueue<T> implements DelayingQueue<T> {
-  private readonly waiting = new IndexedHeap<WaitingEntry<T>>(
-    (a, b) => a.readyAt < b.readyAt || (a.readyAt === b.readyAt && a.seq < b.seq),
+  private readonly waiting = new DelayHeap<WaitingEntry<T>>(
+    this.clock,
+    (e) => {
+      this.waitingByKey.delete(e.key);
+      this.add(e.item);
+    },
+    () => {},
+    () => this.onWaitersChanged(),
   );
   private readonly waitingByKey = new Map<unknown, WaitingEntry<T>>();
-  private timer: ClockTimer | undefined;
-  private timerAt = Number.POSITIVE_INFINITY;
-  private seq = 0;
   private readonly keepAlive = new KeepAlive(this.clock === realClock);
 
   addAfter(item: T, delayMs: number): void {
@@ -52,17 +53,12 @@ export class BasicDelayingQueue<T> extends BasicQueue<T> implements DelayingQueu
     const readyAt = this.clock.now() + delayMs;
     const existing = this.waitingByKey.get(key);
     if (existing !== undefined) {
-      if (readyAt < existing.readyAt) {
-        existing.readyAt = readyAt;
-        existing.item = item;
-        this.waiting.fix(existing.index);
-      }
+      if (this.waiting.advance(existing, readyAt)) existing.item = item;
     } else {
-      const entry: WaitingEntry<T> = { key, item, readyAt, seq: this.seq++, index: -1 };
+      const entry: WaitingEntry<T> = { key, item, readyAt, seq: 0, index: -1 };
       this.waitingByKey.set(key, entry);
-      this.waiting.push(entry);
+      this.waiting.push(entry, readyAt);
     }
-    this.arm();
   }
 
   override debugSizes(): QueueDebugSizes {
@@ -73,9 +69,6 @@ export class BasicDelayingQueue<T> extends BasicQueue<T> implements DelayingQueu
   }
 
   protected override onShutDown(): void {
-    this.timer?.cancel();
-    this.timer = undefined;
-    this.timerAt = Number.POSITIVE_INFINITY;
     this.waiting.clear();
     this.waitingByKey.clear();
     this.keepAlive.set(false);
@@ -83,30 +76,6 @@ export class BasicDelayingQueue<T> extends BasicQueue<T> implements DelayingQueu
 
   protected override onWaitersChanged(): void {
     this.keepAlive.set(this.waiterCount > 0 && this.waiting.size > 0);
-  }
-
-  /** Moves every entry whose time has come into the queue, then re-arms the timer for the next one. */
-  private fire = (): void => {
-    this.timer = undefined;
-    this.timerAt = Number.POSITIVE_INFINITY;
-    const now = this.clock.now();
-    for (;;) {
-      const top = this.waiting.peek();
-      if (top === undefined || top.readyAt > now) break;
-      this.waiting.pop();
-      this.waitingByKey.delete(top.key);
-      this.add(top.item);
-    }
-    this.arm();
-  };
-
-  private arm(): void {
-    this.onWaitersChanged();
-    const top = this.waiting.peek();
-    if (top === undefined || top.readyAt >= this.timerAt) return;
-    this.timer?.cancel();
-    this.timerAt = top.readyAt;
-    this.timer = this.clock.setTimer(this.fire, top.readyAt - this.clock.now());
   }
 }
 

@@ -1,6 +1,8 @@
-import { type Clock, type ClockTimer, realClock } from './clock.js';
-import { type HeapEntry, IndexedHeap } from './internal/heap.js';
+import { type Clock, realClock } from './clock.js';
+import { type DelayedEntry, DelayHeap } from './internal/delay-heap.js';
+import { DrainWaiters } from './internal/drain-waiters.js';
 import { KeepAlive } from './internal/keep-alive.js';
+import { PriorityLevels } from './internal/priority-levels.js';
 import { QueueMetrics } from './internal/queue-metrics.js';
 import { Ring } from './internal/ring.js';
 import type { GetResult, KeyFn, QueueDebugSizes, QueueInspection, QueueOptions } from './queue.js';
@@ -74,25 +76,14 @@ enum State {
   Dead = 4,
 }
 
-interface Entry<T> extends HeapEntry {
+/** One key's entry; `readyAt`/`seq` are used while it waits in the delay heap. */
+interface Entry<T> extends DelayedEntry {
   readonly key: unknown;
   item: T;
   priority: number;
-  /** Ready time, ms on the queue clock (Waiting entries only). */
-  readyAt: number;
-  /** Tie-break of the waiting heap (insertion order). */
-  seq: number;
   state: State;
   /** Whether the key is handed out and not yet `done`. */
   processing: boolean;
-}
-
-/** The FIFO of one priority; entries are removed lazily (a replaced entry is marked Dead). */
-interface Level<T> {
-  readonly priority: number;
-  readonly fifo: Ring<Entry<T>>;
-  /** Entries of the FIFO in state Ready. */
-  live: number;
 }
 
 const SHUTDOWN: GetWithPriorityResult<never> = Object.freeze({
@@ -115,26 +106,26 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
   readonly rateLimiter: RateLimiter<unknown>;
   /** key → its entry, for every key that is queued (any state) or being processed. */
   private readonly entries = new Map<unknown, Entry<T>>();
-  /** Non-empty levels, highest priority first. */
-  private levels: Level<T>[] = [];
-  private readonly levelByPriority = new Map<number, Level<T>>();
-  private readyCount = 0;
+  /** Ready entries by priority (a replaced entry is marked Dead and skipped). */
+  private readonly ready = new PriorityLevels<Entry<T>>((e) => e.state === State.Ready);
   private parkedCount = 0;
   private processingCount = 0;
-  private readonly waiting = new IndexedHeap<Entry<T>>(
-    (a, b) => a.readyAt < b.readyAt || (a.readyAt === b.readyAt && a.seq < b.seq),
-  );
+  /** Entries waiting for their ready time. */
+  private readonly waiting: DelayHeap<Entry<T>>;
   private readonly waiters = new Ring<(e: Entry<T> | undefined) => void>();
-  private seq = 0;
-  private timer: ClockTimer | undefined;
-  private timerAt = Number.POSITIVE_INFINITY;
   private shutdownFlag = false;
-  private drainWaiters: (() => void)[] = [];
+  private readonly drain = new DrainWaiters();
   private readonly keepAlive: KeepAlive;
 
   constructor(options: PriorityQueueOptions<T>) {
     this.clock = options.clock ?? realClock;
     this.keepAlive = new KeepAlive(this.clock === realClock);
+    this.waiting = new DelayHeap<Entry<T>>(
+      this.clock,
+      (e) => this.becomeReady(e),
+      () => this.dispatch(),
+      () => this.syncKeepAlive(),
+    );
     this.keyFn = options.keyFn;
     this.rateLimiter = options.rateLimiter ?? defaultPriorityQueueRateLimiter();
     if (options.name && options.metricsProvider) {
@@ -171,12 +162,12 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
   }
 
   len(): number {
-    return this.readyCount + this.parkedCount;
+    return this.ready.size + this.parkedCount;
   }
 
   get(): Promise<GetResult<T>> {
     if (this.shutdownFlag) return Promise.resolve(GET_SHUTDOWN);
-    const e = this.popReady();
+    const e = this.ready.pop();
     if (e !== undefined) return Promise.resolve({ item: this.take(e), shutdown: false });
     const waiting = new Promise<GetResult<T>>((resolve) =>
       this.waiters.push((w) =>
@@ -189,7 +180,7 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
 
   getWithPriority(): Promise<GetWithPriorityResult<T>> {
     if (this.shutdownFlag) return Promise.resolve(SHUTDOWN);
-    const e = this.popReady();
+    const e = this.ready.pop();
     if (e !== undefined)
       return Promise.resolve({ item: this.take(e), priority: e.priority, shutdown: false });
     const waiting = new Promise<GetWithPriorityResult<T>>((resolve) =>
@@ -203,7 +194,7 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
 
   tryGet(): T | undefined {
     if (this.shutdownFlag) return undefined;
-    const e = this.popReady();
+    const e = this.ready.pop();
     return e === undefined ? undefined : this.take(e);
   }
 
@@ -221,24 +212,15 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
       this.pushReady(e);
       this.dispatch();
     }
-    if (this.processingCount === 0 && this.drainWaiters.length > 0) {
-      const ws = this.drainWaiters;
-      this.drainWaiters = [];
-      for (const w of ws) w();
-    }
+    if (this.processingCount === 0) this.drain.release();
   }
 
   shutDown(): void {
     if (this.shutdownFlag) return;
     this.shutdownFlag = true;
     this.metrics?.stop();
-    this.timer?.cancel();
-    this.timer = undefined;
-    this.timerAt = Number.POSITIVE_INFINITY;
     this.waiting.clear();
-    this.levels = [];
-    this.levelByPriority.clear();
-    this.readyCount = 0;
+    this.ready.clear();
     this.parkedCount = 0;
     // keep only the bookkeeping of keys still being processed, so `done` and draining still work
     for (const [key, e] of this.entries) {
@@ -255,8 +237,7 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
    */
   shutDownWithDrain(): Promise<void> {
     this.shutDown();
-    if (this.processingCount === 0) return Promise.resolve();
-    return new Promise<void>((resolve) => this.drainWaiters.push(resolve));
+    return this.drain.wait(this.processingCount);
   }
 
   shuttingDown(): boolean {
@@ -264,12 +245,10 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
   }
 
   debugSizes(): QueueDebugSizes {
-    let levelSlots = 0;
-    for (const l of this.levels) levelSlots += l.fifo.length;
     return {
-      queue: levelSlots,
-      keys: this.entries.size + this.levelByPriority.size,
-      dirty: this.readyCount + this.parkedCount + this.waiting.size,
+      queue: this.ready.slots,
+      keys: this.entries.size + this.ready.levelCount,
+      dirty: this.ready.size + this.parkedCount + this.waiting.size,
       processing: this.processingCount,
       waiters: this.waiters.length,
       waiting: this.waiting.size,
@@ -302,7 +281,7 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
     if (e === undefined || e.state === State.Idle) {
       let entry = e;
       if (entry === undefined) {
-        entry = { key, item, priority, readyAt: 0, seq: 0, state: State.Idle, index: -1, processing: false };
+        entry = newEntry(key, item, priority, false);
         this.entries.set(key, entry);
       } else {
         entry.item = item;
@@ -317,14 +296,7 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
       if (!delayed) {
         this.waiting.remove(e);
         this.becomeReady(e);
-      } else {
-        const readyAt = this.clock.now() + after;
-        if (readyAt < e.readyAt) {
-          e.readyAt = readyAt;
-          this.waiting.fix(e.index);
-          this.arm();
-        }
-      }
+      } else this.waiting.advance(e, this.clock.now() + after);
       return;
     }
     // Ready or parked: only a higher priority changes anything; it moves to the end of its new level.
@@ -336,29 +308,15 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
     }
     // replace the entry: the old object stays in its level's FIFO, dead
     e.state = State.Dead;
-    this.readyCount--;
-    const old = this.levelByPriority.get(e.priority) as Level<T>;
-    old.live--;
-    const moved: Entry<T> = {
-      key,
-      item: e.item,
-      priority,
-      readyAt: 0,
-      seq: 0,
-      state: State.Idle,
-      index: -1,
-      processing: e.processing,
-    };
+    this.ready.unlink(e.priority);
+    const moved = newEntry(key, e.item, priority, e.processing);
     this.entries.set(key, moved);
     this.pushReady(moved);
   }
 
   private pushWaiting(e: Entry<T>, readyAt: number): void {
     e.state = State.Waiting;
-    e.readyAt = readyAt;
-    e.seq = this.seq++;
-    this.waiting.push(e);
-    this.arm();
+    this.waiting.push(e, readyAt);
   }
 
   /** A queued entry is ready now: into its level, or parked while its key is being processed. */
@@ -374,46 +332,7 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
 
   private pushReady(e: Entry<T>): void {
     e.state = State.Ready;
-    this.readyCount++;
-    let level = this.levelByPriority.get(e.priority);
-    if (level === undefined) {
-      level = { priority: e.priority, fifo: new Ring<Entry<T>>(), live: 0 };
-      this.levelByPriority.set(e.priority, level);
-      const levels = this.levels;
-      let i = levels.length;
-      while (i > 0 && (levels[i - 1] as Level<T>).priority < e.priority) i--;
-      levels.splice(i, 0, level);
-    }
-    level.live++;
-    level.fifo.push(e);
-  }
-
-  /** Removes and returns the first live entry of the highest level, dropping levels that run empty. */
-  private popReady(): Entry<T> | undefined {
-    if (this.readyCount === 0) return undefined;
-    for (;;) {
-      const level = this.levels[0] as Level<T>;
-      if (level.live > 0) {
-        for (;;) {
-          const e = level.fifo.shift() as Entry<T>;
-          if (e.state !== State.Ready) continue;
-          level.live--;
-          this.readyCount--;
-          if (this.readyCount === 0) {
-            // every level left holds only replaced entries
-            this.levels = [];
-            this.levelByPriority.clear();
-          } else if (level.live === 0) this.dropLevel(level);
-          return e;
-        }
-      }
-      this.dropLevel(level);
-    }
-  }
-
-  private dropLevel(level: Level<T>): void {
-    this.levels.shift();
-    this.levelByPriority.delete(level.priority);
+    this.ready.push(e);
   }
 
   /** Marks a popped entry's key as being processed and returns its item. */
@@ -426,8 +345,8 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
   }
 
   private dispatch(): void {
-    while (this.waiters.length > 0 && this.readyCount > 0) {
-      const e = this.popReady() as Entry<T>;
+    while (this.waiters.length > 0 && this.ready.size > 0) {
+      const e = this.ready.pop() as Entry<T>;
       this.waiters.shift()?.(e);
     }
     this.syncKeepAlive();
@@ -437,29 +356,10 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
   private syncKeepAlive(): void {
     this.keepAlive.set(this.waiters.length > 0 && this.waiting.size > 0);
   }
+}
 
-  private fire = (): void => {
-    this.timer = undefined;
-    this.timerAt = Number.POSITIVE_INFINITY;
-    const now = this.clock.now();
-    for (;;) {
-      const top = this.waiting.peek();
-      if (top === undefined || top.readyAt > now) break;
-      this.waiting.pop();
-      this.becomeReady(top);
-    }
-    this.dispatch();
-    this.arm();
-  };
-
-  private arm(): void {
-    this.syncKeepAlive();
-    const top = this.waiting.peek();
-    if (top === undefined || top.readyAt >= this.timerAt) return;
-    this.timer?.cancel();
-    this.timerAt = top.readyAt;
-    this.timer = this.clock.setTimer(this.fire, top.readyAt - this.clock.now());
-  }
+function newEntry<T>(key: unknown, item: T, priority: number, processing: boolean): Entry<T> {
+  return { key, item, priority, readyAt: 0, seq: 0, state: State.Idle, index: -1, processing };
 }
 
 /**

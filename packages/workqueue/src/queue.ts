@@ -1,4 +1,5 @@
 import { type Clock, realClock } from './clock.js';
+import { DrainWaiters } from './internal/drain-waiters.js';
 import { QueueMetrics } from './internal/queue-metrics.js';
 import { Ring } from './internal/ring.js';
 import type { MetricsProvider } from './metrics.js';
@@ -120,7 +121,7 @@ export class BasicQueue<T> implements Queue<T> {
   private processingCount = 0;
   private readonly waiters = new Ring<Waiter<T>>();
   private shutdownFlag = false;
-  private drainWaiters: (() => void)[] = [];
+  private readonly drain = new DrainWaiters();
 
   constructor(options: QueueOptions<T> = {}) {
     this.clock = options.clock ?? realClock;
@@ -179,11 +180,7 @@ export class BasicQueue<T> implements Queue<T> {
       return;
     }
     this.entries.delete(key);
-    if (this.processingCount === 0 && this.drainWaiters.length > 0) {
-      const ws = this.drainWaiters;
-      this.drainWaiters = [];
-      for (const w of ws) w();
-    }
+    if (this.processingCount === 0) this.drain.release();
   }
 
   shutDown(): void {
@@ -197,8 +194,7 @@ export class BasicQueue<T> implements Queue<T> {
 
   shutDownWithDrain(): Promise<void> {
     this.shutDown();
-    if (this.processingCount === 0) return Promise.resolve();
-    return new Promise<void>((resolve) => this.drainWaiters.push(resolve));
+    return this.drain.wait(this.processingCount);
   }
 
   shuttingDown(): boolean {

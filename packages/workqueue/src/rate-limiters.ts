@@ -22,13 +22,44 @@ function checkMs(what: string, v: number): void {
 }
 
 /**
+ * The failure count per item that the per-item limiters keep (client-go keeps the same `failures` map in
+ * `ItemExponentialFailureRateLimiter` and `ItemFastSlowRateLimiter`): `forget`, `numRequeues` and `size`.
+ */
+abstract class PerItemFailures<K> {
+  private readonly failures = new Map<K, number>();
+
+  /** Records one more failure of `item`; returns the failures on record before it. */
+  protected recordFailure(item: K): number {
+    const before = this.failures.get(item) ?? 0;
+    this.failures.set(item, before + 1);
+    return before;
+  }
+
+  /** Drops `item`'s failure history. */
+  forget(item: K): void {
+    this.failures.delete(item);
+  }
+
+  /** How many failures of `item` are on record. */
+  numRequeues(item: K): number {
+    return this.failures.get(item) ?? 0;
+  }
+
+  /** Number of items with history on record. */
+  size(): number {
+    return this.failures.size;
+  }
+}
+
+/**
  * Per-item exponential backoff (client-go `ItemExponentialFailureRateLimiter`): the n-th failure of an item
  * (counting from 0) waits `baseDelayMs · 2^n`, capped at `maxDelayMs` (overflow-safe). History is kept
  * per item until {@link RateLimiter.forget}.
  */
-export class ItemExponentialFailureRateLimiter<K = unknown> implements RateLimiter<K> {
-  private readonly failures = new Map<K, number>();
-
+export class ItemExponentialFailureRateLimiter<K = unknown>
+  extends PerItemFailures<K>
+  implements RateLimiter<K>
+{
   /**
    * @param baseDelayMs - delay of the first failure, ms (≥ 0).
    * @param maxDelayMs - cap, ms (≥ 0).
@@ -38,27 +69,15 @@ export class ItemExponentialFailureRateLimiter<K = unknown> implements RateLimit
     readonly baseDelayMs: number,
     readonly maxDelayMs: number,
   ) {
+    super();
     checkMs('baseDelayMs', baseDelayMs);
     checkMs('maxDelayMs', maxDelayMs);
   }
 
   when(item: K): number {
-    const exp = this.failures.get(item) ?? 0;
-    this.failures.set(item, exp + 1);
+    const exp = this.recordFailure(item);
     const backoff = this.baseDelayMs * 2 ** exp;
     return backoff > this.maxDelayMs || !Number.isFinite(backoff) ? this.maxDelayMs : backoff;
-  }
-
-  forget(item: K): void {
-    this.failures.delete(item);
-  }
-
-  numRequeues(item: K): number {
-    return this.failures.get(item) ?? 0;
-  }
-
-  size(): number {
-    return this.failures.size;
   }
 }
 
@@ -117,15 +136,14 @@ export class BucketRateLimiter<K = unknown> implements RateLimiter<K> {
  * Fast, then slow (client-go `ItemFastSlowRateLimiter`): the first `maxFastAttempts` failures of an item
  * wait `fastDelayMs`, later ones `slowDelayMs`.
  */
-export class ItemFastSlowRateLimiter<K = unknown> implements RateLimiter<K> {
-  private readonly failures = new Map<K, number>();
-
+export class ItemFastSlowRateLimiter<K = unknown> extends PerItemFailures<K> implements RateLimiter<K> {
   /** @throws InvalidArgumentError on a negative delay or a negative / non-integer `maxFastAttempts`. */
   constructor(
     readonly fastDelayMs: number,
     readonly slowDelayMs: number,
     readonly maxFastAttempts: number,
   ) {
+    super();
     checkMs('fastDelayMs', fastDelayMs);
     checkMs('slowDelayMs', slowDelayMs);
     if (!Number.isInteger(maxFastAttempts) || maxFastAttempts < 0) {
@@ -134,21 +152,8 @@ export class ItemFastSlowRateLimiter<K = unknown> implements RateLimiter<K> {
   }
 
   when(item: K): number {
-    const n = (this.failures.get(item) ?? 0) + 1;
-    this.failures.set(item, n);
+    const n = this.recordFailure(item) + 1;
     return n <= this.maxFastAttempts ? this.fastDelayMs : this.slowDelayMs;
-  }
-
-  forget(item: K): void {
-    this.failures.delete(item);
-  }
-
-  numRequeues(item: K): number {
-    return this.failures.get(item) ?? 0;
-  }
-
-  size(): number {
-    return this.failures.size;
   }
 }
 

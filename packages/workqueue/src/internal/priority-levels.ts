@@ -1,0 +1,97 @@
+import { Ring } from './ring.js';
+
+/** The FIFO of one priority; entries are removed lazily (an entry that stopped being live is skipped). */
+interface Level<E> {
+  readonly priority: number;
+  readonly fifo: Ring<E>;
+  /** Live entries in the FIFO. */
+  live: number;
+}
+
+/**
+ * The ready items of a priority queue: one FIFO per priority, the levels sorted highest first, so push and
+ * pop are O(1) for the usual handful of priorities (controller-runtime's priority queue keeps them in one
+ * B-tree ordered by priority, then by the time they became ready: the same order). An entry leaves its level
+ * lazily: when {@link PriorityLevels.unlink} is called for it, it stays in its FIFO and `isLive` must then
+ * say `false` for it, so `pop` skips it.
+ */
+export class PriorityLevels<E extends { readonly priority: number }> {
+  /** Non-empty levels, highest priority first. */
+  private levels: Level<E>[] = [];
+  private readonly byPriority = new Map<number, Level<E>>();
+  private liveCount = 0;
+
+  /** @param isLive - whether an entry met in a FIFO still belongs there. */
+  constructor(private readonly isLive: (e: E) => boolean) {}
+
+  /** Live entries over every level. */
+  get size(): number {
+    return this.liveCount;
+  }
+
+  /** FIFO slots in use, dead ones included (for leak checks). */
+  get slots(): number {
+    let n = 0;
+    for (const l of this.levels) n += l.fifo.length;
+    return n;
+  }
+
+  /** Levels held (for leak checks). */
+  get levelCount(): number {
+    return this.byPriority.size;
+  }
+
+  /** Appends `e` to the FIFO of its priority. */
+  push(e: E): void {
+    this.liveCount++;
+    let level = this.byPriority.get(e.priority);
+    if (level === undefined) {
+      level = { priority: e.priority, fifo: new Ring<E>(), live: 0 };
+      this.byPriority.set(e.priority, level);
+      const levels = this.levels;
+      let i = levels.length;
+      while (i > 0 && (levels[i - 1] as Level<E>).priority < e.priority) i--;
+      levels.splice(i, 0, level);
+    }
+    level.live++;
+    level.fifo.push(e);
+  }
+
+  /** An entry of `priority` stops being live where it is (its FIFO keeps it until popped past). */
+  unlink(priority: number): void {
+    this.liveCount--;
+    (this.byPriority.get(priority) as Level<E>).live--;
+  }
+
+  /** Removes and returns the first live entry of the highest level, dropping levels that run empty. */
+  pop(): E | undefined {
+    if (this.liveCount === 0) return undefined;
+    for (;;) {
+      const level = this.levels[0] as Level<E>;
+      if (level.live > 0) {
+        for (;;) {
+          const e = level.fifo.shift() as E;
+          if (!this.isLive(e)) continue;
+          level.live--;
+          this.liveCount--;
+          if (this.liveCount === 0)
+            this.clear(); // every level left holds only dead entries
+          else if (level.live === 0) this.dropFirst();
+          return e;
+        }
+      }
+      this.dropFirst();
+    }
+  }
+
+  clear(): void {
+    this.levels = [];
+    this.byPriority.clear();
+    this.liveCount = 0;
+  }
+
+  private dropFirst(): void {
+    const level = this.levels.shift() as Level<E>;
+    this.byPriority.delete(level.priority);
+  }
+}
