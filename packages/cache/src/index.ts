@@ -42,12 +42,7 @@ export {
   listWatchFor,
   type WatchCallOptions,
 } from './list-watch.js';
-export {
-  INITIAL_EVENTS_END_ANNOTATION,
-  Reflector,
-  type ReflectorOptions,
-  type ReflectorStore,
-} from './reflector.js';
+export { Reflector, type ReflectorOptions, type ReflectorStore } from './reflector.js';
 export { SharedIndexInformer, type SharedIndexInformerOptions } from './shared-index-informer.js';
 export {
   DeletedFinalStateUnknown,
@@ -73,3 +68,4 @@ export {
   type TransformFunc,
 } from './transforms.js';
 export { isTooLargeResourceVersionError, VeryShortWatchError } from './watch-errors.js';
+export { INITIAL_EVENTS_END_ANNOTATION } from './watch-list.js';

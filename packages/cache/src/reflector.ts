@@ -22,10 +22,10 @@ import {
   isConnectionError,
   isRefusal,
   isTooLargeResourceVersionError,
-  keyOf,
   VeryShortWatchError,
   WatchListEndedError,
 } from './watch-errors.js';
+import { type StreamedList, streamInitialList, WatchListTimeoutError } from './watch-list.js';
 
 /** ReflectorStore knows how to take what a reflector sees: a full listing, then single changes. */
 export interface ReflectorStore<T extends KubeObject = KubeObject> {
@@ -72,9 +72,6 @@ export interface ReflectorOptions {
 
 /** A watch that ended within this many ms without one event counts as a failure (client-go `VeryShortWatchError`). */
 const VERY_SHORT_WATCH_MS = 1000;
-
-/** The annotation on the bookmark that ends a streaming list's initial events. */
-export const INITIAL_EVENTS_END_ANNOTATION = 'k8s.io/initial-events-end';
 
 /**
  * Keeps a store in step with the server (client-go `tools/cache/reflector.go` and `tools/pager`):
@@ -349,58 +346,19 @@ export class Reflector<T extends KubeObject = KubeObject> {
   async #watchList(
     signal: AbortSignal,
   ): Promise<{ iterator: AsyncIterator<WatchEvent<T>>; abort: AbortController } | undefined> {
-    const abort = new AbortController();
-    const unlink = link(signal, abort);
-    let timedOut = false;
-    const timer = this.#clock.setTimer(() => {
-      timedOut = true;
-      abort.abort();
-    }, this.#watchListTimeoutMs);
-    const items: T[] = [];
-    let ok = false;
+    let streamed: StreamedList<T>;
     try {
-      const it = this.#lw
-        .watch({
-          // client-go: the last known resourceVersion, or '' (most recent) at first or after an expiry.
-          resourceVersion: this.#rvUnavailable ? '' : this.#lastSyncRV,
-          allowWatchBookmarks: true,
-          sendInitialEvents: true,
-          resourceVersionMatch: 'NotOlderThan',
-          timeoutSeconds: Math.floor(this.#minWatchTimeoutS * (1 + this.#random())),
-          signal: abort.signal,
-        })
-        [Symbol.asyncIterator]();
-      for (;;) {
-        const next = await it.next();
-        if (next.done)
-          throw new WatchListEndedError(`${this.#name}: streaming list ended before its end bookmark`);
-        const ev = next.value;
-        if (ev.type === 'ERROR') throw new StatusError(ev.object);
-        if (ev.type === 'ADDED') {
-          items.push(ev.object);
-          continue;
-        }
-        if (ev.type === 'BOOKMARK') {
-          const ann = ev.object.metadata?.annotations?.[INITIAL_EVENTS_END_ANNOTATION];
-          if (ann !== 'true') continue;
-          const rv = ev.object.metadata?.resourceVersion ?? '';
-          this.#rvUnavailable = false;
-          this.#replace(items, rv);
-          this.#lastSyncRV = rv;
-          this.#listResult(undefined);
-          ok = true;
-          return { iterator: it, abort };
-        }
-        // MODIFIED/DELETED before the end marker: not expected from a conforming server; apply to the temp list.
-        const key = keyOf(ev.object);
-        const at = items.findIndex((o) => keyOf(o) === key);
-        if (ev.type === 'DELETED') {
-          if (at >= 0) items.splice(at, 1);
-        } else if (at >= 0) items[at] = ev.object;
-        else items.push(ev.object);
-      }
+      streamed = await streamInitialList(this.#lw, {
+        // client-go: the last known resourceVersion, or '' (most recent) at first or after an expiry.
+        resourceVersion: this.#rvUnavailable ? '' : this.#lastSyncRV,
+        timeoutSeconds: Math.floor(this.#minWatchTimeoutS * (1 + this.#random())),
+        timeoutMs: this.#watchListTimeoutMs,
+        clock: this.#clock,
+        signal,
+      });
     } catch (err) {
       if (signal.aborted) throw err;
+      const timedOut = err instanceof WatchListTimeoutError;
       if (timedOut || err instanceof WatchListEndedError || isRefusal(err)) {
         this.#useWatchList = false;
         this.#log.warn(
@@ -414,13 +372,17 @@ export class Reflector<T extends KubeObject = KubeObject> {
       if (isExpired(err) || isTooLargeResourceVersionError(err)) this.#rvUnavailable = true;
       this.#listResult(err);
       throw err;
-    } finally {
-      timer.cancel();
-      if (!ok) {
-        unlink();
-        abort.abort();
-      } else unlink();
     }
+    this.#rvUnavailable = false;
+    try {
+      this.#replace(streamed.items, streamed.resourceVersion);
+    } catch (err) {
+      streamed.abort.abort();
+      throw err;
+    }
+    this.#lastSyncRV = streamed.resourceVersion;
+    this.#listResult(undefined);
+    return { iterator: streamed.iterator, abort: streamed.abort };
   }
 }
 
