@@ -27,6 +27,12 @@ export interface CliOptions {
   readonly leaderElect: boolean;
   readonly leaderElectionNamespace?: string;
   readonly leaderElectionId: string;
+  /** Count as one member of a sharding group (`--shards`): each replica counts the namespaces it owns. */
+  readonly shards: boolean;
+  /** Name of the sharding group. */
+  readonly shardName: string;
+  /** Namespace of the member Leases (`--shard-namespace`); absent in a pod: the pod namespace. */
+  readonly shardNamespace?: string;
   /** Lease timings in ms, when given (`--leader-elect-lease-duration` etc.). */
   readonly leaseDurationMs?: number;
   readonly renewDeadlineMs?: number;
@@ -119,6 +125,17 @@ function command(version: string): Command {
     .option('--leader-election-namespace <ns>', 'namespace of the Lease (default: the pod namespace)')
     .option('--leader-election-id <name>', 'name of the Lease', 'pod-counter')
     .option(
+      '--shards',
+      'run as one of several active replicas: namespaces are spread over the live replicas, each counts and exports its own',
+      false,
+    )
+    .option(
+      '--shard-name <name>',
+      'name of the sharding group (member Leases <name>-shard-<id>)',
+      'pod-counter',
+    )
+    .option('--shard-namespace <ns>', 'namespace of the member Leases (default: the pod namespace)')
+    .option(
       '--leader-elect-lease-duration <seconds>',
       'how long a Lease stays valid without renewal (default 15)',
       positiveNumber('--leader-elect-lease-duration'),
@@ -201,6 +218,9 @@ export function parseCli(argv: readonly string[], version: string): ParsedCli {
     leaderElect: boolean;
     leaderElectionNamespace?: string;
     leaderElectionId: string;
+    shards: boolean;
+    shardName: string;
+    shardNamespace?: string;
     leaderElectLeaseDuration?: number;
     leaderElectRenewDeadline?: number;
     leaderElectRetryPeriod?: number;
@@ -218,6 +238,19 @@ export function parseCli(argv: readonly string[], version: string): ParsedCli {
       '--leader-elect outside a cluster needs --leader-election-namespace <ns> (in a pod it defaults to the pod namespace)',
     );
   }
+  if (o.shards && o.leaderElect) {
+    throw new UsageError('--shards and --leader-elect do not go together: every shard member reconciles');
+  }
+  if (o.shards && o.reportConfigmap) {
+    throw new UsageError(
+      '--shards and --report-configmap do not go together: each replica counts only its namespaces',
+    );
+  }
+  if (o.shards && !o.shardNamespace && !inCluster()) {
+    throw new UsageError(
+      '--shards outside a cluster needs --shard-namespace <ns> (in a pod it defaults to the pod namespace)',
+    );
+  }
   if (o.embedded && (o.kubeconfig || o.context)) {
     throw new UsageError(
       '--embedded runs its own API server; do not combine it with --kubeconfig or --context',
@@ -233,6 +266,9 @@ export function parseCli(argv: readonly string[], version: string): ParsedCli {
       leaderElect: o.leaderElect,
       ...(o.leaderElectionNamespace ? { leaderElectionNamespace: o.leaderElectionNamespace } : {}),
       leaderElectionId: o.leaderElectionId,
+      shards: o.shards,
+      shardName: o.shardName,
+      ...(o.shardNamespace ? { shardNamespace: o.shardNamespace } : {}),
       ...(o.leaderElectLeaseDuration ? { leaseDurationMs: o.leaderElectLeaseDuration * 1000 } : {}),
       ...(o.leaderElectRenewDeadline ? { renewDeadlineMs: o.leaderElectRenewDeadline * 1000 } : {}),
       ...(o.leaderElectRetryPeriod ? { retryPeriodMs: o.leaderElectRetryPeriod * 1000 } : {}),

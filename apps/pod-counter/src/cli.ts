@@ -10,6 +10,7 @@
  */
 import { createRequire } from 'node:module';
 import { type Logger, setupSignalHandler } from '@kubeloop/builder';
+import { resolveLeaseNamespace } from '@kubeloop/builder/leaderelection';
 import { newClient } from '@kubeloop/client';
 import { getConfig, type RestConfig } from '@kubeloop/config';
 import type { Environment } from '@kubeloop/envtest';
@@ -102,6 +103,17 @@ function runOptions(o: CliOptions, logger: Logger, signal: AbortSignal): Paramet
             ...(o.renewDeadlineMs ? { renewDeadlineMs: o.renewDeadlineMs } : {}),
             ...(o.retryPeriodMs ? { retryPeriodMs: o.retryPeriodMs } : {}),
             ...(o.leaderElectionNamespace ? { namespace: o.leaderElectionNamespace } : {}),
+          },
+        }
+      : {}),
+    ...(o.shards
+      ? {
+          sharding: {
+            name: o.shardName,
+            namespace: resolveLeaseNamespace(o.shardNamespace),
+            ...(o.leaseDurationMs ? { leaseDurationMs: o.leaseDurationMs } : {}),
+            ...(o.renewDeadlineMs ? { renewDeadlineMs: o.renewDeadlineMs } : {}),
+            ...(o.retryPeriodMs ? { retryPeriodMs: o.retryPeriodMs } : {}),
           },
         }
       : {}),

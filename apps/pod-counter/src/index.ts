@@ -1,7 +1,7 @@
 /**
  * @packageDocumentation
  * The controller-runtime walkthrough's PodCounter on the kubeloop stack: the reconciler, the
- * walkthrough's `main` as {@link runPodCounter} (with leader election, metrics, probes and a ConfigMap
+ * walkthrough's `main` as {@link runPodCounter} (with leader election or sharding, metrics, probes and a ConfigMap
  * report), the counting helpers, and the demo churn used by `--embedded`.
  */
 export { type ChurnOptions, startChurn } from './churn.js';
@@ -11,6 +11,7 @@ export {
   PodCounter,
   type PodCounterLeaderElection,
   type PodCounterOptions,
+  type PodCounterSharding,
   type RunPodCounterOptions,
   runPodCounter,
 } from './pod-counter.js';

@@ -12,6 +12,7 @@ import {
   type Request,
   type Result,
 } from '@kubeloop/builder';
+import { newSharding } from '@kubeloop/builder/sharding';
 import { Pod, type Reader } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
 import type { Registry } from 'prom-client';
@@ -64,6 +65,20 @@ export interface PodCounterLeaderElection {
   readonly retryPeriodMs?: number;
 }
 
+/** Sharded counting settings of {@link runPodCounter} (`@kubeloop/builder/sharding`). */
+export interface PodCounterSharding {
+  /** Name of the sharding group (member Leases `<name>-shard-<identity>`). @defaultValue `pod-counter` */
+  readonly name?: string;
+  /** Namespace of the member Leases. */
+  readonly namespace: string;
+  /** This replica's identity. @defaultValue `<hostname>-<random>` */
+  readonly identity?: string;
+  /** Member Lease timings in ms. @defaultValue 15000 / 10000 / 2000 */
+  readonly leaseDurationMs?: number;
+  readonly renewDeadlineMs?: number;
+  readonly retryPeriodMs?: number;
+}
+
 /** Options of {@link runPodCounter}. */
 export interface RunPodCounterOptions {
   /** Stops the manager when aborted. */
@@ -75,6 +90,12 @@ export interface RunPodCounterOptions {
   readonly labelSelector?: string;
   /** Run as one of several replicas: only the holder of the Lease reconciles. Absent: always reconcile. */
   readonly leaderElection?: PodCounterLeaderElection;
+  /**
+   * Run as one of several active replicas: namespaces are spread over the live members by rendezvous
+   * hashing and each replica counts, logs and exports (`pod_counter_pods`) only the namespaces it owns,
+   * so the sum over the replicas' `/metrics` is the cluster's count. Not with `leaderElection` or `report`.
+   */
+  readonly sharding?: PodCounterSharding;
   /** Where `/metrics` is served (`":8080"`, `"127.0.0.1:0"`); `"0"` disables. @defaultValue `"0"` */
   readonly metricsBindAddress?: string;
   /** Where `/healthz` and `/readyz` are served; `"0"` disables. @defaultValue `"0"` */
@@ -137,12 +158,6 @@ export async function runPodCounter(config: RestConfig, options: RunPodCounterOp
       }
     },
   });
-  newControllerManagedBy(mgr)
-    .for(Pod)
-    // One event when the controller starts (after the cache synced): an empty cluster reports 0 too.
-    .watchesRawSource(new ChannelSource(startEvent(), enqueueRequestForObject()))
-    .withOptions({ maxConcurrentReconciles: options.maxConcurrentReconciles ?? 1 })
-    .complete(counter);
   const onListening = options.onListening;
   if (onListening) {
     // Non-leader runnables start after the HTTP servers listen (and the caches synced), on every replica.
@@ -155,6 +170,45 @@ export async function runPodCounter(config: RestConfig, options: RunPodCounterOp
       },
     });
   }
+  const sh = options.sharding;
+  if (sh) {
+    const sharding = newSharding(mgr, {
+      name: sh.name ?? 'pod-counter',
+      namespace: sh.namespace,
+      // A namespace is counted whole by one replica.
+      shardKey: (req) => req.namespace ?? '',
+      ...(sh.identity ? { identity: sh.identity } : {}),
+      ...(sh.leaseDurationMs ? { leaseDurationMs: sh.leaseDurationMs } : {}),
+      ...(sh.renewDeadlineMs ? { renewDeadlineMs: sh.renewDeadlineMs } : {}),
+      ...(sh.retryPeriodMs ? { retryPeriodMs: sh.retryPeriodMs } : {}),
+    });
+    const client = mgr.getClient();
+    sharding.complete(
+      newControllerManagedBy(mgr).withOptions({
+        maxConcurrentReconciles: options.maxConcurrentReconciles ?? 1,
+      }),
+      Pod,
+      {
+        async reconcile(ctx, req) {
+          const list = await client.list(Pod, { namespace: req.namespace, signal: ctx.signal });
+          const byPhase = countPods(list.items)[req.namespace ?? ''] ?? {};
+          gauges.setNamespace(req.namespace ?? '', byPhase, (ns) => sharding.state.owns(ns));
+          ctx.log.info(
+            { namespace: req.namespace, count: list.items.length },
+            'pod count of an owned namespace',
+          );
+          return {};
+        },
+      },
+    );
+    return mgr.start(options.signal);
+  }
+  newControllerManagedBy(mgr)
+    .for(Pod)
+    // One event when the controller starts (after the cache synced): an empty cluster reports 0 too.
+    .watchesRawSource(new ChannelSource(startEvent(), enqueueRequestForObject()))
+    .withOptions({ maxConcurrentReconciles: options.maxConcurrentReconciles ?? 1 })
+    .complete(counter);
   return mgr.start(options.signal);
 }
 
