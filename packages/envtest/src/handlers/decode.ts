@@ -6,6 +6,8 @@ import { applyFieldValidation } from '../field-validation.js';
 import { contentTypeOf, decodeBody } from '../http.js';
 import { decodeProtobufObject, ProtobufDecodeError } from '../protobuf.js';
 import { apiVersionOf, type KObject, type ResourceType } from '../resource-type.js';
+import { base64ErrorOf } from '../schema/base64.js';
+import { rootModel } from '../schema/schemas.js';
 import { isObj } from './context.js';
 
 /** Decode a create/update body, check its type meta against the resource, apply fieldValidation. */
@@ -45,6 +47,18 @@ export function decodeObject(
     throw badRequest(
       `the API version in the data (${String(o.apiVersion)}) does not match the expected API version (${apiVersionOf(rt)})`,
     );
+  // encoding/json fails the decode on a `[]byte` field that is not base64, before any field validation
+  const bytesError = bytesErrorOf(rt, o);
+  if (bytesError)
+    throw badRequest(
+      `${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: ${bytesError}`,
+    );
   applyFieldValidation(rt, o, q, warnings);
   return o;
+}
+
+/** The decode error of a built-in object's first `format: byte` field that is not base64 (see `schema/base64.ts`). */
+export function bytesErrorOf(rt: ResourceType, o: KObject): string | undefined {
+  const modelName = rt.crdName === undefined ? rootModel(rt.group, rt.version, rt.kind) : undefined;
+  return modelName ? base64ErrorOf(modelName, o) : undefined;
 }

@@ -10,8 +10,9 @@ import {
 import { applyFieldValidation } from '../field-validation.js';
 import { contentTypeOf, decodeBody, negotiate, readBody, sendBody } from '../http.js';
 import { jsonPatch, mergePatch, strategicMergePatch } from '../patch.js';
-import { getPath, type KObject, setPath } from '../resource-type.js';
+import { getPath, type KObject, type ResourceType, setPath } from '../resource-type.js';
 import { dryRunOf, fieldManagerOf, isObj, type ResourceRequest, warningHeaders } from './context.js';
+import { bytesErrorOf } from './decode.js';
 import { toScale } from './render.js';
 
 export const PATCH_TYPES = [
@@ -106,6 +107,7 @@ export async function handlePatch(r: ResourceRequest): Promise<void> {
       // an RV that the patch did not touch is not a precondition
       if (m.resourceVersion === rvBefore && !JSON.stringify(patch).includes('resourceVersion'))
         delete m.resourceVersion;
+      refuseBadBytes(rt, out);
       applyFieldValidation(rt, out, q, warnings);
       return out;
     },
@@ -113,4 +115,21 @@ export async function handlePatch(r: ResourceRequest): Promise<void> {
   );
   sendBody(res, 200, obj, fmt, warningHeaders(warnings));
   return;
+}
+
+/**
+ * A patched object whose `format: byte` field is not base64 fails to decode into the typed object: the patch
+ * handler answers 422 with one `patch` cause holding the patched JSON (apiserver `patcher.applyPatch` →
+ * `field.Invalid(field.NewPath("patch"), patchedJS, err)`, with an empty kind and name).
+ */
+function refuseBadBytes(rt: ResourceType, out: KObject): void {
+  const bytesError = bytesErrorOf(rt, out);
+  if (!bytesError) return;
+  throw invalid('', '', '', [
+    {
+      field: 'patch',
+      type: 'FieldValueInvalid',
+      detail: `Invalid value: ${JSON.stringify(JSON.stringify(out))}: ${bytesError}`,
+    },
+  ]);
 }
