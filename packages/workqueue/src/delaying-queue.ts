@@ -1,4 +1,5 @@
 import { realClock } from './clock.js';
+import { checkDelayMs } from './errors.js';
 import { type DelayedEntry, DelayHeap } from './internal/delay-heap.js';
 import { KeepAlive } from './internal/keep-alive.js';
 import {
@@ -15,6 +16,8 @@ export interface DelayingQueue<T> extends Queue<T> {
    * Adds `item` once `delayMs` milliseconds have passed on the queue's clock (≤ 0 ⇒ {@link Queue.add} now).
    * If the same key is already waiting, the earlier ready time wins. Ignored after shutdown; items still
    * waiting at shutdown are dropped. Counts as a retry in the metrics.
+   * @throws InvalidArgumentError when `delayMs` is not a finite number (a string, NaN, Infinity), before
+   *   anything is queued.
    */
   addAfter(item: T, delayMs: number): void;
 }
@@ -43,6 +46,7 @@ export class BasicDelayingQueue<T> extends BasicQueue<T> implements DelayingQueu
   private readonly keepAlive = new KeepAlive(this.clock === realClock);
 
   addAfter(item: T, delayMs: number): void {
+    checkDelayMs('addAfter: delayMs', delayMs);
     if (this.shuttingDown()) return;
     this.metrics?.retry();
     if (!(delayMs > 0)) {

@@ -19,3 +19,16 @@ export class InvalidArgumentError extends WorkqueueError {
     super('ERR_WORKQUEUE_INVALID_ARGUMENT', message);
   }
 }
+
+/**
+ * Checks a delay argument, in ms: it must be a number and not NaN or ±Infinity. A value ≤ 0 means "now", as in
+ * client-go (`AddAfter` with `duration <= 0` adds at once). A string such as `'1000'` (read from YAML or an env
+ * var) is refused rather than used: `now() + '1000'` would concatenate, and the item would be ready at once.
+ * @throws InvalidArgumentError naming `what` and the value.
+ */
+export function checkDelayMs(what: string, v: unknown): asserts v is number {
+  if (typeof v !== 'number' || !Number.isFinite(v))
+    throw new InvalidArgumentError(
+      `${what} must be a finite number of ms, got ${typeof v === 'string' ? `the string ${JSON.stringify(v)}` : String(v)}`,
+    );
+}

@@ -1,4 +1,5 @@
 import { type Clock, realClock } from './clock.js';
+import { checkDelayMs, InvalidArgumentError } from './errors.js';
 import { type DelayedEntry, DelayHeap } from './internal/delay-heap.js';
 import { DrainWaiters } from './internal/drain-waiters.js';
 import { KeepAlive } from './internal/keep-alive.js';
@@ -17,14 +18,17 @@ export const LOW_PRIORITY = -100;
 
 /** Options of {@link PriorityQueue.add} (controller-runtime `priorityqueue.AddOpts`). */
 export interface AddOptions {
-  /** Delay before the item becomes ready, ms (default 0 = ready now). */
+  /**
+   * Delay before the item becomes ready, ms (default 0 = ready now; ≤ 0 = now). Must be a finite number: a
+   * string, NaN or Infinity throws InvalidArgumentError.
+   */
   after?: number;
   /**
    * Also ask the rate limiter for a delay; the smaller of it and a non-zero `after` is used. Counts a
    * failure in the limiter, like `addRateLimited`.
    */
   rateLimited?: boolean;
-  /** Priority; higher is handed out first (default 0). */
+  /** Priority; higher is handed out first (default 0). Must be a finite number (InvalidArgumentError). */
   priority?: number;
 }
 
@@ -268,10 +272,17 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
     let after = 0;
     let priority = 0;
     if (options !== undefined) {
-      after = options.after ?? 0;
-      priority = options.priority ?? 0;
+      // Only `undefined` means "not given": null, a string, NaN or Infinity is refused below.
+      after = options.after === undefined ? 0 : options.after;
+      priority = options.priority === undefined ? 0 : options.priority;
+      checkDelayMs('add: options.after', after);
+      if (typeof priority !== 'number' || !Number.isFinite(priority))
+        throw new InvalidArgumentError(
+          `add: options.priority must be a finite number, got ${String(priority)}`,
+        );
       if (options.rateLimited) {
         const rl = this.rateLimiter.when(key);
+        checkDelayMs('the rate limiter delay (when)', rl);
         if (!(after > 0) || rl < after) after = rl;
       }
     }
