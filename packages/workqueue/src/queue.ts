@@ -92,11 +92,13 @@ const SHUTDOWN: GetResult<never> = Object.freeze({ item: undefined, shutdown: tr
 
 /** Bits of a key's state: queued or re-added (needs processing) and/or handed to a worker. */
 const DIRTY = 1;
+/** Finished-key entries kept for reuse at most (a few KiB). */
+const SPARE_ENTRIES = 256;
 const PROCESSING = 2;
 
 /** Bookkeeping of one key that is dirty and/or being processed. */
 interface KeyEntry<T> {
-  readonly key: unknown;
+  key: unknown;
   /** The item to hand out next (the first one added since the key was last handed out). */
   item: T;
   flags: number;
@@ -117,6 +119,8 @@ export class BasicQueue<T> implements Queue<T> {
   private readonly fifo = new Ring<KeyEntry<T>>();
   /** key → entry, for every key that is dirty or being processed. */
   private readonly entries = new Map<unknown, KeyEntry<T>>();
+  /** Entries of finished keys kept for reuse: a busy queue allocates no entry per add (bounded). */
+  private readonly spare: KeyEntry<T>[] = [];
   private dirtyCount = 0;
   private processingCount = 0;
   private readonly waiters = new Ring<Waiter<T>>();
@@ -137,7 +141,13 @@ export class BasicQueue<T> implements Queue<T> {
     const e = this.entries.get(key);
     if (e === undefined) {
       this.metrics?.add(key);
-      const entry: KeyEntry<T> = { key, item, flags: DIRTY };
+      let entry = this.spare.pop();
+      if (entry === undefined) entry = { key, item, flags: DIRTY };
+      else {
+        entry.key = key;
+        entry.item = item;
+        entry.flags = DIRTY;
+      }
       this.entries.set(key, entry);
       this.dirtyCount++;
       this.enqueue(entry);
@@ -180,6 +190,11 @@ export class BasicQueue<T> implements Queue<T> {
       return;
     }
     this.entries.delete(key);
+    if (this.spare.length < SPARE_ENTRIES) {
+      e.key = undefined;
+      e.item = undefined as T;
+      this.spare.push(e);
+    }
     if (this.processingCount === 0) this.drain.release();
   }
 
