@@ -26,6 +26,7 @@ export {
   RealFIFO,
   type RealFIFOOptions,
 } from './fifo.js';
+export { type Indexers, type IndexFunc, StoreError } from './indexes.js';
 export {
   type HandlerOptions,
   type Informer,
@@ -49,15 +50,12 @@ export {
   Indexer,
   type IndexerReader,
   type IndexerStore,
-  type Indexers,
-  type IndexFunc,
   isDeletedFinalStateUnknown,
   type KeyFunc,
   metaNamespaceIndexFunc,
   metaNamespaceKeyFunc,
   NAMESPACE_INDEX,
   objectOfDelete,
-  StoreError,
   splitMetaNamespaceKey,
 } from './store.js';
 export {

@@ -1,5 +1,6 @@
 import type { KubeObject } from '@kubeloop/client';
-import type { DeletedFinalStateUnknown, IndexerReader, Indexers } from './store.js';
+import type { Indexers } from './indexes.js';
+import type { DeletedFinalStateUnknown, IndexerReader } from './store.js';
 
 /**
  * ResourceEventHandler knows how to react to changes of cached objects (client-go

@@ -8,6 +8,7 @@ import {
   realClock,
 } from '@kubeloop/client';
 import { CompactIndexer } from './compact-store.js';
+import type { Indexers } from './indexes.js';
 import {
   type HandlerOptions,
   handlerResyncMs,
@@ -27,7 +28,6 @@ import {
   Indexer,
   type IndexerReader,
   type IndexerStore,
-  type Indexers,
   metaNamespaceIndexFunc,
   NAMESPACE_INDEX,
 } from './store.js';

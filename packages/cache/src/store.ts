@@ -1,22 +1,20 @@
 import type { KubeObject } from '@kubeloop/client';
+import {
+  addToIndex,
+  IndexedEntries,
+  type Indexers,
+  type IndexSlot,
+  indexValuesOf,
+  removeFromIndex,
+  StoreError,
+  sameIndexValues,
+} from './indexes.js';
 
 /** Maps an object to its store key. */
 export type KeyFunc = (obj: KubeObject) => string;
 
-/** Maps an object to the values it is indexed under. */
-export type IndexFunc<T extends KubeObject = KubeObject> = (obj: T) => readonly string[];
-
-/** Index name → index function. */
-export type Indexers<T extends KubeObject = KubeObject> = Readonly<Record<string, IndexFunc<T>>>;
-
 /** The name of the namespace index every informer store has (client-go `cache.NamespaceIndex`). */
 export const NAMESPACE_INDEX = 'namespace';
-
-/** Thrown for a store misuse (unknown or duplicate index, bad key). Code `'ERR_STORE'`. */
-export class StoreError extends Error {
-  readonly code = 'ERR_STORE' as const;
-  override readonly name = 'StoreError';
-}
 
 /** `namespace/name`, or `name` for cluster-scoped objects (client-go `MetaNamespaceKeyFunc`). */
 export function metaNamespaceKeyFunc(obj: KubeObject): string {
@@ -204,71 +202,6 @@ export interface IndexerStore<T extends KubeObject = KubeObject> extends Indexer
  */
 export type FreezeMode = 'deep' | 'none';
 
-/** One index: its function and its value → keys map (an array of these keeps the hot loops allocation-free). */
-interface IndexSlot<T extends KubeObject> {
-  readonly name: string;
-  readonly fn: IndexFunc<T>;
-  readonly index: Map<string, Set<string>>;
-}
-
-/**
- * The values `fn` (the index named `name`) gives for the object stored under `key`. Stores call it for every
- * index before they change anything, so an index function that throws leaves the store as it was (client-go
- * panics there; here the write fails, and an informer reports it as a list error).
- * @throws StoreError naming the index and the key, with the function's error as `cause`.
- */
-export function indexValuesOf<T extends KubeObject>(
-  name: string,
-  fn: IndexFunc<T>,
-  obj: T,
-  key: string,
-): readonly string[] {
-  try {
-    return fn(obj);
-  } catch (err) {
-    throw new StoreError(
-      `index ${JSON.stringify(name)} failed for ${key}: ${err instanceof Error ? err.message : String(err)}`,
-      { cause: err },
-    );
-  }
-}
-
-/** True when two index-value lists hold the same values in the same order (the usual unchanged case). */
-export function sameIndexValues(a: readonly string[], b: readonly string[]): boolean {
-  if (a === b) return true;
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
-/** Adds `key` under every value of `values` in `index`. */
-export function addToIndex(index: Map<string, Set<string>>, values: readonly string[], key: string): void {
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i] as string;
-    let set = index.get(v);
-    if (!set) {
-      set = new Set();
-      index.set(v, set);
-    }
-    set.add(key);
-  }
-}
-
-/** Removes `key` from every value of `values` in `index`, dropping values left with no key. */
-export function removeFromIndex(
-  index: Map<string, Set<string>>,
-  values: readonly string[],
-  key: string,
-): void {
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i] as string;
-    const set = index.get(v);
-    if (!set) continue;
-    set.delete(key);
-    if (set.size === 0) index.delete(v);
-  }
-}
-
 /**
  * The informer's store: key → object plus secondary indexes (client-go `ThreadSafeStore` + `Indexer`).
  * JavaScript runs one callback at a time, so no locks are needed; every mutation keeps the indexes
@@ -277,10 +210,10 @@ export function removeFromIndex(
  * An update touches only the indexes whose values changed (client-go `updateIndices` does the same
  * comparison per index), so a label change does not rewrite the namespace index.
  */
-export class Indexer<T extends KubeObject = KubeObject> implements IndexerStore<T> {
-  readonly #items = new Map<string, T>();
-  readonly #slots: IndexSlot<T>[] = [];
-  readonly #byName = new Map<string, IndexSlot<T>>();
+export class Indexer<T extends KubeObject = KubeObject>
+  extends IndexedEntries<T, T>
+  implements IndexerStore<T>
+{
   /** Index values of the object being stored, computed before the store changes. */
   readonly #scratch: Array<readonly string[] | undefined> = [];
   readonly keyFunc: KeyFunc;
@@ -288,6 +221,7 @@ export class Indexer<T extends KubeObject = KubeObject> implements IndexerStore<
 
   /** `freeze`: `'deep'` (default) deep-freezes each stored object, so a mutation throws in strict mode; `'none'` stores it as is (cheaper; never mutate a cached object, copy it first). @defaultValue 'deep' */
   constructor(options: { keyFunc?: KeyFunc; indexers?: Indexers<T>; freeze?: FreezeMode } = {}) {
+    super();
     this.keyFunc = options.keyFunc ?? metaNamespaceKeyFunc;
     this.#freeze = (options.freeze ?? 'deep') === 'deep';
     this.addIndexers(options.indexers ?? {});
@@ -298,25 +232,12 @@ export class Indexer<T extends KubeObject = KubeObject> implements IndexerStore<
    * @throws StoreError when a name is already used.
    */
   addIndexers(indexers: Indexers<T>): void {
-    const entries = Object.entries(indexers);
-    for (const [name] of entries)
-      if (this.#byName.has(name)) throw new StoreError(`index ${JSON.stringify(name)} already exists`);
     // Built in full before any is registered: a function that throws on an existing item adds nothing.
-    const added: IndexSlot<T>[] = [];
-    for (const [name, fn] of entries) {
-      const slot: IndexSlot<T> = { name, fn, index: new Map() };
-      for (const [key, obj] of this.#items) addToIndex(slot.index, indexValuesOf(name, fn, obj, key), key);
-      added.push(slot);
-    }
-    for (const slot of added) {
-      this.#slots.push(slot);
-      this.#byName.set(slot.name, slot);
-    }
-  }
-
-  /** Index names. */
-  indexerNames(): string[] {
-    return this.#slots.map((s) => s.name);
+    const added = this.indexes.prepare(indexers);
+    for (const slot of added)
+      for (const [key, obj] of this.items)
+        addToIndex(slot.index, indexValuesOf(slot.name, slot.fn, obj, key), key);
+    this.indexes.register(added);
   }
 
   /**
@@ -325,7 +246,7 @@ export class Indexer<T extends KubeObject = KubeObject> implements IndexerStore<
    */
   upsert(obj: T): T | undefined {
     const key = this.keyFunc(obj);
-    const slots = this.#slots;
+    const slots = this.indexes.list;
     // Every index value first, into a reused scratch array: a throwing index function changes nothing.
     const next = this.#scratch;
     next.length = slots.length;
@@ -334,8 +255,8 @@ export class Indexer<T extends KubeObject = KubeObject> implements IndexerStore<
       next[i] = indexValuesOf(slot.name, slot.fn, obj, key);
     }
     if (this.#freeze) deepFreeze(obj);
-    const old = this.#items.get(key);
-    this.#items.set(key, obj);
+    const old = this.items.get(key);
+    this.items.set(key, obj);
     for (let i = 0; i < slots.length; i++) {
       const slot = slots[i] as IndexSlot<T>;
       const values = next[i] as readonly string[];
@@ -352,65 +273,37 @@ export class Indexer<T extends KubeObject = KubeObject> implements IndexerStore<
 
   /** Removes the object with `key`; returns it, if it was there. */
   deleteKey(key: string): T | undefined {
-    const old = this.#items.get(key);
+    const old = this.items.get(key);
     if (!old) return undefined;
-    const slots = this.#slots;
+    const slots = this.indexes.list;
     for (let i = 0; i < slots.length; i++) {
       const slot = slots[i] as IndexSlot<T>;
       removeFromIndex(slot.index, slot.fn(old), key);
     }
-    this.#items.delete(key);
+    this.items.delete(key);
     return old;
   }
 
   /** Replaces the whole content. */
   replace(objs: readonly T[]): void {
-    this.#items.clear();
-    for (const slot of this.#slots) slot.index.clear();
+    this.items.clear();
+    this.indexes.clear();
     for (const o of objs) this.upsert(o);
   }
 
-  get(key: string): T | undefined {
-    return this.#items.get(key);
+  protected objectAt(_key: string, entry: T): T {
+    return entry;
   }
-  has(key: string): boolean {
-    return this.#items.has(key);
+
+  get(key: string): T | undefined {
+    return this.items.get(key);
   }
   list(): T[] {
-    return [...this.#items.values()];
-  }
-  listKeys(): string[] {
-    return [...this.#items.keys()];
-  }
-  size(): number {
-    return this.#items.size;
-  }
-
-  byIndex(indexName: string, value: string): T[] {
-    const set = this.#slot(indexName).index.get(value);
-    const out: T[] = [];
-    if (set) for (const k of set) out.push(this.#items.get(k) as T);
-    return out;
-  }
-
-  indexKeys(indexName: string, value: string): string[] {
-    return [...(this.#slot(indexName).index.get(value) ?? [])];
-  }
-
-  listIndexFuncValues(indexName: string): string[] {
-    return [...(this.#byName.get(indexName)?.index.keys() ?? [])];
+    return [...this.items.values()];
   }
 
   /** Sizes of every index (values per index); for tests that check nothing leaks. */
   debugIndexSizes(): Record<string, number> {
-    const out: Record<string, number> = {};
-    for (const slot of this.#slots) out[slot.name] = slot.index.size;
-    return out;
-  }
-
-  #slot(indexName: string): IndexSlot<T> {
-    const slot = this.#byName.get(indexName);
-    if (!slot) throw new StoreError(`index ${JSON.stringify(indexName)} does not exist`);
-    return slot;
+    return this.indexes.sizes();
   }
 }

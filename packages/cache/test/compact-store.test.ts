@@ -3,13 +3,8 @@ import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 // store modules directly (not the package index), so these tests do not load the informer
 import { CompactIndexer } from '../src/compact-store.js';
-import {
-  Indexer,
-  type IndexerStore,
-  metaNamespaceIndexFunc,
-  NAMESPACE_INDEX,
-  StoreError,
-} from '../src/store.js';
+import { StoreError } from '../src/indexes.js';
+import { Indexer, type IndexerStore, metaNamespaceIndexFunc, NAMESPACE_INDEX } from '../src/store.js';
 
 const pod = (ns: string, name: string, labels: Record<string, string> = {}, rv = '1'): KubeObject => ({
   apiVersion: 'v1',

@@ -2,8 +2,8 @@ import { getEventListeners } from 'node:events';
 import { ConfigMap, discardLogger, FakeClock, type KubeObject } from '@kubeloop/client';
 import { describe, expect, it, vi } from 'vitest';
 import { InformerError, listWatchFor, SharedIndexInformer } from '../src/index.js';
+import { StoreError } from '../src/indexes.js';
 import { MultiNamespaceInformer } from '../src/internal/multi-namespace-informer.js';
-import { StoreError } from '../src/store.js';
 import { FakeClient } from './support/fake-client.js';
 
 describe('MultiNamespaceInformer addIndexers', () => {

@@ -1,4 +1,5 @@
 import { type Clock, type KubeObject, type Logger, realClock, sleep } from '@kubeloop/client';
+import { type Indexers, StoreError } from '../indexes.js';
 import {
   type HandlerOptions,
   handlerResyncMs,
@@ -9,7 +10,7 @@ import {
   type ResourceEventHandlerRegistration,
 } from '../informer.js';
 import type { SharedIndexInformer } from '../shared-index-informer.js';
-import { type IndexerReader, type Indexers, NAMESPACE_INDEX, StoreError } from '../store.js';
+import { type IndexerReader, NAMESPACE_INDEX } from '../store.js';
 import { onAbort } from './abort.js';
 import { MergedReader } from './merged-reader.js';
 
