@@ -7,7 +7,7 @@ import { InvalidRequestError, isNotFound } from '../errors.js';
 import type { Reader, StatusClient, Writer } from '../interfaces.js';
 import type { Kind, KubeObject, ObjectKey } from '../kinds.js';
 import type { CallOptions } from '../options.js';
-import { createMergePatch, isUnchanged } from './equality.js';
+import { createMergePatch, isUnchanged, withReadValues } from './equality.js';
 
 /**
  * What createOrUpdate / createOrPatch did: `created`, `updated` (the object without its status),
@@ -18,7 +18,9 @@ export type OperationResult = 'unchanged' | 'created' | 'updated' | 'updatedStat
 /**
  * Shapes the object in place: set the fields you own, leave the rest as read. It receives a private copy
  * (the object as read, or a new `{ metadata: { name, namespace } }`). A property set to `undefined` counts
- * as "not set" (the value as read is kept); delete it or set `null` to clear it. Changing
+ * as "not set": the value as read is kept, by createOrUpdate's PUT as by createOrPatch's patch (so a typed
+ * builder that spells out `field: undefined` does not reset what the server defaulted — Go's zero value
+ * cannot say "not set", JavaScript's `undefined` can); `delete` it or set `null` to clear it. Changing
  * `metadata.name` or `metadata.namespace` is an error.
  */
 export type MutateFn<T> = (obj: T) => void | Promise<void>;
@@ -140,7 +142,9 @@ export async function createOrUpdate<T extends KubeObject>(
 ): Promise<CreateOrUpdateResult<T>> {
   const step = await readAndMutate(client, kind, keyOrObj, mutate, options);
   if ('result' in step) return step;
-  return { result: 'updated', object: await client.update(kind, step.desired, writeOptions(options)) };
+  // A property mutate set to `undefined` keeps its value as read (MutateFn), in the PUT body as well.
+  const body = withReadValues(step.current, step.desired);
+  return { result: 'updated', object: await client.update(kind, body, writeOptions(options)) };
 }
 
 /**

@@ -71,3 +71,28 @@ function stripUndefined(v: unknown): unknown {
   for (const [k, x] of Object.entries(v)) if (x !== undefined) out[k] = stripUndefined(x);
   return out;
 }
+
+/**
+ * `mutated` with every property it holds as `undefined` given the value `base` has there (objects recursively,
+ * arrays of the same length element by element), for a whole-object write (createOrUpdate's PUT): the same
+ * "`undefined` = not set by the caller, keep the value as read" rule that {@link isUnchanged} and
+ * {@link createMergePatch} follow. Without it, `JSON.stringify` would drop the property and the PUT would
+ * clear it, though an otherwise identical mutate is `unchanged` and createOrPatch keeps it. `mutated` is not
+ * changed; a property that is absent (deleted) stays absent.
+ */
+export function withReadValues<T>(base: unknown, mutated: T): T {
+  if (mutated === undefined) return base as T;
+  if (Array.isArray(base) && Array.isArray(mutated)) {
+    if (base.length !== mutated.length) return mutated;
+    return mutated.map((v, i) => withReadValues(base[i], v)) as T;
+  }
+  if (isPlainObject(base) && isPlainObject(mutated)) {
+    const out: Json = {};
+    for (const [k, v] of Object.entries(mutated)) {
+      const filled = withReadValues(base[k], v);
+      if (filled !== undefined) out[k] = filled;
+    }
+    return out as T;
+  }
+  return mutated;
+}
