@@ -107,15 +107,7 @@ function forceable(pool: Pool): Pool {
         inFlight.delete(kill);
         parent?.removeEventListener('abort', onAbort);
       };
-      try {
-        const res = await pool.request({ ...opts, signal: ac.signal });
-        if (res.body.closed || res.body.destroyed) done();
-        else res.body.once('close', done);
-        return res;
-      } catch (e) {
-        done();
-        throw e;
-      }
+      return whileBodyOpen(pool.request({ ...opts, signal: ac.signal }), done);
     },
     async close(force) {
       if (force) for (const kill of [...inFlight]) kill();
@@ -176,15 +168,7 @@ function h2Pool(
           conn.active--;
         }
       };
-      try {
-        const res = await conn.dispatcher.request(opts);
-        if (res.body.closed || res.body.destroyed) release();
-        else res.body.once('close', release);
-        return res;
-      } catch (e) {
-        release();
-        throw e;
-      }
+      return whileBodyOpen(conn.dispatcher.request(opts), release);
     },
     async close(force) {
       await Promise.all(conns.map((c) => (force ? c.root.destroy() : c.root.close()).catch(() => undefined)));
@@ -270,4 +254,23 @@ export async function createPool(spec: PoolSpec): Promise<Pool> {
     else connector(opts, cb);
   };
   return h2Pool(url.origin, spec.config, connect, spec.pingIntervalMs);
+}
+
+/**
+ * The answer of `request`, with `release` called once its body has closed (at once when it already has), or
+ * when the request fails: what a pool holds for a request (a stream slot, an abort hook) lives exactly as long.
+ */
+async function whileBodyOpen(
+  request: Promise<Dispatcher.ResponseData>,
+  release: () => void,
+): Promise<Dispatcher.ResponseData> {
+  try {
+    const res = await request;
+    if (res.body.closed || res.body.destroyed) release();
+    else res.body.once('close', release);
+    return res;
+  } catch (e) {
+    release();
+    throw e;
+  }
 }
