@@ -1,8 +1,8 @@
 /** Events: core/v1 and events.k8s.io/v1, stored once as core Events and converted between the two shapes. */
-import { type FieldError, fieldRequired } from '../errors.js';
 import { getPath, type KObject, type ResourceType } from '../resource-type.js';
 import { ageString } from '../table.js';
 import { base, col, obj, setDefault, str } from './common.js';
+import { validateEventsV1 } from './event-validation.js';
 
 const eventFieldSelectors: Record<string, (o: KObject) => string> = {
   'involvedObject.kind': (o) => String(getPath(o, 'involvedObject.kind') ?? ''),
@@ -114,9 +114,10 @@ export const EVENTS_V1: ResourceType = base({
   fieldSelectors: eventFieldSelectors,
   fromStorage: eventToV1,
   toStorage: eventFromV1,
-  validate(o) {
-    const errs: FieldError[] = [];
-    if (o.eventTime === undefined || o.eventTime === null) errs.push(fieldRequired('eventTime'));
-    return errs;
+  validate(o, old) {
+    return validateEventsV1(
+      eventFromV1(structuredClone(o)),
+      old ? eventFromV1(structuredClone(old)) : undefined,
+    );
   },
 });
