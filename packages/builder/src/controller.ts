@@ -16,7 +16,14 @@ import type { HandlerQueue } from './handler.js';
 import { signalWithTimeout } from './internal-signals.js';
 import { discardLogger, errorMessage, type Logger } from './logger.js';
 import type { Runnable } from './manager/runnable.js';
-import { isTerminalError, type Reconciler, type Request, type Result, requestKey } from './reconcile.js';
+import {
+  invalidResult,
+  isTerminalError,
+  type Reconciler,
+  type Request,
+  type Result,
+  requestKey,
+} from './reconcile.js';
 import type { Source } from './source.js';
 
 /** How one reconcile ended, as controller-runtime's `controller_runtime_reconcile_total{result}` labels it. */
@@ -113,7 +120,8 @@ function isPanic(err: unknown): boolean {
 /**
  * Workers over a rate-limited queue (controller-runtime `internal/controller`). Sources add requests;
  * each worker takes one, calls the reconciler, then: a thrown error → `addRateLimited` (a
- * {@link TerminalError} is logged and forgotten); `requeueAfterMs` → `forget` + `addAfter`; `requeue` →
+ * {@link TerminalError} is logged and forgotten), and so does a result that is not a Result (an
+ * InvalidResultError, e.g. `requeueAfterMs: '1000'`); `requeueAfterMs` → `forget` + `addAfter`; `requeue` →
  * `addRateLimited`; otherwise `forget`. The queue guarantees one request is never reconciled by two
  * workers at once. Once the signal aborts, no worker takes another request; reconciles in flight finish
  * (their `ctx.signal` is aborted) and the manager waits for them.
@@ -329,6 +337,15 @@ export class Controller implements Runnable {
       return;
     } finally {
       deadline.dispose();
+    }
+    // A result that is not a Result (e.g. requeueAfterMs: '1000') is a reconcile error, retried with backoff:
+    // taken as given, the string would requeue at once and hot-loop.
+    const bad = invalidResult(result);
+    if (bad) {
+      log.error({ err: bad }, 'Reconciler error');
+      this.#requeueRateLimited(req, priority);
+      observe('error');
+      return;
     }
     const after = result?.requeueAfterMs ?? 0;
     if (after > 0) {

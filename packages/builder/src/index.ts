@@ -124,6 +124,7 @@ export {
 } from './predicate.js';
 export {
   asReconciler,
+  InvalidResultError,
   isTerminalError,
   type ObjectReconcileFunc,
   type ReconcileContext,

@@ -19,6 +19,43 @@ export interface Result {
   readonly requeueAfterMs?: number;
 }
 
+/**
+ * A reconciler resolved to something that is not a {@link Result}: not an object, a `requeueAfterMs` that is
+ * not a finite number of ms >= 0 (e.g. the string `'1000'` read from YAML or an env var, which would requeue at
+ * once and hot-loop), or a `requeue` that is not a boolean. Code `'ERR_INVALID_RESULT'`. The controller treats
+ * it as a reconcile error: logged and retried with the rate limiter's backoff. (In controller-runtime the Go
+ * types rule these out; a negative `RequeueAfter` is ignored there, here it is refused as the mistake it is.)
+ */
+export class InvalidResultError extends Error {
+  readonly code = 'ERR_INVALID_RESULT' as const;
+  override readonly name = 'InvalidResultError';
+}
+
+/**
+ * The problem with what a reconcile resolved to, as an {@link InvalidResultError}, or `undefined` when it is a
+ * valid {@link Result} (or nothing).
+ */
+export function invalidResult(result: unknown): InvalidResultError | undefined {
+  if (result === undefined || result === null) return undefined;
+  if (typeof result !== 'object' || Array.isArray(result))
+    return new InvalidResultError(`reconcile resolved to ${describe(result)}, not a Result object`);
+  const { requeueAfterMs, requeue } = result as { requeueAfterMs?: unknown; requeue?: unknown };
+  if (
+    requeueAfterMs !== undefined &&
+    (typeof requeueAfterMs !== 'number' || !Number.isFinite(requeueAfterMs) || requeueAfterMs < 0)
+  )
+    return new InvalidResultError(
+      `Result.requeueAfterMs must be a finite number of ms >= 0, got ${describe(requeueAfterMs)}`,
+    );
+  if (requeue !== undefined && typeof requeue !== 'boolean')
+    return new InvalidResultError(`Result.requeue must be a boolean, got ${describe(requeue)}`);
+  return undefined;
+}
+
+function describe(v: unknown): string {
+  return typeof v === 'string' ? `the string ${JSON.stringify(v)}` : `${typeof v} ${String(v)}`;
+}
+
 /** Per-reconcile context: Go's `context.Context` as a signal, plus a logger and the reconcile ID. */
 export interface ReconcileContext {
   /** Aborted when the controller stops, or when `reconciliationTimeoutMs` passes. */
