@@ -97,7 +97,11 @@ export interface ControllerOptions {
   readonly queueMetricsProvider?: MetricsProvider;
 }
 
-/** A controller failed to start (e.g. its caches did not sync in time). Code `'ERR_CONTROLLER'`. */
+/**
+ * A controller failed to start (e.g. its caches did not sync in time), or got an option it cannot use (a
+ * `maxConcurrentReconciles`, `cacheSyncTimeoutMs` or `reconciliationTimeoutMs` that is not a number of the
+ * right kind). Code `'ERR_CONTROLLER'`.
+ */
 export class ControllerError extends Error {
   readonly code = 'ERR_CONTROLLER' as const;
   override readonly name = 'ControllerError';
@@ -111,6 +115,29 @@ const PANIC_NAMES = new Set([
   'EvalError',
   'URIError',
 ]);
+
+/**
+ * Refuses numeric options that are not numbers of the right kind — a string (`'4'`, `'5000'` from YAML or an
+ * env var), NaN or Infinity — which would otherwise start no worker (`length: NaN`) or arm a deadline that
+ * never or always fires. Upstream's values (`≤ 0` workers → 1; `0` reconcile timeout → none) keep their meaning.
+ * @throws ControllerError naming the controller and the option.
+ */
+function checkOptions(name: string, o: ControllerOptions): void {
+  const bad = (what: string, v: unknown, want: string) =>
+    new ControllerError(
+      `controller ${JSON.stringify(name)}: ${what} must be ${want}, got ${typeof v} ${String(v)}`,
+    );
+  const w = o.maxConcurrentReconciles;
+  if (w !== undefined && (typeof w !== 'number' || !Number.isInteger(w)))
+    throw bad('maxConcurrentReconciles', w, 'a whole number');
+  for (const [what, v] of [
+    ['cacheSyncTimeoutMs', o.cacheSyncTimeoutMs],
+    ['reconciliationTimeoutMs', o.reconciliationTimeoutMs],
+  ] as const) {
+    if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0))
+      throw bad(what, v, 'a finite number of ms >= 0');
+  }
+}
 
 /** Whether a thrown value is one of JavaScript's programming errors (what Go would call a panic). */
 function isPanic(err: unknown): boolean {
@@ -149,6 +176,7 @@ export class Controller implements Runnable {
   constructor(name: string, reconciler: Reconciler, options: ControllerOptions = {}) {
     this.name = name;
     this.#reconciler = reconciler;
+    checkOptions(name, options);
     this.#workers = Math.max(1, options.maxConcurrentReconciles ?? 1);
     this.#syncTimeoutMs = options.cacheSyncTimeoutMs ?? 120_000;
     this.#timeoutMs = options.reconciliationTimeoutMs ?? 0;

@@ -2,6 +2,7 @@ import { FakeClock, ItemExponentialFailureRateLimiter } from '@kubeloop/workqueu
 import { describe, expect, it, vi } from 'vitest';
 import {
   Controller,
+  ControllerError,
   type ControllerMetricsHook,
   type HandlerQueue,
   InvalidResultError,
@@ -120,5 +121,32 @@ describe('Controller: a reconcile result that is not a Result is a reconcile err
     ])
       expect(invalidResult(ok)).toBeUndefined();
     expect(invalidResult({ requeueAfterMs: '1000' })?.message).toMatch(/requeueAfterMs.*the string "1000"/);
+  });
+});
+
+describe('Controller options: numeric options are numbers of the right kind (ControllerError)', () => {
+  const r: Reconciler = { reconcile: async () => undefined };
+  it('refuses strings, NaN, Infinity, fractions of workers and negative timeouts, naming the option', () => {
+    const bad: Array<[Record<string, unknown>, RegExp]> = [
+      [{ maxConcurrentReconciles: '4' }, /maxConcurrentReconciles/],
+      [{ maxConcurrentReconciles: Number.NaN }, /maxConcurrentReconciles/],
+      [{ maxConcurrentReconciles: 1.5 }, /maxConcurrentReconciles/],
+      [{ cacheSyncTimeoutMs: '1000' }, /cacheSyncTimeoutMs/],
+      [{ cacheSyncTimeoutMs: Number.POSITIVE_INFINITY }, /cacheSyncTimeoutMs/],
+      [{ reconciliationTimeoutMs: '5000' }, /reconciliationTimeoutMs/],
+      [{ reconciliationTimeoutMs: -1 }, /reconciliationTimeoutMs/],
+    ];
+    for (const [options, what] of bad) {
+      expect(() => new Controller('c', r, options as never), JSON.stringify(options)).toThrow(
+        ControllerError,
+      );
+      expect(() => new Controller('c', r, options as never)).toThrow(what);
+    }
+  });
+
+  it('keeps upstream meanings: 0 workers is 1, 0 reconcile timeout is none', () => {
+    expect(
+      () => new Controller('c', r, { maxConcurrentReconciles: 0, reconciliationTimeoutMs: 0 }),
+    ).not.toThrow();
   });
 });
