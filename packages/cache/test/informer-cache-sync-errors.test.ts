@@ -175,3 +175,35 @@ describe('InformerCache: bad informer settings are refused where they are given,
     ).toThrow(/pageSize/);
   });
 });
+
+describe('InformerCache.syncError and unsyncedInformers', () => {
+  it('name what is not synced even without an error (not started, or no list answered yet), and nothing once synced', async () => {
+    const fc = new FakeClient();
+    const cache = new InformerCache({ client: fc.asClient(), clock: new FakeClock() });
+    expect(cache.syncError()).toBeUndefined();
+    cache.getInformer(ConfigMap);
+    expect(cache.syncError()?.message).toBe(
+      'the ConfigMap.v1 informer has not synced; last error: the cache has not started it',
+    );
+    let answer: (() => void) | undefined;
+    const list = fc.list.bind(fc);
+    fc.list = async (k, o) => {
+      await new Promise<void>((r) => {
+        answer = r;
+      });
+      return list(k, o);
+    };
+    const ac = new AbortController();
+    running.push(ac);
+    const done = cache.start(ac.signal);
+    await vi.waitFor(() => expect(answer).toBeDefined());
+    expect(cache.syncError()?.message).toContain('no list has completed yet');
+    expect(cache.unsyncedInformers()).toEqual(['ConfigMap.v1']);
+    answer?.();
+    expect(await cache.waitForCacheSync()).toBe(true);
+    expect(cache.syncError()).toBeUndefined();
+    expect(cache.unsyncedInformers()).toEqual([]);
+    ac.abort();
+    await done;
+  });
+});
