@@ -68,6 +68,7 @@ for (const n of [5000, 50000]) {
   const un = match(`kubeloop-unfrozen vs raw-limit and ${CN}`);
   if (!kr) continue;
   row(`watch-throughput, ${n} pods: events/s ÷ raw`, '≥ 0.9', kr.ratios.opsPerSec, (v) => v >= 0.9);
+  row(`watch-throughput, ${n} pods: CPU/event ÷ raw`, '(context)', kr.ratios.cpuUsPerEvent, () => undefined);
   row(`watch-throughput, ${n} pods: events/s ÷ client-node`, '≥ 1.4', kc?.ratios.opsPerSec, (v) => v >= 1.4);
   row(
     `watch-throughput, ${n} pods: CPU/event ÷ client-node`,
