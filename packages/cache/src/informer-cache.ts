@@ -1,11 +1,15 @@
 import {
   discardLogger,
+  type FieldSelectorInput,
   fieldRequirementsOf,
+  formatFieldSelector,
+  formatLabelSelector,
   type GetOptions,
   gvkOf,
   gvkString,
   type Kind,
   type KubeObject,
+  type LabelSelectorInput,
   type ListOptions,
   type Logger,
   matchesLabelRequirements,
@@ -13,6 +17,8 @@ import {
   newNotFound,
   type ObjectKey,
   type ObjectList,
+  parseFieldSelector,
+  parseLabelSelector,
   type Reader,
   StatusError,
 } from '@kubeloop/client';
@@ -85,19 +91,35 @@ export class InformerCache implements Cache {
   #signal: AbortSignal | undefined;
 
   /**
-   * @throws CacheOptionsError for a kind twice in `byObject`, a negative `syncPeriodMs` or an invalid
-   *   `reflector.pageSize` (checked here, not when an informer runs).
+   * @throws CacheOptionsError for a kind twice in `byObject`, a `syncPeriodMs` (cache-wide or per kind) that
+   *   is not a finite number of ms >= 0, a label or field selector (default or per kind) that does not parse
+   *   (the error names the option; the parse error is its cause), or an invalid `reflector.pageSize` — checked
+   *   here, not when an informer runs: a selector the server refuses would fail every list with 400 and the
+   *   informer would never sync, so reads would wait for ever (controller-runtime takes parsed
+   *   `labels.Selector`/`fields.Selector` values, so bad syntax fails where it is written).
    */
   constructor(options: InformerCacheOptions) {
     this.#options = options;
     this.#log = options.logger ?? discardLogger;
+    checkSelectors(
+      'defaultLabelSelector',
+      options.defaultLabelSelector,
+      'defaultFieldSelector',
+      options.defaultFieldSelector,
+    );
     for (const b of options.byObject ?? []) {
       const key = informerKey(b.kind);
       if (this.#byObject.has(key)) throw new CacheOptionsError(`byObject lists ${key} twice`);
+      checkSelectors(
+        `byObject ${key}: labelSelector`,
+        b.labelSelector,
+        `byObject ${key}: fieldSelector`,
+        b.fieldSelector,
+      );
+      checkSyncPeriod(`byObject ${key}: syncPeriodMs`, b.syncPeriodMs);
       this.#byObject.set(key, b);
     }
-    const sp = options.syncPeriodMs ?? options.resyncPeriodMs;
-    if (sp !== undefined && !(sp >= 0)) throw new CacheOptionsError(`syncPeriodMs must be >= 0, got ${sp}`);
+    checkSyncPeriod('syncPeriodMs', options.syncPeriodMs ?? options.resyncPeriodMs);
     try {
       checkReflectorOptions(options.reflector);
     } catch (err) {
@@ -389,6 +411,35 @@ export class InformerCache implements Cache {
       items,
     };
   }
+}
+
+/**
+ * Parses the label and field selectors of a cache option as they will be sent (the same parsers the cache's
+ * reads and `labelSelectorPredicate` use, apimachinery `labels.Parse` / `fields.ParseSelector`).
+ * @throws CacheOptionsError naming the option, with the SelectorParseError as cause.
+ */
+function checkSelectors(
+  labelWhat: string,
+  label: LabelSelectorInput | undefined,
+  fieldWhat: string,
+  field: FieldSelectorInput | undefined,
+): void {
+  try {
+    if (label !== undefined) parseLabelSelector(formatLabelSelector(label));
+  } catch (err) {
+    throw new CacheOptionsError(`${labelWhat}: ${(err as Error).message}`, { cause: err });
+  }
+  try {
+    if (field !== undefined) parseFieldSelector(formatFieldSelector(field));
+  } catch (err) {
+    throw new CacheOptionsError(`${fieldWhat}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/** @throws CacheOptionsError when a sync period is given and is not a finite number of ms >= 0. */
+function checkSyncPeriod(what: string, v: unknown): void {
+  if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0))
+    throw new CacheOptionsError(`${what} must be a finite number of ms >= 0, got ${typeof v} ${String(v)}`);
 }
 
 /** The informer map's key of a kind: `apiVersion/Kind`, plus `#metadata` for a metadata-only descriptor. */
