@@ -210,7 +210,7 @@ export class ApiClient implements Client {
   /**
    * A client for the named subresource (controller-runtime `Client.SubResource(name)`): `scale` (get,
    * update with a `Scale` body, patch), `eviction` and `token` (create), `status`.
-   * @throws InvalidRequestError for an empty name or one containing `/`.
+   * @throws InvalidRequestError for an empty name, `.`, `..` or one containing `/` or `%` (client-go `IsValidPathSegmentName`).
    */
   subResource(name: string): SubResourceClient {
     return new ApiSubResourceClient(this.#internals, name);
