@@ -1,7 +1,7 @@
 import { badRequest, conflict, type FieldError, invalid, notFound, OPTIMISTIC_LOCK_MSG } from './errors.js';
 import { type FieldSelector, parseFieldSelector } from './field-selector.js';
 import { type LabelSelector, parseLabelSelector } from './label-selector.js';
-import type { ManagedFieldsEntry } from './managed-fields.js';
+import type { ManagedFieldsEntry } from './managed-fields/entries.js';
 import { applyObject } from './registry/apply.js';
 import { deleteCollection, deleteObject } from './registry/delete.js';
 import { listObjects, waitForRv } from './registry/list.js';

@@ -3,7 +3,8 @@
  * conflicts with the server's 409 message and FieldManagerConflict causes unless forced, merge, store.
  */
 import { ApiStatusError, badRequest, failureStatus } from '../errors.js';
-import { planApply, removePath } from '../managed-fields.js';
+import { planApply } from '../managed-fields/apply.js';
+import { removePath } from '../managed-fields/field-set.js';
 import { applyMerge } from '../patch.js';
 import type { Registry, WriteOptions } from '../registry.js';
 import { apiVersionOf, type KObject, type ResourceType } from '../resource-type.js';

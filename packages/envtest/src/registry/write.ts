@@ -13,7 +13,7 @@ import {
   invalid,
   notFound,
 } from '../errors.js';
-import { type ManagedFieldsEntry, updateManagedFields } from '../managed-fields.js';
+import { type ManagedFieldsEntry, updateManagedFields } from '../managed-fields/entries.js';
 import type { Registry, RegistryHooks, WriteOptions } from '../registry.js';
 import { apiVersionOf, type KObject, type ResourceType } from '../resource-type.js';
 import type { Entry, Store } from '../store.js';

@@ -1,17 +1,17 @@
 /**
- * managedFields bookkeeping: an approximation of structured-merge-diff's field sets (FieldsV1 tries),
- * enough for per-manager ownership, Update/Apply entries and apply conflicts (protocol §3, §7.4).
+ * Field sets for managedFields: an approximation of structured-merge-diff's field sets (which fields of an
+ * object a write covers, with each leaf's value) and their FieldsV1 trie encoding (protocol §3, §7.4).
  */
-import type { KObject, ResourceType } from './resource-type.js';
+import type { KObject, ResourceType } from '../resource-type.js';
 
 /** A field path is a list of path elements: `f:name`, `k:{"name":"c"}`, `v:"x"`. */
 export type PathElem = string;
 
-const SEP = '\u0001';
+export const SEP = '\u0001';
 /** Value marker of a keyed list's own node (a member only when an update creates the list). */
-const LIST_MEMBER = '\u0002list';
+export const LIST_MEMBER = '\u0002list';
 /** Value marker of a null leaf (never owned). */
-const NULL_LEAF = '\u0002null';
+export const NULL_LEAF = '\u0002null';
 
 /** A field set with the JSON of each leaf's value ('' for member nodes that are not leaves). */
 export type FieldValues = Map<string, string>;
@@ -47,7 +47,7 @@ const GRANULAR_MAPS = new Set([
   'selector',
 ]);
 
-function isObj(v: unknown): v is Record<string, unknown> {
+export function isObj(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
@@ -216,141 +216,6 @@ export function fromFieldsV1(trie: unknown): Set<string> {
   return out;
 }
 
-/** One managedFields entry. */
-export interface ManagedFieldsEntry {
-  manager: string;
-  operation: 'Update' | 'Apply';
-  apiVersion: string;
-  /** Absent on scale-subresource entries, as upstream. */
-  time?: string;
-  fieldsType: 'FieldsV1';
-  fieldsV1: Record<string, unknown>;
-  subresource?: string;
-}
-
-interface Owned {
-  manager: string;
-  operation: 'Update' | 'Apply';
-  apiVersion: string;
-  time?: string;
-  subresource?: string;
-  paths: Set<string>;
-}
-
-function readEntries(obj: KObject | undefined): Owned[] {
-  const mf = (obj?.metadata as Record<string, unknown> | undefined)?.managedFields;
-  if (!Array.isArray(mf)) return [];
-  return mf.filter(isObj).map((e) => ({
-    manager: String(e.manager ?? ''),
-    operation: e.operation === 'Apply' ? 'Apply' : 'Update',
-    apiVersion: String(e.apiVersion ?? ''),
-    ...(e.time !== undefined ? { time: String(e.time) } : {}),
-    ...(e.subresource ? { subresource: String(e.subresource) } : {}),
-    paths: fromFieldsV1(e.fieldsV1),
-  }));
-}
-
-/** Whole seconds of an entry's time; an entry without one (scale) counts as the zero time, as upstream. */
-function entrySeconds(e: Owned): number {
-  return e.time === undefined ? Number.NEGATIVE_INFINITY : Math.floor(Date.parse(e.time) / 1000);
-}
-
-/**
- * The order kube-apiserver writes entries in (apimachinery managedfields `sortEncodedManagedFields`): by
- * operation (`Apply` before `Update`), then time in whole seconds (no time first), manager, apiVersion,
- * subresource.
- */
-function compareEntries(p: Owned, q: Owned): number {
-  if (p.operation !== q.operation) return p.operation < q.operation ? -1 : 1;
-  const ps = entrySeconds(p);
-  const qs = entrySeconds(q);
-  if (ps !== qs) return ps < qs ? -1 : 1;
-  for (const [a, b] of [
-    [p.manager, q.manager],
-    [p.apiVersion, q.apiVersion],
-    [p.subresource ?? '', q.subresource ?? ''],
-  ] as const) {
-    if (a !== b) return a < b ? -1 : 1;
-  }
-  return 0;
-}
-
-function writeEntries(entries: Owned[]): ManagedFieldsEntry[] {
-  return entries
-    .filter((e) => e.paths.size > 0)
-    .sort(compareEntries)
-    .map((e) => ({
-      manager: e.manager,
-      operation: e.operation,
-      apiVersion: e.apiVersion,
-      ...(e.time !== undefined ? { time: e.time } : {}),
-      fieldsType: 'FieldsV1',
-      fieldsV1: toFieldsV1(e.paths),
-      ...(e.subresource ? { subresource: e.subresource } : {}),
-    }));
-}
-
-/**
- * managedFields after a non-apply write (create, update, patch) by `manager`: the manager owns what it
- * changed plus what it owned before and is still there; other managers lose what changed.
- */
-export function updateManagedFields(
-  rt: ResourceType,
-  old: KObject | undefined,
-  next: KObject,
-  manager: string,
-  apiVersion: string,
-  time: string,
-  subresource: string | undefined,
-): ManagedFieldsEntry[] {
-  const scope = {
-    skipStatus: rt.statusSubresource && subresource !== 'status',
-    onlyStatus: subresource === 'status',
-  };
-  const before = old ? fieldValues(rt, old, scope) : new Map<string, string>();
-  const after = fieldValues(rt, next, scope);
-  const changed = new Set<string>();
-  for (const [p, v] of after) {
-    if (v === NULL_LEAF) continue;
-    if (v === LIST_MEMBER && (!old || before.has(p))) continue;
-    if (before.get(p) !== v) changed.add(p);
-  }
-  const entries = readEntries(old);
-  const allAfter = fieldValues(rt, next);
-  for (const e of entries) {
-    for (const p of [...e.paths])
-      if (!allAfter.has(p) || allAfter.get(p) === NULL_LEAF || changed.has(p)) e.paths.delete(p);
-  }
-  let mine = entries.find(
-    (e) => e.manager === manager && e.operation === 'Update' && (e.subresource ?? '') === (subresource ?? ''),
-  );
-  if (!mine && changed.size > 0) {
-    mine = {
-      manager,
-      operation: 'Update',
-      apiVersion,
-      ...(subresource === 'scale' ? {} : { time }),
-      paths: new Set(),
-      ...(subresource ? { subresource } : {}),
-    };
-    entries.push(mine);
-  }
-  if (mine && changed.size > 0) {
-    for (const p of changed) mine.paths.add(p);
-    if (subresource !== 'scale') mine.time = time;
-    mine.apiVersion = apiVersion;
-  }
-  return writeEntries(entries);
-}
-
-/** One apply conflict: another manager owns a field with a different value. */
-export interface ApplyConflict {
-  readonly manager: string;
-  readonly apiVersion: string;
-  /** `.spec.replicas`-style path for messages. */
-  readonly field: string;
-}
-
 /** Render a path as upstream prints it in conflict messages: `.spec.containers[name="c"].image`. */
 export function pathString(p: string): string {
   let s = '';
@@ -364,85 +229,6 @@ export function pathString(p: string): string {
     } else if (e.startsWith('v:')) s += `[=${e.slice(2)}]`;
   }
   return s;
-}
-
-/**
- * Server-side apply bookkeeping. Returns conflicts (when not forced), the paths the manager previously
- * applied and no longer applies and nobody else owns (to remove from the object), and a function that
- * computes the new managedFields once the merged object is known.
- */
-export function planApply(
-  rt: ResourceType,
-  live: KObject | undefined,
-  applied: KObject,
-  manager: string,
-  force: boolean,
-  subresource: string | undefined,
-): {
-  conflicts: ApplyConflict[];
-  removed: string[];
-  finish(merged: KObject, apiVersion: string, time: string): ManagedFieldsEntry[];
-} {
-  const scope = {
-    skipStatus: rt.statusSubresource && subresource !== 'status',
-    onlyStatus: subresource === 'status',
-  };
-  const appliedVals = fieldValues(rt, applied, { ...scope, apply: true });
-  const liveVals = live ? fieldValues(rt, live) : new Map<string, string>();
-  const entries = readEntries(live);
-  const conflicts: ApplyConflict[] = [];
-  const conflictPaths = new Set<string>();
-  for (const e of entries) {
-    if (e.manager === manager && e.operation === 'Apply') continue;
-    for (const p of e.paths) {
-      const av = appliedVals.get(p);
-      if (av === undefined || av === '' || av === NULL_LEAF || av === LIST_MEMBER) continue;
-      if (liveVals.get(p) !== av) {
-        conflicts.push({ manager: e.manager, apiVersion: e.apiVersion, field: pathString(p) });
-        conflictPaths.add(p);
-      }
-    }
-  }
-  const mineBefore = entries.find(
-    (e) => e.manager === manager && e.operation === 'Apply' && (e.subresource ?? '') === (subresource ?? ''),
-  );
-  const removed: string[] = [];
-  if (mineBefore) {
-    for (const p of mineBefore.paths) {
-      if (appliedVals.has(p)) continue;
-      const ownedByOther = entries.some((e) => e !== mineBefore && e.paths.has(p));
-      if (!ownedByOther) removed.push(p);
-    }
-  }
-  return {
-    conflicts: force ? [] : conflicts,
-    removed,
-    finish(merged, apiVersion, time) {
-      const mergedVals = fieldValues(rt, merged);
-      for (const e of entries) {
-        if (force) for (const p of conflictPaths) e.paths.delete(p);
-        for (const p of [...e.paths]) if (!mergedVals.has(p)) e.paths.delete(p);
-      }
-      const rest = entries.filter((e) => e !== mineBefore);
-      const mine: Owned = {
-        manager,
-        operation: 'Apply',
-        apiVersion,
-        time,
-        paths: new Set(
-          [...appliedVals.entries()]
-            .filter(
-              ([p, v]) =>
-                v !== NULL_LEAF && v !== LIST_MEMBER && mergedVals.has(p) && mergedVals.get(p) !== NULL_LEAF,
-            )
-            .map(([p]) => p),
-        ),
-        ...(subresource ? { subresource } : {}),
-      };
-      rest.push(mine);
-      return writeEntries(rest);
-    },
-  };
 }
 
 /** Delete a field path (as produced by fieldValues) from an object in place. */
