@@ -2,11 +2,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigMap, Namespace, newClient, Secret, Service, ServiceAccount } from '@kubeloop/client';
-import type { RestConfig } from '@kubeloop/config';
-import { type ApiServer, startApiServer } from '@kubeloop/envtest';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { cacheSyncCheck, newControllerManagedBy, newManager, newMetricsRegistry } from '../src/index.js';
 import { newSharding } from '../src/sharding/index.js';
+import { useEnvtest } from './support/config.js';
 
 // Issue 16 item 8 (class): no builder component adds an 'abort' listener of its own to a long-lived
 // signal (the manager's stop signal, a runnable group's signal) per controller, worker, source or
@@ -30,23 +29,7 @@ describe('abort listeners on long-lived signals', () => {
   });
 
   describe('a busy manager (envtest)', () => {
-    let server: ApiServer;
-    let config: RestConfig;
-    beforeAll(async () => {
-      server = await startApiServer();
-      config = {
-        host: server.url,
-        tlsClientConfig: { caData: server.caPem },
-        bearerToken: server.token,
-        qps: -1,
-        burst: 0,
-        timeoutMs: 0,
-        userAgent: 'abort-listeners-test',
-      };
-    });
-    afterAll(async () => {
-      await server?.stop();
-    });
+    const env = useEnvtest('abort-listeners-test');
 
     it('12 controllers × 4 workers, leader election, sharding, probes, metrics and events emit no MaxListenersExceededWarning', async () => {
       const warnings: Error[] = [];
@@ -57,13 +40,13 @@ describe('abort listeners on long-lived signals', () => {
         }
       };
       process.on('warning', onWarning);
-      const api = newClient(config);
+      const api = newClient(env.config);
       const ns = 'abort-listeners';
       try {
         await api.create(Namespace, { metadata: { name: ns } });
         for (let i = 0; i < 12; i++)
           await api.create(ConfigMap, { metadata: { namespace: ns, name: `cm-${i}` } });
-        const mgr = newManager(config, {
+        const mgr = newManager(env.config, {
           namespace: ns,
           metricsRegistry: newMetricsRegistry(),
           leaderElection: true,

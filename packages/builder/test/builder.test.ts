@@ -1,5 +1,4 @@
 import { ConfigMap, kind, Pod } from '@kubeloop/client';
-import type { RestConfig } from '@kubeloop/config';
 import { describe, expect, it } from 'vitest';
 import {
   ChannelSource,
@@ -8,16 +7,10 @@ import {
   newControllerManagedBy,
   newManager,
 } from '../src/index.js';
+import { offlineConfig } from './support/config.js';
 
 // Nothing here talks to a server: build() creates sources, which start only with the manager.
-const config: RestConfig = {
-  host: 'https://127.0.0.1:9',
-  tlsClientConfig: {},
-  qps: -1,
-  burst: 0,
-  timeoutMs: 0,
-  userAgent: 'builder-test',
-};
+const config = offlineConfig('builder-test');
 const noop = { reconcile: async () => undefined };
 
 describe('ControllerBuilder build-time errors (controller-runtime pkg/builder)', () => {

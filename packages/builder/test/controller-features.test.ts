@@ -10,20 +10,10 @@ import {
   type Logger,
   type Reconciler,
   type Request,
-  type Source,
   TerminalError,
 } from '../src/index.js';
 import { controllerMetricsHook } from '../src/metrics/controller-metrics.js';
-
-class PushSource implements Source {
-  queue: HandlerQueue | undefined;
-  start(_signal: AbortSignal, queue: HandlerQueue): void {
-    this.queue = queue;
-  }
-  async waitForSync(): Promise<boolean> {
-    return true;
-  }
-}
+import { PushSource } from './support/config.js';
 
 function captureLogger(lines: Array<Record<string, unknown>>, bound: Record<string, unknown> = {}): Logger {
   const at = (level: string) => (fields: Record<string, unknown>, msg: string) =>

@@ -1,29 +1,7 @@
 import { ItemExponentialFailureRateLimiter } from '@kubeloop/workqueue';
 import { describe, expect, it } from 'vitest';
-import {
-  Controller,
-  type HandlerQueue,
-  type Logger,
-  type Reconciler,
-  type Request,
-  type Result,
-  type Source,
-  TerminalError,
-} from '../src/index.js';
-
-/** Pushes requests straight into the controller's queue (like controller-runtime's `source.Channel`). */
-class PushSource implements Source {
-  queue: HandlerQueue | undefined;
-  start(_signal: AbortSignal, queue: HandlerQueue): void {
-    this.queue = queue;
-  }
-  async waitForSync(): Promise<boolean> {
-    return true;
-  }
-  push(...reqs: Request[]): void {
-    for (const r of reqs) this.queue!.add(r);
-  }
-}
+import { Controller, type Logger, type Reconciler, type Result, TerminalError } from '../src/index.js';
+import { PushSource } from './support/config.js';
 
 async function waitFor(cond: () => boolean, what: string, deadlineMs = 5000): Promise<void> {
   const until = Date.now() + deadlineMs;

@@ -1,7 +1,5 @@
 import { ConfigMap, Namespace, newClient, Secret } from '@kubeloop/client';
-import type { RestConfig } from '@kubeloop/config';
-import { type ApiServer, startApiServer } from '@kubeloop/envtest';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   enqueueRequestForObject,
   newControllerManagedBy,
@@ -9,32 +7,17 @@ import {
   newMetricsRegistry,
   type Request,
 } from '../src/index.js';
+import { useEnvtest } from './support/config.js';
 
 describe('manager: sync period and readiness reasons (envtest)', () => {
-  let server: ApiServer;
-  let config: RestConfig;
-  beforeAll(async () => {
-    server = await startApiServer();
-    config = {
-      host: server.url,
-      tlsClientConfig: { caData: server.caPem },
-      bearerToken: server.token,
-      qps: -1,
-      burst: 0,
-      timeoutMs: 0,
-      userAgent: 'manager-cache-options-test',
-    };
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
+  const env = useEnvtest('manager-cache-options-test');
 
   it('syncPeriodMs of the manager wins over cache.syncPeriodMs (as documented): resyncs reach the controller', async () => {
-    const api = newClient(config);
+    const api = newClient(env.config);
     const ns = 'sync-period';
     await api.create(Namespace, { metadata: { name: ns } });
     await api.create(ConfigMap, { metadata: { namespace: ns, name: 'one' } });
-    const mgr = newManager(config, {
+    const mgr = newManager(env.config, {
       namespace: ns,
       metricsRegistry: newMetricsRegistry(),
       syncPeriodMs: 200,
@@ -61,15 +44,15 @@ describe('manager: sync period and readiness reasons (envtest)', () => {
   }, 30_000);
 
   it('readiness names the informer (GVK) that has not synced, not only the controller', async () => {
-    const api = newClient(config);
+    const api = newClient(env.config);
     const ns = 'readiness-gvk';
     await api.create(Namespace, { metadata: { name: ns } });
-    const held = server.faults.delayRequests({
+    const held = env.server.faults.delayRequests({
       match: { verb: 'list', namespace: ns, resource: 'secrets' },
       barrier: 1000,
       delayMs: 60_000,
     });
-    const mgr = newManager(config, { namespace: ns, metricsRegistry: newMetricsRegistry() });
+    const mgr = newManager(env.config, { namespace: ns, metricsRegistry: newMetricsRegistry() });
     newControllerManagedBy(mgr)
       .for(ConfigMap)
       .watches(Secret, enqueueRequestForObject())

@@ -1,4 +1,3 @@
-import type { RestConfig } from '@kubeloop/config';
 import { describe, expect, it } from 'vitest';
 import {
   GracefulShutdownTimeoutError,
@@ -8,16 +7,10 @@ import {
   newManager,
   type Runnable,
 } from '../src/index.js';
+import { offlineConfig } from './support/config.js';
 
 // No informer is created, so the manager never opens a connection.
-const config: RestConfig = {
-  host: 'https://127.0.0.1:9',
-  tlsClientConfig: {},
-  qps: -1,
-  burst: 0,
-  timeoutMs: 0,
-  userAgent: 'builder-test',
-};
+const config = offlineConfig('builder-test');
 
 function untilAborted(signal: AbortSignal): Promise<void> {
   return new Promise<void>((resolve) => {

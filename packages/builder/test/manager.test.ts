@@ -1,17 +1,10 @@
 import { Pod } from '@kubeloop/client';
-import type { RestConfig } from '@kubeloop/config';
 import { describe, expect, it } from 'vitest';
 import { ControllerError, newControllerManagedBy, newManager, type Runnable } from '../src/index.js';
+import { offlineConfig } from './support/config.js';
 
 // Nothing here talks to a server: no informer is created, so the manager never opens a connection.
-const config: RestConfig = {
-  host: 'https://127.0.0.1:9',
-  tlsClientConfig: {},
-  qps: -1,
-  burst: 0,
-  timeoutMs: 0,
-  userAgent: 'builder-test',
-};
+const config = offlineConfig('builder-test');
 const noop = { reconcile: async () => undefined };
 
 describe('Manager and builder', () => {

@@ -1,7 +1,5 @@
 import { ConfigMap, isNotFound, Namespace, newClient } from '@kubeloop/client';
-import type { RestConfig } from '@kubeloop/config';
-import { type ApiServer, startApiServer } from '@kubeloop/envtest';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { newControllerManagedBy, newManager, newMetricsRegistry, type Request } from '../../src/index.js';
 import { LeaseKind } from '../../src/leaderelection/resource-lock.js';
 import {
@@ -11,15 +9,9 @@ import {
   SHARD_NAME_LABEL,
   ShardingConfigError,
 } from '../../src/sharding/index.js';
+import { offlineConfig, useEnvtest } from '../support/config.js';
 
-const offline: RestConfig = {
-  host: 'https://127.0.0.1:9',
-  tlsClientConfig: {},
-  qps: -1,
-  burst: 0,
-  timeoutMs: 0,
-  userAgent: 'sharding-test',
-};
+const offline = offlineConfig('sharding-test');
 
 describe('newSharding options', () => {
   it.each([
@@ -58,32 +50,16 @@ describe('newSharding options', () => {
 });
 
 describe('Sharding on one replica (envtest)', () => {
-  let server: ApiServer;
-  let config: RestConfig;
-  beforeAll(async () => {
-    server = await startApiServer();
-    config = {
-      host: server.url,
-      tlsClientConfig: { caData: server.caPem },
-      bearerToken: server.token,
-      qps: -1,
-      burst: 0,
-      timeoutMs: 0,
-      userAgent: 'sharding-test',
-    };
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
+  const env = useEnvtest('sharding-test');
 
   it('holds its member Lease with its acknowledgement, reconciles every key alone, reports metrics, and deletes the Lease on stop', async () => {
-    const api = newClient(config);
+    const api = newClient(env.config);
     const ns = 'shard-unit';
     await api.create(Namespace, { metadata: { name: ns } });
     for (let i = 0; i < 20; i++)
       await api.create(ConfigMap, { metadata: { namespace: ns, name: `cm-${i}` } });
     const registry = newMetricsRegistry();
-    const mgr = newManager(config, { namespace: ns, metricsRegistry: registry });
+    const mgr = newManager(env.config, { namespace: ns, metricsRegistry: registry });
     const sharding = newSharding(mgr, {
       name: 'cms',
       namespace: ns,
