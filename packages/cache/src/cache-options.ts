@@ -1,12 +1,18 @@
-import type {
-  Client,
-  Clock,
-  FieldSelectorInput,
-  Kind,
-  KubeObject,
-  LabelSelectorInput,
-  Logger,
+import {
+  type Client,
+  type Clock,
+  type FieldSelectorInput,
+  formatFieldSelector,
+  formatLabelSelector,
+  type Kind,
+  type KubeObject,
+  type LabelSelectorInput,
+  type Logger,
+  parseFieldSelector,
+  parseLabelSelector,
 } from '@kubeloop/client';
+import { CacheOptionsError } from './cache-errors.js';
+import { checkReflectorOptions } from './reflector.js';
 import type { SharedIndexInformerOptions } from './shared-index-informer.js';
 import type { TransformFunc } from './transforms.js';
 
@@ -72,3 +78,71 @@ export interface InformerCacheOptions {
 
 /** controller-runtime's default `SyncPeriod`: 10 hours, in ms. */
 export const DEFAULT_SYNC_PERIOD_MS = 10 * 60 * 60 * 1000;
+
+/**
+ * Checks cache options where they are written, not when an informer runs (controller-runtime takes parsed
+ * selectors, so bad syntax fails at construction): `byObject` lists each kind once (keyed by `keyOf`), every
+ * label and field selector (default and per kind) parses as it will be sent, every `syncPeriodMs` is a
+ * finite number of ms >= 0, `reflector.pageSize` is a positive integer. Returns `byObject` by kind key.
+ * @throws CacheOptionsError naming the option (a parse error as its cause).
+ */
+export function checkCacheOptions(
+  options: InformerCacheOptions,
+  keyOf: (kind: Kind) => string,
+): Map<string, ByObject> {
+  checkSelectors(
+    'defaultLabelSelector',
+    options.defaultLabelSelector,
+    'defaultFieldSelector',
+    options.defaultFieldSelector,
+  );
+  const byObject = new Map<string, ByObject>();
+  for (const b of options.byObject ?? []) {
+    const key = keyOf(b.kind);
+    if (byObject.has(key)) throw new CacheOptionsError(`byObject lists ${key} twice`);
+    checkSelectors(
+      `byObject ${key}: labelSelector`,
+      b.labelSelector,
+      `byObject ${key}: fieldSelector`,
+      b.fieldSelector,
+    );
+    checkSyncPeriod(`byObject ${key}: syncPeriodMs`, b.syncPeriodMs);
+    byObject.set(key, b);
+  }
+  checkSyncPeriod('syncPeriodMs', options.syncPeriodMs ?? options.resyncPeriodMs);
+  try {
+    checkReflectorOptions(options.reflector);
+  } catch (err) {
+    throw new CacheOptionsError(`reflector: ${(err as Error).message}`, { cause: err });
+  }
+  return byObject;
+}
+
+/**
+ * Parses the label and field selectors of a cache option as they will be sent (the same parsers the cache's
+ * reads and `labelSelectorPredicate` use, apimachinery `labels.Parse` / `fields.ParseSelector`).
+ * @throws CacheOptionsError naming the option, with the SelectorParseError as cause.
+ */
+function checkSelectors(
+  labelWhat: string,
+  label: LabelSelectorInput | undefined,
+  fieldWhat: string,
+  field: FieldSelectorInput | undefined,
+): void {
+  try {
+    if (label !== undefined) parseLabelSelector(formatLabelSelector(label));
+  } catch (err) {
+    throw new CacheOptionsError(`${labelWhat}: ${(err as Error).message}`, { cause: err });
+  }
+  try {
+    if (field !== undefined) parseFieldSelector(formatFieldSelector(field));
+  } catch (err) {
+    throw new CacheOptionsError(`${fieldWhat}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/** @throws CacheOptionsError when a sync period is given and is not a finite number of ms >= 0. */
+function checkSyncPeriod(what: string, v: unknown): void {
+  if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0))
+    throw new CacheOptionsError(`${what} must be a finite number of ms >= 0, got ${typeof v} ${String(v)}`);
+}

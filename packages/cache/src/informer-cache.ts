@@ -1,15 +1,11 @@
 import {
   discardLogger,
-  type FieldSelectorInput,
   fieldRequirementsOf,
-  formatFieldSelector,
-  formatLabelSelector,
   type GetOptions,
   gvkOf,
   gvkString,
   type Kind,
   type KubeObject,
-  type LabelSelectorInput,
   type ListOptions,
   type Logger,
   matchesLabelRequirements,
@@ -17,8 +13,6 @@ import {
   newNotFound,
   type ObjectKey,
   type ObjectList,
-  parseFieldSelector,
-  parseLabelSelector,
   type Reader,
   StatusError,
 } from '@kubeloop/client';
@@ -30,11 +24,15 @@ import {
   ResourceNotCachedError,
   UnknownNamespaceError,
 } from './cache-errors.js';
-import { type ByObject, DEFAULT_SYNC_PERIOD_MS, type InformerCacheOptions } from './cache-options.js';
+import {
+  type ByObject,
+  checkCacheOptions,
+  DEFAULT_SYNC_PERIOD_MS,
+  type InformerCacheOptions,
+} from './cache-options.js';
 import type { Informer } from './informer.js';
 import { MultiNamespaceInformer } from './internal/multi-namespace-informer.js';
 import { listWatchFor } from './list-watch.js';
-import { checkReflectorOptions } from './reflector.js';
 import { byFieldIndexes, fieldIndexName, labelRequirements } from './selectors.js';
 import { SharedIndexInformer } from './shared-index-informer.js';
 import { NAMESPACE_INDEX } from './store.js';
@@ -86,7 +84,7 @@ interface Entry {
 export class InformerCache implements Cache {
   readonly #options: InformerCacheOptions;
   readonly #entries = new Map<string, Entry>();
-  readonly #byObject = new Map<string, ByObject>();
+  readonly #byObject: ReadonlyMap<string, ByObject>;
   readonly #log: Logger;
   #signal: AbortSignal | undefined;
 
@@ -101,30 +99,7 @@ export class InformerCache implements Cache {
   constructor(options: InformerCacheOptions) {
     this.#options = options;
     this.#log = options.logger ?? discardLogger;
-    checkSelectors(
-      'defaultLabelSelector',
-      options.defaultLabelSelector,
-      'defaultFieldSelector',
-      options.defaultFieldSelector,
-    );
-    for (const b of options.byObject ?? []) {
-      const key = informerKey(b.kind);
-      if (this.#byObject.has(key)) throw new CacheOptionsError(`byObject lists ${key} twice`);
-      checkSelectors(
-        `byObject ${key}: labelSelector`,
-        b.labelSelector,
-        `byObject ${key}: fieldSelector`,
-        b.fieldSelector,
-      );
-      checkSyncPeriod(`byObject ${key}: syncPeriodMs`, b.syncPeriodMs);
-      this.#byObject.set(key, b);
-    }
-    checkSyncPeriod('syncPeriodMs', options.syncPeriodMs ?? options.resyncPeriodMs);
-    try {
-      checkReflectorOptions(options.reflector);
-    } catch (err) {
-      throw new CacheOptionsError(`reflector: ${(err as Error).message}`, { cause: err });
-    }
+    this.#byObject = checkCacheOptions(options, informerKey);
   }
 
   getInformer<T extends KubeObject>(kind: Kind<T>): Informer<T> {
@@ -411,35 +386,6 @@ export class InformerCache implements Cache {
       items,
     };
   }
-}
-
-/**
- * Parses the label and field selectors of a cache option as they will be sent (the same parsers the cache's
- * reads and `labelSelectorPredicate` use, apimachinery `labels.Parse` / `fields.ParseSelector`).
- * @throws CacheOptionsError naming the option, with the SelectorParseError as cause.
- */
-function checkSelectors(
-  labelWhat: string,
-  label: LabelSelectorInput | undefined,
-  fieldWhat: string,
-  field: FieldSelectorInput | undefined,
-): void {
-  try {
-    if (label !== undefined) parseLabelSelector(formatLabelSelector(label));
-  } catch (err) {
-    throw new CacheOptionsError(`${labelWhat}: ${(err as Error).message}`, { cause: err });
-  }
-  try {
-    if (field !== undefined) parseFieldSelector(formatFieldSelector(field));
-  } catch (err) {
-    throw new CacheOptionsError(`${fieldWhat}: ${(err as Error).message}`, { cause: err });
-  }
-}
-
-/** @throws CacheOptionsError when a sync period is given and is not a finite number of ms >= 0. */
-function checkSyncPeriod(what: string, v: unknown): void {
-  if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0))
-    throw new CacheOptionsError(`${what} must be a finite number of ms >= 0, got ${typeof v} ${String(v)}`);
 }
 
 /** The informer map's key of a kind: `apiVersion/Kind`, plus `#metadata` for a metadata-only descriptor. */
