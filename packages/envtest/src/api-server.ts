@@ -28,7 +28,7 @@ import {
   type RequestContext,
   type RequestRecord,
 } from './faults/index.js';
-import { collectDependents } from './gc.js';
+import { collectDependents, collectForeground, releaseOwnersOf } from './gc.js';
 import { dropConnectionHeaders, sendStatus, statusFromUnknown } from './http.js';
 import { writeKubeconfig } from './kubeconfig.js';
 import { serveNonResource } from './non-resource.js';
@@ -162,17 +162,24 @@ export class ApiServer {
           ? validateCrd(o)
           : [],
       afterCreate: (rt, o) => crdLifecycle(this.#crdHost, rt, o, 'create'),
-      afterUpdate: (rt, o) => crdLifecycle(this.#crdHost, rt, o, 'update'),
-      afterDelete: (rt, o, opts) => {
-        crdLifecycle(this.#crdHost, rt, o, 'delete');
+      afterUpdate: (rt, o) => {
+        crdLifecycle(this.#crdHost, rt, o, 'update');
         if (this.#options.garbageCollection)
-          collectDependents(
+          collectForeground(
             () => this.registry,
             () => this.resources.all(),
             o,
-            opts?.propagationPolicy,
           );
       },
+      afterDelete: (rt, o, opts) => {
+        crdLifecycle(this.#crdHost, rt, o, 'delete');
+        if (!this.#options.garbageCollection) return;
+        const reg = () => this.registry;
+        const types = () => this.resources.all();
+        collectDependents(reg, types, o, opts?.propagationPolicy);
+        releaseOwnersOf(reg, types, o);
+      },
+      foregroundDeletion: this.#options.garbageCollection === true,
     });
   }
 

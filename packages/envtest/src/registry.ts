@@ -63,6 +63,12 @@ export interface RegistryHooks {
   validate?(rt: ResourceType, obj: KObject, old: KObject | undefined): FieldError[];
   /** All served resource types (for namespace cleanup). */
   allTypes(): readonly ResourceType[];
+  /**
+   * A garbage collector runs: a delete with `propagationPolicy: Foreground` keeps the object, marked for deletion
+   * with the `foregroundDeletion` finalizer, until the collector has removed its blocking dependents (as the
+   * apiserver's registry does when garbage collection is enabled).
+   */
+  readonly foregroundDeletion?: boolean;
 }
 
 /** The generic registry over one store. */

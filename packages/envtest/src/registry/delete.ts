@@ -7,6 +7,9 @@ import type { DeleteOptions, DeleteResult, ListOptions, Registry } from '../regi
 import type { KObject, ResourceType } from '../resource-type.js';
 import { meta, normalize, nowTimestamp, storageKeyOf, toStorage } from './object-meta.js';
 
+/** The finalizer of an object deleted in the foreground (metav1.FinalizerDeleteDependents). */
+export const FOREGROUND_FINALIZER = 'foregroundDeletion';
+
 /**
  * Delete one object (protocol §8): preconditions, finalizers (deletionTimestamp, MODIFIED), immediate
  * removal (DELETED). No garbage collection of dependents (like upstream envtest, which runs no
@@ -40,10 +43,15 @@ export function deleteObject(
       `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${String(om.resourceVersion)}). The object might have been modified`,
     );
   if (om.deletionTimestamp) return { object: reg.view(rt, cur) as KObject };
-  const fins = om.finalizers;
   const now = nowTimestamp();
   const next = structuredClone(reg.view(rt, cur)) as KObject;
   const nm = meta(next);
+  if (reg.hooks.foregroundDeletion && opts.propagationPolicy === 'Foreground') {
+    // the collector deletes the dependents first; the owner stays until the blocking ones are gone
+    const current = Array.isArray(nm.finalizers) ? (nm.finalizers as string[]) : [];
+    if (!current.includes(FOREGROUND_FINALIZER)) nm.finalizers = [...current, FOREGROUND_FINALIZER];
+  }
+  const fins = nm.finalizers;
   if (Array.isArray(fins) && fins.length > 0) {
     nm.deletionTimestamp = now;
     nm.deletionGracePeriodSeconds = 0;
