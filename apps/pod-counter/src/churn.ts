@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@kubeloop/builder';
 import { type ApiClient, isAlreadyExists, isNotFound, Namespace, Pod } from '@kubeloop/client';
 
@@ -49,18 +50,8 @@ export async function startChurn(client: ApiClient, options: ChurnOptions): Prom
   const ac = new AbortController();
   const loop = (async () => {
     while (!ac.signal.aborted) {
-      await new Promise<void>((resolve) => {
-        const onAbort = () => {
-          clearTimeout(t);
-          resolve();
-        };
-        // The listener goes when the timer fires: one left behind per step would pile up on the signal.
-        const t = setTimeout(() => {
-          ac.signal.removeEventListener('abort', onAbort);
-          resolve();
-        }, options.intervalMs ?? 700);
-        ac.signal.addEventListener('abort', onAbort, { once: true });
-      });
+      // Abortable sleep: its listener on the signal goes away with the timer.
+      await sleep(options.intervalMs ?? 700, undefined, { signal: ac.signal }).catch(() => undefined);
       if (ac.signal.aborted) break;
       const i = Math.floor(random() * options.namespaces.length);
       const ns = options.namespaces[i]!;

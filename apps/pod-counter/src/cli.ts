@@ -11,7 +11,7 @@
 import { createRequire } from 'node:module';
 import { type Logger, setupSignalHandler } from '@kubeloop/builder';
 import { resolveLeaseNamespace } from '@kubeloop/builder/leaderelection';
-import { newClient } from '@kubeloop/client';
+import { newClient, onAbort } from '@kubeloop/client';
 import { getConfig, type RestConfig } from '@kubeloop/config';
 import type { Environment } from '@kubeloop/envtest';
 import { startChurn } from './churn.js';
@@ -36,7 +36,7 @@ async function main(argv: string[]): Promise<number> {
   const stop = setupSignalHandler();
   // A plain timer held here, not AbortSignal.timeout: Node may collect a timeout signal nobody references.
   const run = new AbortController();
-  stop.addEventListener('abort', () => run.abort(stop.reason), { once: true });
+  onAbort(stop, () => run.abort(stop.reason));
   const durationTimer =
     o.durationMs !== undefined
       ? setTimeout(() => run.abort(new Error('duration elapsed')), o.durationMs)
