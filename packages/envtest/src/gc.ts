@@ -66,27 +66,38 @@ function releaseIfUnblocked(reg: Registry, all: readonly Found[], owner: Found):
     ownerRefs(obj).some((r) => r.uid === uid && r.blockOwnerDeletion === true),
   );
   if (blocked) return;
-  const m = metaOf(owner.obj);
   try {
-    reg.patch(
-      owner.rt,
-      m.namespace,
-      m.name,
-      (cur) => {
-        const cm = cur.metadata as Record<string, unknown>;
-        const fins = (Array.isArray(cm.finalizers) ? (cm.finalizers as string[]) : []).filter(
-          (f) => f !== FOREGROUND_FINALIZER,
-        );
-        if (fins.length > 0) cm.finalizers = fins;
-        else delete cm.finalizers;
-        delete cm.resourceVersion;
-        return cur;
-      },
-      { fieldManager: 'generic-garbage-collector' },
-    );
+    editList(reg, owner, 'finalizers', (f) => f !== FOREGROUND_FINALIZER);
   } catch {
     // gone meanwhile
   }
+}
+
+/**
+ * Write a metadata list of `target` as the collector does (manager `generic-garbage-collector`, no resourceVersion
+ * precondition): keep the entries `keep` accepts, drop the list when none is left.
+ */
+function editList<T>(
+  reg: Registry,
+  target: Found,
+  field: 'finalizers' | 'ownerReferences',
+  keep: (e: T) => boolean,
+): void {
+  const m = metaOf(target.obj);
+  reg.patch(
+    target.rt,
+    m.namespace,
+    m.name,
+    (cur) => {
+      const cm = cur.metadata as Record<string, unknown>;
+      const kept = (Array.isArray(cm[field]) ? (cm[field] as T[]) : []).filter(keep);
+      if (kept.length > 0) cm[field] = kept;
+      else delete cm[field];
+      delete cm.resourceVersion;
+      return cur;
+    },
+    { fieldManager: 'generic-garbage-collector' },
+  );
 }
 
 /**
@@ -156,26 +167,14 @@ export function collectDependents(
     const all = everyObject(reg, types());
     const live = new Set(all.map((f) => metaOf(f.obj).uid).filter((u) => u !== undefined));
     const dependents = all.filter((f) => ownerRefs(f.obj).some((r) => r.uid === uid));
-    for (const { rt, obj } of dependents) {
-      const m = obj.metadata as { name: string; namespace?: string };
+    for (const dependent of dependents) {
+      const { rt, obj } = dependent;
+      const m = metaOf(obj);
       const others = ownerRefs(obj).filter((r) => r.uid !== uid && r.uid !== undefined && live.has(r.uid));
       try {
         if (policy === 'Orphan' || others.length > 0) {
           // keep the dependent, drop the reference to the owner that is gone
-          reg.patch(
-            rt,
-            m.namespace,
-            m.name,
-            (cur) => {
-              const cm = cur.metadata as Record<string, unknown>;
-              const kept = ownerRefs(cur).filter((r) => r.uid !== uid);
-              if (kept.length > 0) cm.ownerReferences = kept;
-              else delete cm.ownerReferences;
-              delete cm.resourceVersion;
-              return cur;
-            },
-            { fieldManager: 'generic-garbage-collector' },
-          );
+          editList<OwnerRef>(reg, dependent, 'ownerReferences', (r) => r.uid !== uid);
         } else {
           reg.delete(rt, m.namespace, m.name, { propagationPolicy: 'Background' });
         }

@@ -18,9 +18,8 @@ const eventFieldSelectors: Record<string, (o: KObject) => string> = {
   type: (o) => String(o.type ?? ''),
 };
 
-export const CORE_EVENTS: ResourceType = base({
-  group: '',
-  version: 'v1',
+/** What core/v1 and events.k8s.io/v1 Events share: one stored resource, served in two shapes. */
+const EVENT_RESOURCE = {
   resource: 'events',
   kind: 'Event',
   singular: 'event',
@@ -30,6 +29,12 @@ export const CORE_EVENTS: ResourceType = base({
   storageVersionHash: 'r2yiGXH7wu8=',
   storageKey: 'events',
   fieldSelectors: eventFieldSelectors,
+} as const;
+
+export const CORE_EVENTS: ResourceType = base({
+  group: '',
+  version: 'v1',
+  ...EVENT_RESOURCE,
   defaults(o) {
     setDefault(o, 'involvedObject', {});
     setDefault(o, 'source', {});
@@ -103,15 +108,7 @@ function eventFromV1(o: KObject): KObject {
 export const EVENTS_V1: ResourceType = base({
   group: 'events.k8s.io',
   version: 'v1',
-  resource: 'events',
-  kind: 'Event',
-  singular: 'event',
-  namespaced: true,
-  shortNames: ['ev'],
-  allowCreateOnUpdate: true,
-  storageVersionHash: 'r2yiGXH7wu8=',
-  storageKey: 'events',
-  fieldSelectors: eventFieldSelectors,
+  ...EVENT_RESOURCE,
   fromStorage: eventToV1,
   toStorage: eventFromV1,
   validate(o, old) {

@@ -7,6 +7,7 @@
 import { BUILTIN_RESOURCES as HAND_WRITTEN } from '../builtin-resources.js';
 import type { ResourceType, TableColumn } from '../resource-type.js';
 import { ageString } from '../table.js';
+import { POD_SPEC_KEYS } from './common.js';
 import { DISCOVERY_1_32, type DiscoveredResource } from './discovery-1.32.js';
 import {
   CREATE_ON_UPDATE_KINDS,
@@ -25,23 +26,6 @@ const AGE: TableColumn = {
   priority: 0,
   cell: (o, now) => ageString((o.metadata as Record<string, unknown> | undefined)?.creationTimestamp, now),
 };
-
-function podTemplateMergeKeys(p: string): Record<string, string> {
-  return {
-    [`${p}.containers`]: 'name',
-    [`${p}.initContainers`]: 'name',
-    [`${p}.ephemeralContainers`]: 'name',
-    [`${p}.containers.env`]: 'name',
-    [`${p}.initContainers.env`]: 'name',
-    [`${p}.containers.ports`]: 'containerPort',
-    [`${p}.initContainers.ports`]: 'containerPort',
-    [`${p}.containers.volumeMounts`]: 'mountPath',
-    [`${p}.initContainers.volumeMounts`]: 'mountPath',
-    [`${p}.volumes`]: 'name',
-    [`${p}.imagePullSecrets`]: 'name',
-    [`${p}.tolerations`]: 'key',
-  };
-}
 
 /** Generic storage for one discovered resource, with the strategy facts of `workloads.ts`. */
 export function genericResourceType(d: DiscoveredResource): ResourceType {
@@ -72,7 +56,8 @@ export function genericResourceType(d: DiscoveredResource): ResourceType {
     strategicMergeKeys: {
       'metadata.ownerReferences': 'uid',
       'status.conditions': 'type',
-      ...(tmpl ? podTemplateMergeKeys(tmpl) : {}),
+      // the pod template of a workload merges as a pod spec does
+      ...(tmpl ? POD_SPEC_KEYS(tmpl) : {}),
     },
     strategicSetLists: ['metadata.finalizers'],
     ...(defaults ? { defaults } : {}),
