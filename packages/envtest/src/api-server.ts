@@ -10,17 +10,13 @@ import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  Authenticator,
-  fieldSelectorsSatisfied,
-  nameSatisfies,
-  type TokenOptions,
-  type UserInfo,
-} from './auth.js';
+import type { ApiServerOptions } from './api-server-options.js';
+import { Authenticator, type UserInfo } from './auth.js';
+import { authorizeRestricted } from './authorization.js';
 import { CertificateAuthority, type CertificatePair } from './certs.js';
 import { validateCrd } from './crd.js';
 import { type CrdHost, crdLifecycle } from './crd-lifecycle.js';
-import { ApiStatusError, EnvtestError, forbidden, pathNotFound, unauthorized } from './errors.js';
+import { ApiStatusError, EnvtestError, pathNotFound, unauthorized } from './errors.js';
 import {
   appendRequest,
   FaultInjector,
@@ -36,47 +32,10 @@ import { Registry } from './registry.js';
 import { parseRequestInfo, type RequestInfo } from './request-info.js';
 import { handleResource } from './resource-handler.js';
 import { ResourceTable } from './resource-table.js';
-import type { ResourceType } from './resource-type.js';
 import { Store } from './store.js';
 import { WatchSet } from './watch.js';
 
-/** Options of {@link startApiServer}. */
-export interface ApiServerOptions {
-  /** Port on 127.0.0.1; 0 (default) picks a free one. */
-  readonly port?: number;
-  /** Host to bind; loopback only (default `127.0.0.1`). */
-  readonly host?: string;
-  /** Extra bearer tokens accepted from the start (the admin token is always generated). */
-  readonly tokens?: ReadonlyArray<string | ({ token: string } & TokenOptions)>;
-  /** Serving certificate options. `sans` default `['127.0.0.1', 'localhost']`; exactly these SANs are used. */
-  readonly tls?: { readonly sans?: readonly string[] };
-  /** Where to write the kubeconfig (mode 0600). Default: a new temp directory's `kubeconfig`. */
-  readonly kubeconfigPath?: string;
-  /** Watch events kept per resource for replay (default 10000). */
-  readonly watchHistoryLimit?: number;
-  /** Period of BOOKMARK events on watches with allowWatchBookmarks (ms, default 60000). */
-  readonly bookmarkIntervalMs?: number;
-  /** Stream length of watches without timeoutSeconds (ms, default 1800 s × rand[1,2) as upstream). */
-  readonly defaultWatchTimeoutMs?: number;
-  /**
-   * Unread live-event bytes a watcher may leave queued before the server closes its watch, as kube-apiserver
-   * closes watchers that do not keep up (default 8 MiB).
-   */
-  readonly watchBufferBytes?: number;
-  /**
-   * Serve aggregated discovery (KEP-3352) on /api and /apis (default true). `false` answers every request
-   * there with the legacy documents, as servers before 1.26 do, so clients' fallback paths can be tested;
-   * {@link ApiServer.setAggregatedDiscovery} switches it at runtime.
-   */
-  readonly aggregatedDiscovery?: boolean;
-  /**
-   * Run a garbage collector for `ownerReferences` (default false, as upstream envtest runs none): deleting an
-   * owner deletes its dependents (Background, the default) or only removes their reference to it (Orphan).
-   */
-  readonly garbageCollection?: boolean;
-  /** `gitVersion` reported by /version (default `v1.32.4-kubeloop`). */
-  readonly gitVersion?: string;
-}
+export type { ApiServerOptions } from './api-server-options.js';
 
 /** One served request, for tests that count requests at the server (the one request log's record). */
 export type RequestLogEntry = RequestRecord;
@@ -383,7 +342,7 @@ export class ApiServer {
       }
       const rt = this.resources.lookup(info.group, info.version, info.resource!);
       if (!rt) throw pathNotFound();
-      if (user?.restrictions) this.#authorize(user, info, rt, q);
+      if (user?.restrictions) authorizeRestricted(user, info, rt, q);
       await handleResource(
         {
           registry: this.registry,
@@ -413,36 +372,6 @@ export class ApiServer {
         return;
       }
       sendStatus(res, err);
-    }
-  }
-
-  /** Test-only restrictions of a token: namespaces and required field selectors → 403. */
-  #authorize(user: UserInfo, info: RequestInfo, rt: ResourceType, q: URLSearchParams): void {
-    const r = user.restrictions!;
-    const deny = (why: string) =>
-      forbidden(
-        user.name,
-        info.verb,
-        rt.resource,
-        rt.group,
-        rt.namespaced ? info.namespace : undefined,
-        info.name,
-        info.subresource,
-        why,
-      );
-    if (r.namespaces) {
-      const ns = rt.namespaced ? info.namespace : undefined;
-      if (!ns || !r.namespaces.includes(ns))
-        throw deny(`access is restricted to namespaces ${r.namespaces.join(', ')}`);
-    }
-    if (r.fieldSelectors && r.fieldSelectors.length > 0) {
-      if (info.name !== undefined) {
-        if (!nameSatisfies(r.fieldSelectors, info.name))
-          throw deny(`access is restricted to ${r.fieldSelectors.join(',')}`);
-      } else if (info.verb === 'list' || info.verb === 'watch' || info.verb === 'deletecollection') {
-        if (!fieldSelectorsSatisfied(r.fieldSelectors, q.get('fieldSelector')))
-          throw deny(`the request must use fieldSelector ${r.fieldSelectors.join(',')}`);
-      }
     }
   }
 

@@ -1,0 +1,42 @@
+/** The options of the in-process API server (`startApiServer`). */
+import type { TokenOptions } from './auth.js';
+
+/** Options of {@link startApiServer}. */
+export interface ApiServerOptions {
+  /** Port on 127.0.0.1; 0 (default) picks a free one. */
+  readonly port?: number;
+  /** Host to bind; loopback only (default `127.0.0.1`). */
+  readonly host?: string;
+  /** Extra bearer tokens accepted from the start (the admin token is always generated). */
+  readonly tokens?: ReadonlyArray<string | ({ token: string } & TokenOptions)>;
+  /** Serving certificate options. `sans` default `['127.0.0.1', 'localhost']`; exactly these SANs are used. */
+  readonly tls?: { readonly sans?: readonly string[] };
+  /** Where to write the kubeconfig (mode 0600). Default: a new temp directory's `kubeconfig`. */
+  readonly kubeconfigPath?: string;
+  /** Watch events kept per resource for replay (default 10000). */
+  readonly watchHistoryLimit?: number;
+  /** Period of BOOKMARK events on watches with allowWatchBookmarks (ms, default 60000). */
+  readonly bookmarkIntervalMs?: number;
+  /** Stream length of watches without timeoutSeconds (ms, default 1800 s × rand[1,2) as upstream). */
+  readonly defaultWatchTimeoutMs?: number;
+  /**
+   * Unread live-event bytes a watcher may leave queued before the server closes its watch, as kube-apiserver
+   * closes watchers that do not keep up (default 8 MiB).
+   */
+  readonly watchBufferBytes?: number;
+  /**
+   * Serve aggregated discovery (KEP-3352) on /api and /apis (default true). `false` answers every request
+   * there with the legacy documents, as servers before 1.26 do, so clients' fallback paths can be tested;
+   * `ApiServer.setAggregatedDiscovery` switches it at runtime.
+   */
+  readonly aggregatedDiscovery?: boolean;
+  /**
+   * Run a garbage collector for `ownerReferences` (default false, as upstream envtest runs none): deleting an
+   * owner deletes its dependents (Background, the default), deletes them first while the owner waits behind the
+   * `foregroundDeletion` finalizer for those with `blockOwnerDeletion` (Foreground), or only removes their
+   * reference to it (Orphan).
+   */
+  readonly garbageCollection?: boolean;
+  /** `gitVersion` reported by /version (default `v1.32.4-kubeloop`). */
+  readonly gitVersion?: string;
+}
