@@ -7,14 +7,14 @@ import {
 } from '@kubeloop/builder';
 import { ConfigMap, type KubeObject, kind, Secret } from '@kubeloop/client';
 import { FakeClock, ItemExponentialFailureRateLimiter } from '@kubeloop/workqueue';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { installCRD } from './support/crds.js';
 import {
   captureLogger,
   type LogRecord,
-  liveClient,
   testConfig,
   uniqueName,
+  useLiveCluster,
   withNamespace,
 } from './support.js';
 
@@ -22,22 +22,18 @@ const AppV1 = kind<KubeObject>('watches.example.com/v1', 'App');
 const AppV2 = kind<KubeObject>('watches.example.com/v2', 'App');
 
 describe('builder watches, handlers and reconcile results through the real stack', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    while (cleanups.length) await cleanups.pop()?.();
-  });
+  const live = useLiveCluster();
 
   async function setup(prefix: string) {
-    const api = liveClient();
-    cleanups.push(() => api.close());
+    const api = live.client();
     const ns = uniqueName(prefix);
-    cleanups.push(await withNamespace(api, ns));
+    live.cleanups.push(await withNamespace(api, ns));
     const records: LogRecord[] = [];
     const mgr = newManager(testConfig(), { logger: captureLogger(records), namespace: ns });
     const start = async () => {
       const ac = new AbortController();
       const run = mgr.start(ac.signal);
-      cleanups.push(async () => {
+      live.cleanups.push(async () => {
         ac.abort();
         await run;
       });

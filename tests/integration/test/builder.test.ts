@@ -1,29 +1,21 @@
 import { newControllerManagedBy, newManager, type Request } from '@kubeloop/builder';
 import { ConfigMap, isAlreadyExists, isNotFound, Pod } from '@kubeloop/client';
 import type { V1Pod } from '@kubernetes/client-node';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   captureLogger,
   type LogRecord,
-  liveClient,
   podManifest,
   testConfig,
-  uniqueName,
+  useLiveCluster,
   waitFor,
-  withNamespace,
 } from './support.js';
 
 describe('builder through the manager (cache-backed client, event filters, concurrency)', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    while (cleanups.length) await cleanups.pop()!();
-  });
+  const live = useLiveCluster();
 
   it('filters events with predicates, reads from the cache, writes to the API server', async () => {
-    const api = liveClient();
-    cleanups.push(() => api.close());
-    const ns = uniqueName('builder');
-    cleanups.push(await withNamespace(api, ns));
+    const { api, ns } = await live.namespace('builder');
 
     const records: LogRecord[] = [];
     const mgr = newManager(testConfig(), { logger: captureLogger(records), namespace: ns });
@@ -60,7 +52,7 @@ describe('builder through the manager (cache-backed client, event filters, concu
       });
     const ac = new AbortController();
     const run = mgr.start(ac.signal);
-    cleanups.push(async () => {
+    live.cleanups.push(async () => {
       ac.abort();
       await run;
     });

@@ -1,48 +1,26 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { LeaderElectionLostError } from '@kubeloop/builder';
-import { Namespace, newClient } from '@kubeloop/client';
-import { type ApiServer, startApiServer } from '@kubeloop/envtest';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Namespace } from '@kubeloop/client';
+import { afterEach, describe, expect, it } from 'vitest';
 import { realCluster } from './support/fault-server.js';
-import { type Replica, replicaTokens, startReplica, tokenOf } from './support/leader-election.js';
+import { startReplica, tokenOf, useReplicaServer } from './support/leader-election.js';
 import { uniqueName, waitFor } from './support.js';
 
 // C21 timings: lease 3 s, renew deadline 2 s, retry 0.5 s.
 const TIMINGS = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 } as const;
 
 describe.skipIf(realCluster)('C21 leader that cannot renew (envtest fault injection)', () => {
-  let server: ApiServer;
-  const replicas: Replica[] = [];
+  const ctx = useReplicaServer('c21', 'a', 'b');
   const cleanups: Array<() => void> = [];
-  beforeAll(async () => {
-    server = await startApiServer({ tokens: replicaTokens('a', 'b') });
-  });
-  afterEach(async () => {
+  afterEach(() => {
     for (const c of cleanups.splice(0)) c();
-    server.faults.reset();
-    for (const r of replicas.splice(0)) {
-      r.stop.abort();
-      await r.done;
-    }
-  });
-  afterAll(async () => {
-    await server?.stop();
   });
 
   for (const variant of ['hang', '409', '503'] as const) {
     it(`C21 (${variant}): A stops all leader-only work within the renew deadline; B writes only after the lease expired; A's start rejects`, async () => {
-      const api = newClient({
-        host: server.url,
-        tlsClientConfig: { caData: server.caPem },
-        bearerToken: server.token,
-        qps: -1,
-        burst: 0,
-        timeoutMs: 0,
-        userAgent: 'c21',
-      });
+      const api = ctx.api;
       const ns = uniqueName('c21');
       await api.create(Namespace, { metadata: { name: ns } });
-      await api.close();
       const leaseAttempts: Array<{ method: string; status: number; durationMs: number }> = [];
       const onRequest = (m: unknown) => {
         const d = m as { method: string; url: string; status: number; durationMs: number };
@@ -50,23 +28,23 @@ describe.skipIf(realCluster)('C21 leader that cannot renew (envtest fault inject
       };
       diagnosticsChannel.subscribe('kubeloop:client:request', onRequest);
       cleanups.push(() => diagnosticsChannel.unsubscribe('kubeloop:client:request', onRequest));
-      const a = startReplica(server, 'a', ns, 'lock', { timings: TIMINGS });
-      replicas.push(a);
+      const a = startReplica(ctx.server, 'a', ns, 'lock', { timings: TIMINGS });
+      ctx.replicas.push(a);
       await a.mgr.elected();
-      const b = startReplica(server, 'b', ns, 'lock', { timings: TIMINGS });
-      replicas.push(b);
+      const b = startReplica(ctx.server, 'b', ns, 'lock', { timings: TIMINGS });
+      ctx.replicas.push(b);
       await waitFor(() => a.stamps >= 5, 'A stamping as leader');
       // From now on every Lease write from A hangs (or fails).
       const match = { resource: 'leases', method: 'PUT', token: tokenOf('a') };
       const tFault = Date.now();
-      if (variant === 'hang') server.faults.blackhole({ match, sendHeaders: false });
-      else server.faults.failRequests({ match, status: Number(variant) });
+      if (variant === 'hang') ctx.server.faults.blackhole({ match, sendHeaders: false });
+      else ctx.server.faults.failRequests({ match, status: Number(variant) });
 
       const outcome = await a.done;
       expect(outcome).toBeInstanceOf(LeaderElectionLostError);
       await waitFor(() => b.stamps >= 3, 'B stamping as the new leader', 15_000);
 
-      const leasePuts = server.faults
+      const leasePuts = ctx.server.faults
         .requests({ resource: 'leases', namespace: ns })
         .filter((r) => r.method === 'PUT' || r.method === 'POST');
       // Before the fault only A writes the Lease (its create, then renews; B waits and only reads).
@@ -75,8 +53,8 @@ describe.skipIf(realCluster)('C21 leader that cannot renew (envtest fault inject
           .filter((r) => r.time < tFault && (r.status === 200 || r.status === 201))
           .map((r) => r.time),
       );
-      const stampsA = server.faults.requests({ verb: 'patch', name: 'stamp-a', namespace: ns });
-      const stampsB = server.faults.requests({ verb: 'patch', name: 'stamp-b', namespace: ns });
+      const stampsA = ctx.server.faults.requests({ verb: 'patch', name: 'stamp-a', namespace: ns });
+      const stampsB = ctx.server.faults.requests({ verb: 'patch', name: 'stamp-b', namespace: ns });
       const lastA = Math.max(...stampsA.map((r) => r.time));
       const firstB = Math.min(...stampsB.map((r) => r.time));
       // A's last write reached the server within renew deadline (+ one retry) of its last good renew.

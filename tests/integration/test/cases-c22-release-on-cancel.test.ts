@@ -1,57 +1,31 @@
 import { LeaseKind, type LeaseObject } from '@kubeloop/builder/leaderelection';
-import { type ApiClient, Namespace, newClient } from '@kubeloop/client';
-import { type ApiServer, startApiServer } from '@kubeloop/envtest';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Namespace } from '@kubeloop/client';
+import { describe, expect, it } from 'vitest';
 import { realCluster } from './support/fault-server.js';
-import { FAST, type Replica, replicaTokens, startReplica, watchLeases } from './support/leader-election.js';
+import { FAST, startReplica, useReplicaServer, watchLeases } from './support/leader-election.js';
 import { captureLogger, type LogRecord, uniqueName, waitFor } from './support.js';
 
 describe.skipIf(realCluster)('C22 release on shutdown (envtest validates Leases like kube-apiserver)', () => {
-  let server: ApiServer;
-  let api: ApiClient;
-  const replicas: Replica[] = [];
-  beforeAll(async () => {
-    server = await startApiServer({ tokens: replicaTokens('a', 'b', 'c') });
-    api = newClient({
-      host: server.url,
-      tlsClientConfig: { caData: server.caPem },
-      bearerToken: server.token,
-      qps: -1,
-      burst: 0,
-      timeoutMs: 0,
-      userAgent: 'c22',
-    });
-  });
-  afterEach(async () => {
-    server.faults.reset();
-    for (const r of replicas.splice(0)) {
-      r.stop.abort();
-      await r.done;
-    }
-  });
-  afterAll(async () => {
-    await api?.close();
-    await server?.stop();
-  });
+  const ctx = useReplicaServer('c22', 'a', 'b', 'c');
 
   async function namespace(): Promise<string> {
     const ns = uniqueName('c22');
-    await api.create(Namespace, { metadata: { name: ns } });
+    await ctx.api.create(Namespace, { metadata: { name: ns } });
     return ns;
   }
 
-  const lease = (ns: string) => api.get(LeaseKind, { namespace: ns, name: 'lock' });
+  const lease = (ns: string) => ctx.api.get(LeaseKind, { namespace: ns, name: 'lock' });
 
   it('C22: one release write from A — holder empty, duration 1, transitions kept, sent after its signal aborted; B leads about one retry period later', async () => {
     const ns = await namespace();
-    const a = startReplica(server, 'a', ns, 'lock', { releaseOnCancel: true });
-    replicas.push(a);
+    const a = startReplica(ctx.server, 'a', ns, 'lock', { releaseOnCancel: true });
+    ctx.replicas.push(a);
     await a.mgr.elected();
-    const b = startReplica(server, 'b', ns, 'lock');
-    replicas.push(b);
+    const b = startReplica(ctx.server, 'b', ns, 'lock');
+    ctx.replicas.push(b);
     await waitFor(() => a.stamps >= 3, 'A stamping');
     const before = await lease(ns);
-    const history = watchLeases(api, ns);
+    const history = watchLeases(ctx.api, ns);
     await waitFor(() => history.writes.length > 0, 'the Lease watch');
     const tStop = Date.now();
     a.stop.abort(); // A's signal is aborted before the release runs
@@ -75,14 +49,14 @@ describe.skipIf(realCluster)('C22 release on shutdown (envtest validates Leases 
       FAST.retryPeriodMs * 2.2 + 400,
     );
     // A's leader-only work had stopped before the release was written.
-    const stampsA = server.faults.requests({ verb: 'patch', name: 'stamp-a', namespace: ns });
+    const stampsA = ctx.server.faults.requests({ verb: 'patch', name: 'stamp-a', namespace: ns });
     expect(Math.max(...stampsA.map((r) => r.time))).toBeLessThanOrEqual(release.time);
   });
 
   it('C22: the released Lease itself is valid (holder empty, leaseDurationSeconds 1, transitions unchanged)', async () => {
     const ns = await namespace();
-    const a = startReplica(server, 'a', ns, 'lock', { releaseOnCancel: true });
-    replicas.push(a);
+    const a = startReplica(ctx.server, 'a', ns, 'lock', { releaseOnCancel: true });
+    ctx.replicas.push(a);
     await a.mgr.elected();
     const before = await lease(ns);
     a.stop.abort();
@@ -98,23 +72,23 @@ describe.skipIf(realCluster)('C22 release on shutdown (envtest validates Leases 
   it('C22 (409): a third writer bumps the Lease just before the release — A logs once, does not loop; B takes over after expiry', async () => {
     const ns = await namespace();
     const records: LogRecord[] = [];
-    const a = startReplica(server, 'a', ns, 'lock', {
+    const a = startReplica(ctx.server, 'a', ns, 'lock', {
       releaseOnCancel: true,
       logger: captureLogger(records),
     });
-    replicas.push(a);
+    ctx.replicas.push(a);
     await a.mgr.elected();
-    const b = startReplica(server, 'b', ns, 'lock');
-    replicas.push(b);
+    const b = startReplica(ctx.server, 'b', ns, 'lock');
+    ctx.replicas.push(b);
     // Right after one of A's renews, a third writer changes the Lease; then A stops.
     const rv = (await lease(ns)).metadata?.resourceVersion;
     await waitFor(async () => (await lease(ns)).metadata?.resourceVersion !== rv, 'a renew of A');
     const cur = await lease(ns);
-    await api.update(LeaseKind, { ...cur, metadata: { ...cur.metadata, labels: { bumped: 'yes' } } });
+    await ctx.api.update(LeaseKind, { ...cur, metadata: { ...cur.metadata, labels: { bumped: 'yes' } } });
     const bumpedAt = Date.now();
     a.stop.abort();
     await a.done;
-    const puts = server.faults.requests({
+    const puts = ctx.server.faults.requests({
       resource: 'leases',
       namespace: ns,
       method: 'PUT',
@@ -124,28 +98,28 @@ describe.skipIf(realCluster)('C22 release on shutdown (envtest validates Leases 
     expect(records.filter((r) => /failed to release/.test(r.msg))).toHaveLength(1);
     await waitFor(() => b.stamps >= 1, 'B leading after expiry', 10_000);
     const firstB = Math.min(
-      ...server.faults.requests({ verb: 'patch', name: 'stamp-b', namespace: ns }).map((r) => r.time),
+      ...ctx.server.faults.requests({ verb: 'patch', name: 'stamp-b', namespace: ns }).map((r) => r.time),
     );
     expect(firstB - bumpedAt).toBeGreaterThanOrEqual(FAST.leaseDurationMs - 100);
   });
 
   it('C22: a manager that never led writes no Lease on shutdown', async () => {
     const ns = await namespace();
-    await api.create(LeaseKind, {
+    await ctx.api.create(LeaseKind, {
       metadata: { namespace: ns, name: 'lock' },
       spec: { holderIdentity: 'someone-else', leaseDurationSeconds: 3600 },
     });
-    const c = startReplica(server, 'c', ns, 'lock', { releaseOnCancel: true });
-    replicas.push(c);
+    const c = startReplica(ctx.server, 'c', ns, 'lock', { releaseOnCancel: true });
+    ctx.replicas.push(c);
     await waitFor(
-      () => server.faults.requests({ resource: 'leases', namespace: ns, verb: 'get' }).length >= 2,
+      () => ctx.server.faults.requests({ resource: 'leases', namespace: ns, verb: 'get' }).length >= 2,
       'C trying',
     );
     const t = Date.now();
     c.stop.abort();
     await c.done;
     expect(
-      server.faults
+      ctx.server.faults
         .requests({ resource: 'leases', namespace: ns, since: t })
         .filter((r) => r.method !== 'GET'),
     ).toEqual([]);

@@ -1,7 +1,7 @@
 import { type Manager, newManager, newMetricsRegistry, type Runnable } from '@kubeloop/builder';
 import { ConfigMap, isNotFound, Lease } from '@kubeloop/client';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { liveClient, testConfig, uniqueName, withNamespace } from './support.js';
+import { describe, expect, it, vi } from 'vitest';
+import { testConfig, useLiveCluster } from './support.js';
 
 const FAST = { leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 500 };
 
@@ -41,16 +41,10 @@ function stamping(
 }
 
 describe('C23 a standby that is stopping', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    while (cleanups.length) await cleanups.pop()?.();
-  });
+  const live = useLiveCluster();
 
   it('C23: a standby stopped while it waits never starts leader-only work and writes no Lease; a leader-only runnable added to it after start starts exactly once, when it wins', async () => {
-    const api = liveClient();
-    cleanups.push(() => api.close());
-    const ns = uniqueName('c23');
-    cleanups.push(await withNamespace(api, ns));
+    const { api, ns } = await live.namespace('c23');
     const lease = 'c23-lock';
     const exists = async (name: string) =>
       api.get(ConfigMap, { namespace: ns, name }).then(
@@ -64,7 +58,7 @@ describe('C23 a standby that is stopping', () => {
     const a = replica('a', ns, lease);
     a.mgr.add(stamping(a, ns, 'early'));
     a.done = a.mgr.start(a.stop.signal).catch((e: unknown) => e);
-    cleanups.push(async () => {
+    live.cleanups.push(async () => {
       a.stop.abort();
       await a.done;
     });
@@ -92,7 +86,7 @@ describe('C23 a standby that is stopping', () => {
     // Variant: C waits; a leader-only runnable added after its start runs once, when C wins after A stops.
     const c = replica('c', ns, lease);
     c.done = c.mgr.start(c.stop.signal).catch((e: unknown) => e);
-    cleanups.push(async () => {
+    live.cleanups.push(async () => {
       c.stop.abort();
       await c.done;
     });

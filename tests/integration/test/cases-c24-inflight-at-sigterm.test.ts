@@ -6,8 +6,8 @@ import {
 } from '@kubeloop/builder';
 import { ConfigMap, Lease } from '@kubeloop/client';
 import type { Registry } from 'prom-client';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { liveClient, testConfig, uniqueName, withNamespace } from './support.js';
+import { describe, expect, it, vi } from 'vitest';
+import { testConfig, useLiveCluster } from './support.js';
 
 const FAST = { leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 500 };
 
@@ -17,10 +17,7 @@ async function errorsTotal(registry: Registry): Promise<number> {
 }
 
 describe('C24 an in-flight reconcile at SIGTERM', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    while (cleanups.length) await cleanups.pop()?.();
-  });
+  const live = useLiveCluster();
 
   for (const slow of [false, true]) {
     it(`C24${slow ? ' (reconcile overruns the grace period)' : ''}: ${
@@ -28,10 +25,7 @@ describe('C24 an in-flight reconcile at SIGTERM', () => {
         ? 'the manager gives up at the graceful shutdown timeout with a typed error and keeps the lease'
         : "the reconcile's last write reaches the server before the lease is released; nothing starts after the signal"
     }`, async () => {
-      const api = liveClient();
-      cleanups.push(() => api.close());
-      const ns = uniqueName('c24');
-      cleanups.push(await withNamespace(api, ns));
+      const { api, ns } = await live.namespace('c24');
       const lease = 'c24-lock';
       const registry = newMetricsRegistry();
       const mgr = newManager(testConfig(), {
@@ -70,7 +64,7 @@ describe('C24 an in-flight reconcile at SIGTERM', () => {
         });
       await api.create(ConfigMap, { metadata: { namespace: ns, name: 'result' } });
       const done = mgr.start(stop.signal).catch((e: unknown) => e);
-      cleanups.push(async () => {
+      live.cleanups.push(async () => {
         stop.abort();
         await done;
       });

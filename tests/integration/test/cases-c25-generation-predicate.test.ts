@@ -1,13 +1,13 @@
 import { generationChangedPredicate, newControllerManagedBy, newManager } from '@kubeloop/builder';
 import { ConfigMap, type KubeObject, kind } from '@kubeloop/client';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { installCRD } from './support/crds.js';
 import {
   captureLogger,
   type LogRecord,
-  liveClient,
   testConfig,
   uniqueName,
+  useLiveCluster,
   withNamespace,
 } from './support.js';
 
@@ -18,14 +18,10 @@ interface App extends KubeObject {
 const App = kind<App>('c25.example.com/v1', 'App');
 
 describe('C25 generationChangedPredicate on kinds without metadata.generation', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    while (cleanups.length) await cleanups.pop()?.();
-  });
+  const live = useLiveCluster();
 
   it('C25: owned ConfigMaps (no generation) pass and warn once; App status and label edits give 0 reconciles, spec edits 1 each', async () => {
-    const api = liveClient();
-    cleanups.push(() => api.close());
+    const api = live.client();
     await installCRD(api, {
       group: 'c25.example.com',
       kind: 'App',
@@ -34,7 +30,7 @@ describe('C25 generationChangedPredicate on kinds without metadata.generation', 
       statusSubresource: true,
     });
     const ns = uniqueName('c25');
-    cleanups.push(await withNamespace(api, ns));
+    live.cleanups.push(await withNamespace(api, ns));
 
     const app = await api.create(App, { metadata: { namespace: ns, name: 'a1' }, spec: { replicas: 1 } });
     const fence = await api.create(App, {
@@ -68,7 +64,7 @@ describe('C25 generationChangedPredicate on kinds without metadata.generation', 
       });
     const ac = new AbortController();
     const run = mgr.start(ac.signal);
-    cleanups.push(async () => {
+    live.cleanups.push(async () => {
       ac.abort();
       await run;
     });

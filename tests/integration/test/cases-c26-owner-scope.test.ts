@@ -1,36 +1,32 @@
 import { newControllerManagedBy, newManager } from '@kubeloop/builder';
 import { ConfigMap, type KubeObject, kind, Namespace } from '@kubeloop/client';
 import { OwnerReferenceError, setControllerReference } from '@kubeloop/client/controllerutil';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { installCRD } from './support/crds.js';
 import {
   captureLogger,
   type LogRecord,
-  liveClient,
   testConfig,
   uniqueName,
+  useLiveCluster,
   withNamespace,
 } from './support.js';
 
 const Tenant = kind<KubeObject>('c26.example.com/v1', 'Tenant');
 
 describe('C26 owner scope: a cluster-scoped owner of a namespaced child', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    while (cleanups.length) await cleanups.pop()?.();
-  });
+  const live = useLiveCluster();
 
   it('C26: editing ns-a/cfg reconciles {namespace: "", name: t1} exactly once; the plain owner t2 only when every owner is asked for', async () => {
-    const api = liveClient();
-    cleanups.push(() => api.close());
+    const api = live.client();
     await installCRD(api, { group: 'c26.example.com', kind: 'Tenant', plural: 'tenants', scope: 'Cluster' });
     const ns = uniqueName('c26');
-    cleanups.push(await withNamespace(api, ns));
+    live.cleanups.push(await withNamespace(api, ns));
     const prefix = uniqueName('t');
     const tenants: Record<string, KubeObject> = {};
     for (const n of ['t1', 't2', 'fence']) {
       tenants[n] = await api.create(Tenant, { metadata: { name: `${prefix}-${n}` } });
-      cleanups.push(() => api.delete(Tenant, { name: `${prefix}-${n}` }).catch(() => undefined));
+      live.cleanups.push(() => api.delete(Tenant, { name: `${prefix}-${n}` }).catch(() => undefined));
     }
     const ref = (n: string, controller: boolean) => ({
       apiVersion: 'c26.example.com/v1',
@@ -71,7 +67,7 @@ describe('C26 owner scope: a cluster-scoped owner of a namespaced child', () => 
       });
     const ac = new AbortController();
     const run = mgr.start(ac.signal);
-    cleanups.push(async () => {
+    live.cleanups.push(async () => {
       ac.abort();
       await run;
     });

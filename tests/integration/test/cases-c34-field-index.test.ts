@@ -1,8 +1,8 @@
 import { CacheUnsupportedError, FieldNotIndexedError, InformerCache, StoreError } from '@kubeloop/cache';
 import { Pod } from '@kubeloop/client';
 import type { V1Pod } from '@kubernetes/client-node';
-import { afterEach, describe, expect, it } from 'vitest';
-import { liveClient, uniqueName, withNamespace } from './support.js';
+import { describe, expect, it } from 'vitest';
+import { uniqueName, useLiveCluster, withNamespace } from './support.js';
 
 const pod = (namespace: string, name: string, nodeName: string) => ({
   metadata: { namespace, name },
@@ -10,18 +10,14 @@ const pod = (namespace: string, name: string, nodeName: string) => ({
 });
 
 describe('C34: field index misuse', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    while (cleanups.length) await cleanups.pop()!();
-  });
+  const live = useLiveCluster();
 
   it('C34: indexed exact matches come from the index (with and without namespace), != and two requirements are exact, an unindexed field throws a typed error naming it and how to index it, a second index on the field throws', async () => {
-    const api = liveClient();
-    cleanups.push(() => api.close());
+    const api = live.client();
     const a = uniqueName('c34a');
     const b = uniqueName('c34b');
-    cleanups.push(await withNamespace(api, a));
-    cleanups.push(await withNamespace(api, b));
+    live.cleanups.push(await withNamespace(api, a));
+    live.cleanups.push(await withNamespace(api, b));
     for (const [ns, name, node] of [
       [a, 'p1', 'n1'],
       [a, 'p2', 'n2'],
@@ -34,7 +30,7 @@ describe('C34: field index misuse', () => {
     cache.indexField<V1Pod>(Pod, 'spec.nodeName', (p) => [p.spec?.nodeName ?? '']);
     const ac = new AbortController();
     const running = cache.start(ac.signal);
-    cleanups.push(async () => {
+    live.cleanups.push(async () => {
       ac.abort();
       await running;
     });

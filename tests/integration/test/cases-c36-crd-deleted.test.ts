@@ -1,26 +1,29 @@
 import { InformerCache } from '@kubeloop/cache';
 import { kind, NoKindMatchError } from '@kubeloop/client';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { installCRD } from './support/crds.js';
-import { captureLogger, type LogRecord, liveClient, uniqueName, withNamespace } from './support.js';
+import {
+  captureLogger,
+  type LogRecord,
+  liveClient,
+  uniqueName,
+  useLiveCluster,
+  withNamespace,
+} from './support.js';
 
 const CustomResourceDefinition = kind('apiextensions.k8s.io/v1', 'CustomResourceDefinition');
 
 describe('C36: CRD deleted under a running informer', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    while (cleanups.length) await cleanups.pop()!();
-  });
+  const live = useLiveCluster();
 
   it('C36: deletes are delivered, the kind is reported unserved and reads fail fast, lists back off with one log per attempt, removeInformer stops at once, and a running informer recovers when the CRD comes back', async () => {
-    const api = liveClient();
-    cleanups.push(() => api.close());
+    const api = live.client();
     const group = `${uniqueName('c36')}.example.com`;
     const crd = { group, kind: 'Widget', plural: 'widgets', scope: 'Namespaced' as const };
     const Widget = kind(`${group}/v1`, 'Widget');
     await installCRD(api, crd);
     const ns = uniqueName('c36');
-    cleanups.push(await withNamespace(api, ns));
+    live.cleanups.push(await withNamespace(api, ns));
     for (let i = 0; i < 20; i += 10)
       await Promise.all(
         Array.from({ length: 10 }, (_, j) =>
@@ -43,7 +46,7 @@ describe('C36: CRD deleted under a running informer', () => {
       });
       const ac = new AbortController();
       const running = cache.start(ac.signal);
-      cleanups.push(async () => {
+      live.cleanups.push(async () => {
         ac.abort();
         await running;
         await client.close();

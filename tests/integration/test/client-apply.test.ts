@@ -14,22 +14,13 @@ import {
   setControllerReference,
   setOwnerReference,
 } from '@kubeloop/client/controllerutil';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { realCluster, useFaultServer } from './support/fault-server.js';
-import { liveClient, uniqueName, waitFor, withNamespace } from './support.js';
+import { useLiveCluster, waitFor } from './support.js';
 
 describe('client.apply (server-side apply with apply configurations)', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    while (cleanups.length) await cleanups.pop()!();
-  });
-  async function setup() {
-    const api = liveClient();
-    cleanups.push(() => api.close());
-    const ns = uniqueName('apply');
-    cleanups.push(await withNamespace(api, ns));
-    return { api, ns };
-  }
+  const live = useLiveCluster();
+  const setup = () => live.namespace('apply');
 
   it('creates, owns the applied fields, conflicts with another manager unless forced, and drops fields it stops applying', async () => {
     const { api, ns } = await setup();
@@ -80,16 +71,10 @@ describe('client.apply (server-side apply with apply configurations)', () => {
 });
 
 describe('controllerutil against the API server', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    while (cleanups.length) await cleanups.pop()!();
-  });
+  const live = useLiveCluster();
 
   it('owner references written by createOrUpdate: the server stores them; a second controller is refused by name (C26)', async () => {
-    const api = liveClient();
-    cleanups.push(() => api.close());
-    const ns = uniqueName('owners');
-    cleanups.push(await withNamespace(api, ns));
+    const { api, ns } = await live.namespace('owners');
     const owner = await api.create(ConfigMap, { metadata: { namespace: ns, name: 'owner' } });
     const other = await api.create(ConfigMap, { metadata: { namespace: ns, name: 'other' } });
     const nsObj = await api.get(Namespace, { name: ns });

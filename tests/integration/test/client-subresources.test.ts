@@ -10,21 +10,15 @@ import {
   StatusError,
 } from '@kubeloop/client';
 import type { AuthenticationV1TokenRequest, V1Deployment, V1Scale } from '@kubernetes/client-node';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { realCluster } from './support/fault-server.js';
 import { deploymentManifest } from './support/manifests.js';
-import { liveClient, podManifest, uniqueName, withNamespace } from './support.js';
+import { podManifest, useLiveCluster } from './support.js';
 
 describe('client subresources: status(), subResource(scale|eviction)', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    while (cleanups.length) await cleanups.pop()!();
-  });
+  const live = useLiveCluster();
   async function setup(): Promise<{ api: ApiClient; ns: string }> {
-    const api = liveClient();
-    cleanups.push(() => api.close());
-    const ns = uniqueName('subres');
-    cleanups.push(await withNamespace(api, ns));
+    const { api, ns } = await live.namespace('subres');
     return { api, ns };
   }
 

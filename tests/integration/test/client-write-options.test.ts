@@ -1,21 +1,12 @@
 import { ConfigMap, Deployment, InvalidRequestError, isNotFound } from '@kubeloop/client';
 import { createOrPatch, createOrUpdate, removeFinalizerWithPatch } from '@kubeloop/client/controllerutil';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { deploymentManifest } from './support/manifests.js';
-import { liveClient, uniqueName, withNamespace } from './support.js';
+import { useLiveCluster } from './support.js';
 
 describe('client write options on the new methods (dryRun, fieldManager, scope errors)', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    while (cleanups.length) await cleanups.pop()!();
-  });
-  async function setup() {
-    const api = liveClient();
-    cleanups.push(() => api.close());
-    const ns = uniqueName('wopts');
-    cleanups.push(await withNamespace(api, ns));
-    return { api, ns };
-  }
+  const live = useLiveCluster();
+  const setup = () => live.namespace('wopts');
 
   it('dryRun on apply, status().update, createOrUpdate and createOrPatch persists nothing', async () => {
     const { api, ns } = await setup();

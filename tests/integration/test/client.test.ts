@@ -11,22 +11,13 @@ import {
   Pod,
   type WatchEvent,
 } from '@kubeloop/client';
-import { afterEach, describe, expect, it } from 'vitest';
-import { liveClient, podManifest, uniqueName, waitFor, withNamespace } from './support.js';
+import { describe, expect, it } from 'vitest';
+import { podManifest, useLiveCluster, waitFor } from './support.js';
 
 describe('client against the API server', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    while (cleanups.length) await cleanups.pop()!();
-  });
+  const live = useLiveCluster();
 
-  async function setup() {
-    const api = liveClient();
-    cleanups.push(() => api.close());
-    const ns = uniqueName('client');
-    cleanups.push(await withNamespace(api, ns));
-    return { api, ns };
-  }
+  const setup = () => live.namespace('client');
 
   it('maps kinds to resources through discovery, and refuses unknown kinds', async () => {
     const { api } = await setup();

@@ -6,20 +6,14 @@ import {
   objectOfDelete,
 } from '@kubeloop/cache';
 import { isNotFound, Pod } from '@kubeloop/client';
-import { afterEach, describe, expect, it } from 'vitest';
-import { liveClient, podManifest, uniqueName, waitFor, withNamespace } from './support.js';
+import { describe, expect, it } from 'vitest';
+import { podManifest, useLiveCluster, waitFor } from './support.js';
 
 describe('informer cache against the API server', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    while (cleanups.length) await cleanups.pop()!();
-  });
+  const live = useLiveCluster();
 
   it('lists then watches into the store; reads are frozen, filtered, and NotFound like the server', async () => {
-    const api = liveClient();
-    cleanups.push(() => api.close());
-    const ns = uniqueName('cache');
-    cleanups.push(await withNamespace(api, ns));
+    const { api, ns } = await live.namespace('cache');
     await api.create(Pod, podManifest(ns, 'a', { app: 'x' }));
     await api.create(Pod, podManifest(ns, 'b', { app: 'y' }));
 
@@ -34,7 +28,7 @@ describe('informer cache against the API server', () => {
     });
     const ac = new AbortController();
     const running = cache.start(ac.signal);
-    cleanups.push(async () => {
+    live.cleanups.push(async () => {
       ac.abort();
       await running;
     });

@@ -1,15 +1,13 @@
 import { LeaderElectionLostError } from '@kubeloop/builder';
-import { Namespace, newClient } from '@kubeloop/client';
-import { type ApiServer, startApiServer } from '@kubeloop/envtest';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Namespace } from '@kubeloop/client';
+import { describe, expect, it } from 'vitest';
 import { realCluster } from './support/fault-server.js';
 import {
   FAST,
   overlaps,
-  type Replica,
-  replicaTokens,
   startReplica,
   tokenOf,
+  useReplicaServer,
   watchLeases,
 } from './support/leader-election.js';
 import { uniqueName, waitFor } from './support.js';
@@ -22,46 +20,24 @@ const FAILOVER_BOUND_MS = FAST.leaseDurationMs + FAST.retryPeriodMs + REQUEST_TI
 describe.skipIf(realCluster)(
   'leader election: three managers, a stopped leader, then a partitioned one',
   () => {
-    let server: ApiServer;
-    const replicas: Replica[] = [];
-    beforeAll(async () => {
-      server = await startApiServer({ tokens: replicaTokens('r1', 'r2', 'r3') });
-    });
-    afterEach(async () => {
-      server.faults.reset();
-      for (const r of replicas.splice(0)) {
-        r.stop.abort();
-        await r.done;
-      }
-    });
-    afterAll(async () => {
-      await server?.stop();
-    });
+    const ctx = useReplicaServer('three-managers', 'r1', 'r2', 'r3');
 
     it('never two leaders at once, and a new leader within leaseDuration + retryPeriod + one request timeout', async () => {
-      const api = newClient({
-        host: server.url,
-        tlsClientConfig: { caData: server.caPem },
-        bearerToken: server.token,
-        qps: -1,
-        burst: 0,
-        timeoutMs: 0,
-        userAgent: 'three-managers',
-      });
+      const api = ctx.api;
       const ns = uniqueName('le3');
       await api.create(Namespace, { metadata: { name: ns } });
       const history = watchLeases(api, ns);
       try {
-        const r1 = startReplica(server, 'r1', ns, 'lock');
-        replicas.push(r1);
+        const r1 = startReplica(ctx.server, 'r1', ns, 'lock');
+        ctx.replicas.push(r1);
         await r1.mgr.elected();
-        const others = ['r2', 'r3'].map((id) => startReplica(server, id, ns, 'lock'));
-        replicas.push(...others);
+        const others = ['r2', 'r3'].map((id) => startReplica(ctx.server, id, ns, 'lock'));
+        ctx.replicas.push(...others);
         await waitFor(
           () => r1.stamps >= 5,
           () =>
             `r1 stamping: ${JSON.stringify(r1.led)} ${JSON.stringify(
-              server.faults
+              ctx.server.faults
                 .requests({ namespace: ns })
                 .slice(-8)
                 .map((r) => [r.method, r.path, r.status]),
@@ -81,14 +57,14 @@ describe.skipIf(realCluster)(
         const l2First = firstWriteOf(l2.identity)!;
         expect(l2First.time - r1Last.time).toBeGreaterThanOrEqual(FAST.leaseDurationMs - 100);
         expect(l2First.time - r1Last.time).toBeLessThanOrEqual(FAILOVER_BOUND_MS);
-        expect(overlaps(replicas)).toBeUndefined();
+        expect(overlaps(ctx.replicas)).toBeUndefined();
 
         // 2. The new leader is partitioned: its requests hang, then fail.
         const match = { token: tokenOf(l2.identity) };
-        const hang = server.faults.blackhole({ match, sendHeaders: false });
+        const hang = ctx.server.faults.blackhole({ match, sendHeaders: false });
         await new Promise((r) => setTimeout(r, 1000));
         hang.clear();
-        server.faults.failRequests({ match, status: 503, retryAfterSeconds: null });
+        ctx.server.faults.failRequests({ match, status: 503, retryAfterSeconds: null });
         expect(await l2.done).toBeInstanceOf(LeaderElectionLostError);
         await waitFor(() => standby.stamps >= 3, 'the third replica leading', 15_000);
         await waitFor(() => firstWriteOf(standby.identity) !== undefined, "the third replica's Lease write");
@@ -103,15 +79,14 @@ describe.skipIf(realCluster)(
         expect(l3First.time - l2Last.time).toBeGreaterThanOrEqual(FAST.leaseDurationMs - 100);
         expect(l3First.time - l2Last.time).toBeLessThanOrEqual(FAILOVER_BOUND_MS);
         // From each manager's own record of when it led: never two at once (wall clock).
-        expect(overlaps(replicas)).toBeUndefined();
-        expect(replicas.flatMap((r) => r.led)).toHaveLength(3);
+        expect(overlaps(ctx.replicas)).toBeUndefined();
+        expect(ctx.replicas.flatMap((r) => r.led)).toHaveLength(3);
         // The Lease's holders in order, each transition counted.
         const holders = history.writes.map((w) => w.holder).filter((h, i, a) => h !== a[i - 1]);
         expect(holders).toEqual(['r1', l2.identity, standby.identity]);
         expect(lastWriteOf(standby.identity)?.leaseTransitions).toBe(2);
       } finally {
         history.stop();
-        await api.close();
       }
     });
   },

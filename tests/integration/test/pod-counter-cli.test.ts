@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pod } from '@kubeloop/client';
-import { afterEach, describe, expect, inject, it } from 'vitest';
-import { liveClient, podManifest, uniqueName, waitFor, withNamespace } from './support.js';
+import { describe, expect, inject, it } from 'vitest';
+import { podManifest, useLiveCluster, waitFor } from './support.js';
 
 /** Metrics and probes on free loopback ports, so parallel runs never fight over :8080/:8081. */
 const NO_PORTS = ['--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'];
@@ -29,17 +29,11 @@ function run(args: string[]): Promise<{ code: number | null; stdout: string; std
 }
 
 describe('pod-counter CLI (npm run pod-counter -- --kubeconfig <file>)', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    while (cleanups.length) await cleanups.pop()!();
-  });
+  const live = useLiveCluster();
 
   it('counts pods through a kubeconfig file and exits 0 after --duration', async () => {
     expect(existsSync(cli), `${cli} must be built (npm test builds it first)`).toBe(true);
-    const api = liveClient();
-    cleanups.push(() => api.close());
-    const ns = uniqueName('cli');
-    cleanups.push(await withNamespace(api, ns));
+    const { api, ns } = await live.namespace('cli');
     for (const n of ['a', 'b']) await api.create(Pod, podManifest(ns, n));
 
     const res = await run([
@@ -64,10 +58,7 @@ describe('pod-counter CLI (npm run pod-counter -- --kubeconfig <file>)', () => {
   });
 
   it('stops cleanly on SIGINT (Ctrl-C) and exits 0', async () => {
-    const api = liveClient();
-    cleanups.push(() => api.close());
-    const ns = uniqueName('cli-int');
-    cleanups.push(await withNamespace(api, ns));
+    const { api, ns } = await live.namespace('cli-int');
     await api.create(Pod, podManifest(ns, 'a'));
     const child = spawn(
       process.execPath,

@@ -1,28 +1,20 @@
 import { Pod } from '@kubeloop/client';
 import { runPodCounter } from '@kubeloop/pod-counter';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   captureLogger,
   type LogRecord,
-  liveClient,
   podManifest,
   testConfig,
-  uniqueName,
+  useLiveCluster,
   waitFor,
-  withNamespace,
 } from './support.js';
 
 describe('pod-counter end to end (manager → builder → cache → client → config, over HTTPS)', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    while (cleanups.length) await cleanups.pop()!();
-  });
+  const live = useLiveCluster();
 
   it('reports a pod count that converges to the server count while pods are created and deleted', async () => {
-    const api = liveClient();
-    cleanups.push(() => api.close());
-    const ns = uniqueName('e2e-pods');
-    cleanups.push(await withNamespace(api, ns));
+    const { api, ns } = await live.namespace('e2e-pods');
 
     for (const n of ['p1', 'p2', 'p3']) await api.create(Pod, podManifest(ns, n));
 
@@ -33,7 +25,7 @@ describe('pod-counter end to end (manager → builder → cache → client → c
       logger: captureLogger(records),
       namespaces: [ns],
     });
-    cleanups.push(async () => {
+    live.cleanups.push(async () => {
       ac.abort();
       await run;
     });

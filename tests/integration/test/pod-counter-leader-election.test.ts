@@ -4,8 +4,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Pod } from '@kubeloop/client';
-import { afterEach, describe, expect, inject, it } from 'vitest';
-import { liveClient, podManifest, uniqueName, waitFor, withNamespace } from './support.js';
+import { describe, expect, inject, it } from 'vitest';
+import { podManifest, useLiveCluster, waitFor } from './support.js';
 
 const cli = fileURLToPath(new URL('../../../apps/pod-counter/dist/cli.js', import.meta.url));
 const LEASE_S = 2;
@@ -70,26 +70,20 @@ function startReplica(name: string, ns: string): Replica {
 }
 
 describe('pod-counter --leader-elect (two replicas as subprocesses)', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    while (cleanups.length) await cleanups.pop()!();
-  });
+  const live = useLiveCluster();
 
   it('exactly one replica reconciles; SIGKILL on the leader hands over within leaseDuration + retryPeriod', async () => {
-    const api = liveClient();
-    cleanups.push(() => api.close());
-    const ns = uniqueName('pc-le');
-    cleanups.push(await withNamespace(api, ns));
+    const { api, ns } = await live.namespace('pc-le');
     await api.create(Pod, podManifest(ns, 'p1'));
 
     const a = startReplica('a', ns);
-    cleanups.push(async () => {
+    live.cleanups.push(async () => {
       a.child.kill('SIGKILL');
       await a.exited;
     });
     await waitFor(() => a.counts.length > 0, 'replica a to lead and count', 30_000);
     const b = startReplica('b', ns);
-    cleanups.push(async () => {
+    live.cleanups.push(async () => {
       b.child.kill('SIGKILL');
       await b.exited;
     });

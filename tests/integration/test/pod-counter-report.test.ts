@@ -3,14 +3,15 @@
 // server's pods. Runs the app's runPodCounter in-process against the run's API server (envtest or a cluster).
 import { ConfigMap, Pod } from '@kubeloop/client';
 import { type PodCounts, runPodCounter } from '@kubeloop/pod-counter';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   captureLogger,
   type LogRecord,
-  liveClient,
+  type liveClient,
   podManifest,
   testConfig,
   uniqueName,
+  useLiveCluster,
   waitFor,
   withNamespace,
 } from './support.js';
@@ -39,16 +40,10 @@ function gaugeSeries(scrape: string): PodCounts {
 }
 
 describe('pod-counter: count, gauges and ConfigMap report', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    while (cleanups.length) await cleanups.pop()!();
-  });
+  const live = useLiveCluster();
 
   it('reports 0 once the cache has synced when the namespace has no pods', async () => {
-    const api = liveClient();
-    cleanups.push(() => api.close());
-    const ns = uniqueName('pc-empty');
-    cleanups.push(await withNamespace(api, ns));
+    const { ns } = await live.namespace('pc-empty');
     const records: LogRecord[] = [];
     const ac = new AbortController();
     const run = runPodCounter(testConfig(), {
@@ -56,7 +51,7 @@ describe('pod-counter: count, gauges and ConfigMap report', () => {
       logger: captureLogger(records),
       namespaces: [ns],
     });
-    cleanups.push(async () => {
+    live.cleanups.push(async () => {
       ac.abort();
       await run;
     });
@@ -65,13 +60,12 @@ describe('pod-counter: count, gauges and ConfigMap report', () => {
   });
 
   it('gauges and the ConfigMap follow the pods of two namespaces; no write while nothing changes', async () => {
-    const api = liveClient();
-    cleanups.push(() => api.close());
+    const api = live.client();
     const [a, b] = [uniqueName('pc-a'), uniqueName('pc-b')];
-    cleanups.push(await withNamespace(api, a));
-    cleanups.push(await withNamespace(api, b));
+    live.cleanups.push(await withNamespace(api, a));
+    live.cleanups.push(await withNamespace(api, b));
     const other = uniqueName('pc-other');
-    cleanups.push(await withNamespace(api, other));
+    live.cleanups.push(await withNamespace(api, other));
     for (const n of ['p1', 'p2']) await api.create(Pod, podManifest(a, n));
     await api.create(Pod, podManifest(b, 'q1'));
     await api.create(Pod, podManifest(other, 'not-counted'));
@@ -92,7 +86,7 @@ describe('pod-counter: count, gauges and ConfigMap report', () => {
         probesAddress = probes;
       },
     });
-    cleanups.push(async () => {
+    live.cleanups.push(async () => {
       ac.abort();
       await run;
     });

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from '@kubeloop/builder';
 import { type ApiClient, isNotFound, Namespace, newClient } from '@kubeloop/client';
 import { getConfig, type RestConfig } from '@kubeloop/config';
-import { inject } from 'vitest';
+import { afterEach, inject, vi } from 'vitest';
 
 /** The RestConfig of the run's API server (envtest, or the current cluster). */
 export function testConfig(): RestConfig {
@@ -30,21 +30,60 @@ export function liveClient(): ApiClient {
   return newClient(testConfig());
 }
 
-/** Polls `cond` until it is true; fails with `what` after `deadlineMs`. Never a fixed sleep. */
+/** What {@link useLiveCluster} gives a test file. */
+export interface LiveCluster {
+  /** Run after each test, last in first out. */
+  readonly cleanups: Array<() => Promise<void>>;
+  /** A client of the run's API server, closed after the test. */
+  client(): ApiClient;
+  /** A client and a fresh namespace named after `prefix`, both removed after the test. */
+  namespace(prefix: string): Promise<{ api: ApiClient; ns: string }>;
+}
+
+/**
+ * The shared-cluster setup of a test file (call it inside the `describe` block): per-test cleanups, live
+ * clients and fresh namespaces on the run's API server (envtest, or the current cluster).
+ */
+export function useLiveCluster(): LiveCluster {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    while (cleanups.length) await cleanups.pop()!();
+  });
+  const client = () => {
+    const api = liveClient();
+    cleanups.push(() => api.close());
+    return api;
+  };
+  return {
+    cleanups,
+    client,
+    async namespace(prefix) {
+      const api = client();
+      const ns = uniqueName(prefix);
+      cleanups.push(await withNamespace(api, ns));
+      return { api, ns };
+    },
+  };
+}
+
+/**
+ * Waits until `cond` is true, on vitest's `vi.waitFor` (polled every 20 ms); fails with `what` after
+ * `deadlineMs`. A thin shape over vi.waitFor for conditions that return a boolean; never a fixed sleep.
+ */
 export async function waitFor(
   cond: () => boolean | Promise<boolean>,
   what: string | (() => string),
   deadlineMs = 20_000,
 ): Promise<void> {
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    if (await cond()) return;
-    if (Date.now() > until)
-      throw new Error(
-        `timed out after ${deadlineMs} ms waiting for ${typeof what === 'string' ? what : what()}`,
-      );
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await vi.waitFor(
+    async () => {
+      if (!(await cond()))
+        throw new Error(
+          `timed out after ${deadlineMs} ms waiting for ${typeof what === 'string' ? what : what()}`,
+        );
+    },
+    { timeout: deadlineMs, interval: 20 },
+  );
 }
 
 /** One captured log record: bound fields, record fields, `level` and `msg`. */

@@ -4,6 +4,8 @@ import { LeaseKind, type LeaseObject } from '@kubeloop/builder/leaderelection';
 import { type ApiClient, ConfigMap, isAlreadyExists } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
 import type { ApiServer } from '@kubeloop/envtest';
+import { afterEach } from 'vitest';
+import { type FaultServerContext, useFaultServer } from './fault-server.js';
 
 /** Short lease timings for tests (ms): lease 2 s, renew deadline 1.5 s, retry 0.5 s. */
 export const FAST = { leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 500 } as const;
@@ -188,4 +190,27 @@ export function watchLeases(api: ApiClient, namespace: string): { writes: LeaseW
     }
   })();
   return { writes, stop: () => ac.abort() };
+}
+
+/** What {@link useReplicaServer} gives a test file: the fault server (its `api` is the admin client) and replicas. */
+export interface ReplicaServerContext extends FaultServerContext {
+  /** The replicas a test started (push them here): stopped and awaited after each test. */
+  readonly replicas: Replica[];
+}
+
+/**
+ * The shared setup of the leader-election files (call it inside the `describe` block): one in-process server
+ * that accepts the bearer tokens of `identities` ({@link useFaultServer}), and replicas stopped after each test.
+ */
+export function useReplicaServer(userAgent: string, ...identities: string[]): ReplicaServerContext {
+  const replicas: Replica[] = [];
+  // Registered before the server's hooks, so it runs after them (vitest runs after-hooks as a stack): the fault
+  // rules are reset before the replicas stop, so that their last writes (a release) reach the server.
+  afterEach(async () => {
+    for (const r of replicas.splice(0)) {
+      r.stop.abort();
+      await r.done;
+    }
+  });
+  return Object.assign(useFaultServer(userAgent, { tokens: replicaTokens(...identities) }), { replicas });
 }
