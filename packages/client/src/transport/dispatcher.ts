@@ -9,6 +9,7 @@ import {
   ProxyAgent,
   Socks5ProxyAgent,
 } from 'undici';
+import { onAbort } from '../abort.js';
 import { TransportError } from './errors.js';
 import { gunzipInterceptor } from './gunzip-interceptor.js';
 import { streamErrorInterceptor } from './stream-errors.js';
@@ -92,9 +93,8 @@ function forceable(pool: Pool): Pool {
     async request(opts) {
       const parent = (opts.signal ?? undefined) as AbortSignal | undefined;
       const ac = new AbortController();
-      const onAbort = () => ac.abort(parent?.reason);
-      if (parent?.aborted) ac.abort(parent.reason);
-      else parent?.addEventListener('abort', onAbort, { once: true });
+      // Through the per-signal fan-out: many requests on one long-lived caller signal add one listener to it.
+      const unsubscribe = parent ? onAbort(parent, () => ac.abort(parent.reason)) : undefined;
       const kill = () =>
         ac.abort(
           new TransportError(
@@ -105,7 +105,7 @@ function forceable(pool: Pool): Pool {
       inFlight.add(kill);
       const done = () => {
         inFlight.delete(kill);
-        parent?.removeEventListener('abort', onAbort);
+        unsubscribe?.();
       };
       return whileBodyOpen(pool.request({ ...opts, signal: ac.signal }), done);
     },
