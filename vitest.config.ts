@@ -1,4 +1,5 @@
-import { defineConfig } from 'vitest/config';
+import { existsSync, readFileSync } from 'node:fs';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
 /**
  * Coverage floors per package (percent), enforced by `npm test` (`vitest run --coverage`). Set from a measured
@@ -16,9 +17,41 @@ const floors: Record<string, { statements: number; branches: number; functions: 
   'packages/workqueue': { statements: 95, branches: 91, functions: 92, lines: 96 }, // 97.1 / 93.4 / 94.4 / 98.4
 };
 
+/**
+ * Every npm workspace with a `vitest.config.ts`, as a project that extends the workspace's own `vitest.config.ts` (name, include,
+ * timeouts stay there) with what the whole run shares: the MaxListeners guard, and how files are scheduled.
+ *
+ * Scheduling (measured on the 2-core CI box, see .ci/run): vitest's default is `cores - 1` workers, i.e. ONE on
+ * 2 cores, so the ~150 files ran one after another although most of the suite waits on sockets and timers of
+ * in-process API servers. With `CI` set (as `.ci/run` does) the run uses 3 workers; `VITEST_MAX_WORKERS=N`
+ * chooses any number (e.g. `VITEST_MAX_WORKERS=4 npm test` locally).
+ */
+const workspaces = (
+  JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')).workspaces as string[]
+).filter((dir) => existsSync(new URL(`./${dir}/vitest.config.ts`, import.meta.url)));
+
+const guard = new URL('./scripts/vitest/fail-on-max-listeners.ts', import.meta.url).pathname;
+
+const projects: TestProjectInlineConfiguration[] = workspaces.map((dir) => ({
+  extends: `./${dir}/vitest.config.ts`,
+  root: `./${dir}`,
+  test: { setupFiles: [guard] },
+}));
+
+function maxWorkers(): number | undefined {
+  const n = process.env.VITEST_MAX_WORKERS;
+  if (n !== undefined && n !== '') {
+    if (!/^[1-9]\d*$/.test(n))
+      throw new Error(`VITEST_MAX_WORKERS must be a positive integer, not ${JSON.stringify(n)}`);
+    return Number(n);
+  }
+  return process.env.CI ? 3 : undefined;
+}
+
 export default defineConfig({
   test: {
-    projects: ['packages/*', 'apps/*', 'tests/*', 'examples', 'bench'],
+    projects,
+    maxWorkers: maxWorkers(),
     reporters: ['default', './scripts/summary-reporter.ts'],
     coverage: {
       provider: 'v8',
