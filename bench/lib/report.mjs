@@ -89,7 +89,7 @@ for (const n of [5000, 50000]) {
     (v) => v <= 0.7,
   );
 }
-const wq = lines.find((l) => l.suite === 'workqueue' && 'ratio' in l && l.scenario === 'add+get+done');
+const wq = lines.find((l) => l.suite === 'workqueue' && l.impl === 'kubeloop-queue vs bare-map-array-fifo');
 row('workqueue add+get+done ÷ bare FIFO', '≤ 2', wq?.ratio, (v) => v <= 2);
 const cr = lines.find((l) => l.suite === 'cache-read' && 'ratio' in l && l.scenario.includes('by namespace'));
 row('cache-read by namespace index ÷ full scan', '≤ 0.02', cr?.ratio, (v) => v <= 0.02);

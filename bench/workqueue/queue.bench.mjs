@@ -57,6 +57,34 @@ function bareTask(scenario, dup) {
   };
 }
 
+/**
+ * The floor of any queue whose `get` returns a promise: the bare FIFO, plus one awaited, already resolved
+ * promise of a `{ item, shutdown }` result per item — what `await q.get()` costs a worker before any bookkeeping.
+ */
+function bareAwaitTask(scenario, dup) {
+  let q;
+  return {
+    scenario,
+    impl: 'bare-map-array-fifo-await',
+    opsPerCall: BATCH * ROUNDS,
+    async: true,
+    beforeAll: () => {
+      q = new BareFifo();
+    },
+    fn: async () => {
+      for (let round = 0; round < ROUNDS; round++) {
+        for (let d = 0; d < dup; d++) for (let i = 0; i < BATCH; i++) q.add(keys[i]);
+        let got = 0;
+        while (q.head !== q.tail) {
+          const r = await Promise.resolve({ item: q.get(), shutdown: false });
+          if (r.item !== undefined) got++;
+        }
+        check('bare-await', got);
+      }
+    },
+  };
+}
+
 /** `make` builds a fresh queue for each phase (warm-up and run); it is shut down after each phase. */
 function queueTask(scenario, impl, make, dup, forget) {
   let q;
@@ -164,6 +192,7 @@ export function tasks() {
     ['add×3 (dedup)+get+done', 3],
   ]) {
     out.push(bareTask(scenario, dup));
+    out.push(bareAwaitTask(scenario, dup));
     out.push(queueTask(scenario, 'kubeloop-queue', () => newQueue(), dup, false));
     out.push(syncQueueTask(scenario, dup));
     out.push(queueTask(scenario, 'kubeloop-rate-limiting-queue', () => newRateLimitingQueue(), dup, true));
@@ -198,7 +227,8 @@ export function summary(results) {
   const bare = pick('bare-map-array-fifo', 'add+get+done');
   const kl = pick('kubeloop-queue', 'add+get+done');
   if (!bare || !kl) return [];
-  return [
+  const bareAwait = pick('bare-map-array-fifo-await', 'add+get+done');
+  const lines = [
     {
       scenario: 'add+get+done',
       impl: 'kubeloop-queue vs bare-map-array-fifo',
@@ -207,4 +237,13 @@ export function summary(results) {
       ratios,
     },
   ];
+  if (bareAwait)
+    lines.push({
+      scenario: 'add+get+done',
+      impl: 'kubeloop-queue vs bare-map-array-fifo-await',
+      ratio: pairedRatio(bareAwait, kl),
+      ratioOf:
+        'the queue (await get()) ÷ the bare FIFO with one awaited promise per item (context, no target)',
+    });
+  return lines;
 }
