@@ -38,7 +38,7 @@ export function checkPathSegment(what: string, segment: string): void {
  * The collection path for a mapping (`/api/v1/namespaces/ns/pods`, `/apis/apps/v1/deployments`). A
  * namespaced kind without a namespace gets the all-namespaces path; a namespace is ignored for a
  * cluster-scoped kind. Path segments are percent-encoded.
- * @throws InvalidRequestError for a namespace that is not a valid path segment ({@link checkPathSegment}).
+ * @throws InvalidRequestError for a namespace that is not a valid path segment (client-go IsValidPathSegmentName).
  */
 export function collectionPath(mapping: RESTMapping, namespace: string | undefined): string {
   const r = mapping.resource;
@@ -54,7 +54,7 @@ export function collectionPath(mapping: RESTMapping, namespace: string | undefin
  * The path of one object, and optionally of one of its subresources (`…/pods/p1/status`). The caller has
  * checked the key against the mapping's scope (`mappingForRequest`).
  * @throws InvalidRequestError for an empty name, or a name, namespace or subresource that is not a valid
- * path segment ({@link checkPathSegment}).
+ * path segment (client-go IsValidPathSegmentName).
  */
 export function objectPath(mapping: RESTMapping, key: ObjectKey, subResource?: string): string {
   if (key.name === '') throw new InvalidRequestError('resource name may not be empty');
