@@ -93,7 +93,7 @@ const IMMUTABLE = [
 function updateErrors(e: KObject, old: KObject): FieldError[] {
   const errs = legacyErrors(e);
   const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
-  if (!same(e.series, old.series)) errs.push(...validateSeries(e));
+  if (!same(e.series, old.series)) for (const err of validateSeries(e)) errs.push(err);
   for (const k of IMMUTABLE) {
     if (!same(e[k], old[k])) {
       const path = k === 'reportingComponent' ? 'reportingController' : k;
