@@ -12,7 +12,7 @@ import {
   parseLabelSelector,
 } from '@kubeloop/client';
 import { CacheOptionsError } from './cache-errors.js';
-import { checkReflectorOptions } from './reflector.js';
+import { checkReflectorOptions } from './reflector-options.js';
 import type { SharedIndexInformerOptions } from './shared-index-informer.js';
 import type { TransformFunc } from './transforms.js';
 

@@ -1,5 +1,5 @@
 import type { KubeObject } from '@kubeloop/client';
-import type { ReflectorStore } from './reflector.js';
+import type { ReflectorStore } from './reflector-options.js';
 import { DeletedFinalStateUnknown, type KeyFunc, metaNamespaceKeyFunc } from './store.js';
 
 /**

@@ -43,7 +43,8 @@ export {
   listWatchFor,
   type WatchCallOptions,
 } from './list-watch.js';
-export { Reflector, type ReflectorOptions, type ReflectorStore } from './reflector.js';
+export { Reflector } from './reflector.js';
+export type { ReflectorOptions, ReflectorStore } from './reflector-options.js';
 export { SharedIndexInformer, type SharedIndexInformerOptions } from './shared-index-informer.js';
 export {
   DeletedFinalStateUnknown,

@@ -20,7 +20,8 @@ import {
 } from './informer.js';
 import { onAbort } from './internal/abort.js';
 import type { ListerWatcher } from './list-watch.js';
-import { checkReflectorOptions, Reflector, type ReflectorOptions, type ReflectorStore } from './reflector.js';
+import { Reflector } from './reflector.js';
+import { checkReflectorOptions, type ReflectorOptions, type ReflectorStore } from './reflector-options.js';
 import { SharedProcessor } from './shared-processor.js';
 import {
   DeletedFinalStateUnknown,

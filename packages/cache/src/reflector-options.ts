@@ -1,0 +1,55 @@
+import type { BackoffOptions, Clock, KubeObject, Logger } from '@kubeloop/client';
+
+/** ReflectorStore knows how to take what a reflector sees: a full listing, then single changes. */
+export interface ReflectorStore<T extends KubeObject = KubeObject> {
+  /** The complete state at `resourceVersion` (after a list or relist). */
+  replace(items: T[], resourceVersion: string): void;
+  add(obj: T): void;
+  update(obj: T): void;
+  /** `obj` is the object's last state as the server sent it in the DELETED event. */
+  delete(obj: T): void;
+  /** Every event up to `resourceVersion` has been delivered. */
+  bookmark?(resourceVersion: string): void;
+}
+
+/** Options of {@link Reflector}. */
+export interface ReflectorOptions {
+  /** Name used in logs. */
+  readonly name?: string;
+  /** List page size; a positive integer. @defaultValue 500 */
+  readonly pageSize?: number;
+  /** Lower bound of the random server-side watch timeout, in seconds; the timeout is in [min, 2×min). @defaultValue 300 */
+  readonly minWatchTimeoutSeconds?: number;
+  /** Backoff between failed list-and-watch cycles (ms; its clock defaults to `clock`). @defaultValue 800 ms ×2 up to 30 s, jitter 1.0, reset after 2 min */
+  readonly backoff?: BackoffOptions;
+  readonly logger?: Logger;
+  /** Called with every error that ended a list or watch (after logging); client-go `WatchErrorHandler`. */
+  readonly onWatchError?: (err: unknown) => void;
+  readonly random?: () => number;
+  /** Time source for backoff waits and the very-short-watch rule. @defaultValue the real clock */
+  readonly clock?: Clock;
+  /**
+   * Initial sync as a streaming list (client-go WatchList, KEP-3157): one watch with `sendInitialEvents=true`,
+   * `resourceVersionMatch=NotOlderThan`; the store is replaced when the bookmark annotated
+   * `k8s.io/initial-events-end` arrives, and the same watch goes on. @defaultValue false
+   */
+  readonly useWatchList?: boolean;
+  /**
+   * How long a streaming initial sync may wait for its end bookmark, in ms, before the reflector gives up on
+   * WatchList (logged once) and uses list + watch from then on. @defaultValue 60000
+   */
+  readonly watchListTimeoutMs?: number;
+  /** Called after every successful list (or streaming initial sync) and every list failure. */
+  readonly onListResult?: (err: unknown | undefined) => void;
+}
+
+/**
+ * Checks reflector options before anything runs (a cache validates them when it is made, not when an
+ * informer starts). Returns the page size. @throws RangeError for a `pageSize` that is not a positive integer.
+ */
+export function checkReflectorOptions(options: Pick<ReflectorOptions, 'pageSize'> = {}): number {
+  const pageSize = options.pageSize ?? 500;
+  if (!Number.isInteger(pageSize) || pageSize <= 0)
+    throw new RangeError(`Reflector pageSize must be a positive integer, got ${String(options.pageSize)}`);
+  return pageSize;
+}
