@@ -50,6 +50,8 @@ export class Environment {
   #server: ApiServer | undefined;
   #controlPlane: ControlPlane | undefined;
   #mode: EnvironmentMode | undefined;
+  /** The start in progress or done; a second start() joins it (controller-runtime: Start on a started process is a no-op). */
+  #starting: Promise<RestConfig> | undefined;
 
   constructor(options: EnvironmentOptions = {}) {
     this.options = options;
@@ -81,9 +83,23 @@ export class Environment {
   /**
    * Start the environment (like controller-runtime's `(*Environment).Start`): pick the mode, start or
    * connect, install CRDs and wait until they are Established.
+   * Calling it again while it is starting or started starts nothing more and resolves to the same RestConfig
+   * (controller-runtime's process `State.Start` returns at once when the process is already ready), so one
+   * stop() tears everything down; after stop() a new start() starts afresh.
    * @throws EnvtestError `ENVTEST_START_FAILED`, `ENVTEST_KUBECONFIG`, `ENVTEST_CRD_INSTALL`.
    */
-  async start(): Promise<RestConfig> {
+  start(): Promise<RestConfig> {
+    if (this.#starting) return this.#starting;
+    const starting = this.#start();
+    this.#starting = starting;
+    // a failed start leaves nothing behind (it stopped what it began), so the next start() tries again
+    starting.catch(() => {
+      if (this.#starting === starting) this.#starting = undefined;
+    });
+    return starting;
+  }
+
+  async #start(): Promise<RestConfig> {
     const env = this.options.env ?? process.env;
     const useExisting = this.options.useExistingCluster ?? env.USE_EXISTING_CLUSTER === 'true';
     const assets = controlPlaneAssetsFromEnv(env, this.options.binaryAssetsDirectory);
@@ -120,7 +136,7 @@ export class Environment {
     try {
       await this.#installCrds();
     } catch (e) {
-      await this.stop();
+      await this.#stopStarted();
       throw e;
     }
     return this.#config;
@@ -193,8 +209,18 @@ export class Environment {
     }
   }
 
-  /** Stop what start() started (nothing for an existing cluster). Safe to call twice. */
+  /**
+   * Stop what start() started (nothing for an existing cluster): the server, its connections and the temp
+   * directory of its kubeconfig. Waits for a start() still in progress first. Safe to call twice.
+   */
   async stop(): Promise<void> {
+    const starting = this.#starting;
+    this.#starting = undefined;
+    if (starting) await starting.catch(() => undefined);
+    await this.#stopStarted();
+  }
+
+  async #stopStarted(): Promise<void> {
     const server = this.#server;
     const cp = this.#controlPlane;
     this.#server = undefined;

@@ -45,6 +45,58 @@ describe('Environment (embedded mode)', () => {
   });
 });
 
+describe('Environment: start() twice (controller-runtime: Start on a started process is a no-op)', () => {
+  const healthz = async (host: string, ca: string): Promise<string> => {
+    const dispatcher = new Agent({ connect: { ca } });
+    try {
+      const res = await request(`${host}/healthz`, { dispatcher });
+      await res.body.text();
+      return `HTTP ${res.statusCode}`;
+    } catch (e) {
+      return `unreachable (${(e as { code?: string }).code ?? String(e)})`;
+    } finally {
+      await dispatcher.close();
+    }
+  };
+
+  it('a second start() after the first resolves to the same config and server; one stop() ends it and removes the kubeconfig dir', async () => {
+    const env = new Environment({ env: {} });
+    const first = await env.start();
+    const server = env.server;
+    const kubeconfig = env.kubeconfigPath;
+    const second = await env.start();
+    expect(second).toBe(first);
+    expect(env.server).toBe(server);
+    await env.stop();
+    expect(env.server).toBeUndefined();
+    expect(await healthz(first.host, first.tlsClientConfig.caData!)).toMatch(/^unreachable/);
+    await expect(stat(kubeconfig)).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(stat(join(kubeconfig, '..'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('concurrent start() calls start one server; stop() during a start waits for it and stops it', async () => {
+    const env = new Environment({ env: {} });
+    const [a, b] = await Promise.all([env.start(), env.start()]);
+    expect(b).toBe(a);
+    await env.stop();
+    expect(await healthz(a.host, a.tlsClientConfig.caData!)).toMatch(/^unreachable/);
+
+    const pending = env.start();
+    await env.stop();
+    const c = await pending;
+    expect(env.server).toBeUndefined();
+    expect(await healthz(c.host, c.tlsClientConfig.caData!)).toMatch(/^unreachable/);
+    // after stop() a start() starts afresh
+    const d = await env.start();
+    try {
+      expect(d.host).not.toBe(a.host);
+      expect(await healthz(d.host, d.tlsClientConfig.caData!)).toBe('HTTP 200');
+    } finally {
+      await env.stop();
+    }
+  });
+});
+
 describe('Environment: CRDs from files, existing cluster, control plane assets', () => {
   it('installs CRDs from a directory (multi-document YAML) and waits until they are Established', async () => {
     const { mkdtemp, writeFile } = await import('node:fs/promises');
