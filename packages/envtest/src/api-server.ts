@@ -6,8 +6,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createSecureServer, type Http2SecureServer } from 'node:http2';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Http2SecureServer } from 'node:http2';
+import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ApiServerOptions } from './api-server-options.js';
@@ -17,18 +17,14 @@ import { CertificateAuthority, type CertificatePair } from './certs.js';
 import { validateCrd } from './crd.js';
 import { type CrdHost, crdLifecycle } from './crd-lifecycle.js';
 import { ApiStatusError, EnvtestError, pathNotFound, unauthorized } from './errors.js';
-import {
-  appendRequest,
-  FaultInjector,
-  LogRecord,
-  type RequestContext,
-  type RequestRecord,
-} from './faults/index.js';
+import { appendRequest, FaultInjector, LogRecord, type RequestRecord } from './faults/index.js';
 import { collectDependents, collectForeground, releaseOwnersOf } from './gc.js';
-import { dropConnectionHeaders, sendStatus, statusFromUnknown } from './http.js';
+import { sendStatus, statusFromUnknown } from './http.js';
+import { closeHttps, listenHttps } from './https-listener.js';
 import { writeKubeconfig } from './kubeconfig.js';
 import { serveNonResource } from './non-resource.js';
 import { Registry } from './registry.js';
+import { isPublicPath, requestContext } from './request-context.js';
 import { parseRequestInfo, type RequestInfo } from './request-info.js';
 import { handleResource } from './resource-handler.js';
 import { ResourceTable } from './resource-table.js';
@@ -39,8 +35,6 @@ export type { ApiServerOptions } from './api-server-options.js';
 
 /** One served request, for tests that count requests at the server (the one request log's record). */
 export type RequestLogEntry = RequestRecord;
-
-const PUBLIC_PATHS = new Set(['/version', '/healthz', '/livez', '/readyz']);
 
 /** The in-process API server. Create it with {@link startApiServer}. */
 export class ApiServer {
@@ -179,56 +173,20 @@ export class ApiServer {
     return this.#port;
   }
 
-  /**
-   * @internal
-   * Serves HTTP/2 (ALPN `h2`, as kube-apiserver does, so kubectl and Go clients multiplex streams on one
-   * connection) and HTTP/1.1 on the same port (`allowHTTP1`), for clients that do not offer h2.
-   */
+  /** @internal listens on `port` (0: any), HTTP/2 and HTTP/1.1 on one port ({@link listenHttps}). */
   async listen(port: number): Promise<void> {
     const host = this.#options.host ?? '127.0.0.1';
-    const server = createSecureServer(
-      {
-        key: this.#serving.keyPem,
-        cert: this.#serving.certPem,
-        ca: [this.caPem],
-        requestCert: true,
-        rejectUnauthorized: false,
-        allowHTTP1: true,
-        // kube-apiserver advertises 250 concurrent streams per HTTP/2 connection (http2-max-streams-per-connection)
-        settings: { maxConcurrentStreams: 250 },
-      },
-      (req, res) => {
-        // The HTTP/2 compatibility objects offer the IncomingMessage/ServerResponse API the handlers use.
-        const response = res as unknown as ServerResponse;
-        if (req.httpVersionMajor === 2) dropConnectionHeaders(response);
-        void this.#handle(req as unknown as IncomingMessage, response);
-      },
-    );
-    // HTTP/1.1 connections of an allowHTTP1 server take these from the server; watches are long requests.
-    const h1 = server as unknown as {
-      keepAliveTimeout: number;
-      headersTimeout: number;
-      requestTimeout: number;
-    };
-    h1.keepAliveTimeout = 65_000;
-    h1.headersTimeout = 70_000;
-    h1.requestTimeout = 0;
-    server.on('connection', (s: Socket) => {
-      this.#sockets.add(s);
-      s.on('close', () => this.#sockets.delete(s));
+    const listening = await listenHttps({
+      host,
+      port,
+      keyPem: this.#serving.keyPem,
+      certPem: this.#serving.certPem,
+      caPem: this.caPem,
+      sockets: this.#sockets,
+      onRequest: (req, res) => void this.#handle(req, res),
     });
-    server.on('session', (session) => session.on('error', () => session.destroy()));
-    server.on('clientError', (_err, socket) => socket.destroy());
-    server.on('sessionError', () => undefined);
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-    this.#server = server;
-    this.#port = (server.address() as AddressInfo).port;
+    this.#server = listening.server;
+    this.#port = listening.port;
     this.url = `https://${host}:${this.#port}`;
   }
 
@@ -236,10 +194,7 @@ export class ApiServer {
     const server = this.#server;
     this.#server = undefined;
     this.#watches.stopAll();
-    if (!server) return;
-    const closed = new Promise<void>((r) => server.close(() => r()));
-    for (const s of this.#sockets) s.destroy();
-    await closed;
+    if (server) await closeHttps(server, this.#sockets);
   }
 
   /** Stop serving; ends every watch and connection, and removes the kubeconfig's temp dir if it made one. */
@@ -290,34 +245,13 @@ export class ApiServer {
     record.track(res);
     appendRequest(this.requestLog, record);
     try {
-      const isPublic =
-        PUBLIC_PATHS.has(path) ||
-        path.startsWith('/healthz/') ||
-        path.startsWith('/livez/') ||
-        path.startsWith('/readyz/');
-      if (!isPublic) {
+      if (!isPublicPath(path)) {
         user = this.auth.authenticate(req);
         if (!user) throw unauthorized();
         record.user = user.name;
       }
       info = parseRequestInfo(method, path, q, (g, v, r) => this.resources.lookup(g, v, r));
-      const ctx: RequestContext = {
-        id: record.id,
-        method,
-        path,
-        query: q,
-        verb: info.verb,
-        ...(info.isResourceRequest
-          ? {
-              group: info.group,
-              version: info.version,
-              resource: info.resource,
-              ...(info.subresource !== undefined ? { subresource: info.subresource } : {}),
-              ...(info.namespace !== undefined ? { namespace: info.namespace } : {}),
-              ...(info.name !== undefined ? { name: info.name } : {}),
-            }
-          : {}),
-      };
+      const ctx = requestContext(record.id, method, path, q, info);
       record.classify(ctx);
       const faultId = await this.faults.onRequest(ctx, req, res);
       if (faultId !== undefined) {
