@@ -1,4 +1,4 @@
-import { setTimeout as sleepTimer } from 'node:timers/promises';
+import { onAbort } from './abort.js';
 
 /**
  * The clock every timer in the client stack goes through (client-go's `k8s.io/utils/clock`). The shape is
@@ -33,9 +33,12 @@ class RealTimer implements ClockTimer {
   #handle: ReturnType<typeof setTimeout> | undefined;
   readonly #fn: () => void;
   readonly #dueAt: number;
-  constructor(fn: () => void, dueAt: number) {
+  readonly #keepAlive: boolean;
+  /** @param keepAlive - keep the process alive while pending (a sleep); clock timers are `unref`ed. */
+  constructor(fn: () => void, dueAt: number, keepAlive = false) {
     this.#fn = fn;
     this.#dueAt = dueAt;
+    this.#keepAlive = keepAlive;
     this.#arm();
   }
   #arm(): void {
@@ -48,7 +51,7 @@ class RealTimer implements ClockTimer {
       }
       this.#fn();
     }, delay);
-    this.#handle.unref();
+    if (!this.#keepAlive) this.#handle.unref();
   }
   cancel(): void {
     if (this.#handle !== undefined) {
@@ -67,32 +70,32 @@ export const realClock: Clock = Object.freeze({
 
 /**
  * Resolves after `ms` on `clock`; rejects with `signal.reason` if `signal` aborts first (at once if it already
- * has). On the real clock this is `node:timers/promises` `setTimeout(ms, undefined, { signal })`, whose
- * pending timer keeps the process alive like any awaited sleep. No listener stays on `signal` afterwards.
+ * has). On the real clock the pending timer keeps the process alive like any awaited sleep (it is not
+ * `unref`ed). The sleep follows `signal` through the shared per-signal fan-out ({@link onAbort}): however many
+ * sleeps wait on one long-lived signal at once, it carries one `abort` listener, and none once they are over
+ * (a listener per sleep made Node print MaxListenersExceededWarning past 10).
  */
 export async function sleep(ms: number, signal?: AbortSignal, clock: Clock = realClock): Promise<void> {
   signal?.throwIfAborted();
-  if (clock === realClock) {
-    try {
-      await sleepTimer(delayOrZero(ms), undefined, signal ? { signal } : undefined);
-    } catch (e) {
-      if (signal?.aborted) throw signal.reason;
-      throw e;
-    }
-    return;
-  }
   await new Promise<void>((resolve, reject) => {
-    const onAbort = () => {
-      timer.cancel();
-      reject(signal?.reason);
-    };
-    const timer = clock.setTimer(() => {
-      signal?.removeEventListener('abort', onAbort);
+    let unsubscribe = noop;
+    const done = () => {
+      unsubscribe();
       resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    };
+    const timer =
+      clock === realClock
+        ? new RealTimer(done, performance.now() + delayOrZero(ms), true)
+        : clock.setTimer(done, ms);
+    if (signal)
+      unsubscribe = onAbort(signal, () => {
+        timer.cancel();
+        reject(signal.reason);
+      });
   });
 }
+
+function noop(): void {}
 
 interface FakeTimerEntry {
   readonly at: number;
