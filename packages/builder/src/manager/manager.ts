@@ -2,6 +2,7 @@ import { type Cache, InformerCache } from '@kubeloop/cache';
 import {
   type ApiClient,
   type Client,
+  DelegatingClient,
   newClient,
   onAbort,
   type RESTMapper,
@@ -18,7 +19,6 @@ import { type ManagerMetrics, managerMetrics } from '../metrics/manager-metrics.
 import { metricsRegistry } from '../metrics/registry.js';
 import { MetricsServer } from '../metrics/server.js';
 import { EventBroadcaster, type EventRecorder } from '../recorder/recorder.js';
-import { DelegatingClient } from './delegating-client.js';
 import { GracefulShutdownTimeoutError, LeaderElectionLostError } from './errors.js';
 import type { FieldIndexer, Manager, ManagerControllerOptions, ManagerOptions } from './interfaces.js';
 import type { HTTPServerRunnable, LeaderElectorHook, Runnable } from './runnable.js';
