@@ -195,3 +195,92 @@ describe('deepFreeze', () => {
     );
   });
 });
+
+describe('deepFreeze against the previous version (an update)', () => {
+  it('shares the unchanged subtrees of the cached version and freezes only the changed paths', () => {
+    const prev = deepFreeze(pod('a', '1')) as Json;
+    const next = pod('a', '2') as Json;
+    next.metadata.labels.app = 'b';
+    expect(deepFreeze(next, prev)).toBe(next);
+    expect(next).not.toBe(prev);
+    expect(next.spec).toBe(prev.spec); // unchanged: the cached frozen subtree itself
+    expect(next.metadata.managedFields).toBe(prev.metadata.managedFields);
+    expect(next.metadata).not.toBe(prev.metadata); // resourceVersion and labels changed
+    expect(next.metadata.labels).not.toBe(prev.metadata.labels);
+    expect(next.metadata.labels).toEqual({ app: 'b' });
+    expect(next.metadata.resourceVersion).toBe('2');
+    for (const o of objectsIn(next)) expect(Object.isFrozen(o)).toBe(true);
+    expect(prev.metadata.labels).toEqual({ app: 'a' }); // the previous version is untouched
+  });
+
+  it('never shares a subtree that differs: a member added, removed, an array grown or shrunk, a type changed', () => {
+    const base = { a: { x: 1 }, b: [1, 2], c: { y: { z: 'q' } }, d: [{ k: 1 }], e: {} };
+    const variants: Array<[string, (o: Json) => void, (o: Json) => unknown]> = [
+      ['member added', (o) => (o.a.w = 2), (o) => o.a],
+      ['member removed', (o) => delete o.a.x, (o) => o.a],
+      ['array grown', (o) => o.b.push(3), (o) => o.b],
+      ['array shrunk', (o) => o.b.pop(), (o) => o.b],
+      ['deep leaf changed', (o) => (o.c.y.z = 'r'), (o) => o.c.y],
+      ['object became an array', (o) => (o.a = [1]), (o) => o.a],
+      ['array became an object', (o) => (o.b = { 0: 1, 1: 2 }), (o) => o.b],
+      ['number became a string', (o) => (o.a.x = '1'), (o) => o.a],
+      ['element of an array of objects', (o) => (o.d[0].k = 2), (o) => o.d[0]],
+      ['empty object gained a member', (o) => (o.e.n = null), (o) => o.e],
+    ];
+    for (const [what, change, pick] of variants) {
+      const prev = deepFreeze(structuredClone(base)) as Json;
+      const next = structuredClone(base) as Json;
+      change(next);
+      const want = structuredClone(next);
+      deepFreeze(next, prev);
+      expect(next, what).toEqual(want);
+      expect(pick(next), what).not.toBe(pick(prev));
+      for (const o of objectsIn(next)) expect(Object.isFrozen(o), what).toBe(true);
+    }
+  });
+
+  it('does not take an own "__proto__" member from the previous version, nor a previous that is not frozen', () => {
+    const prev = deepFreeze(JSON.parse('{"a":{"__proto__":{"x":1}}}')) as Json;
+    const next = JSON.parse('{"a":{"__proto__":{"x":1}}}') as Json;
+    deepFreeze(next, prev);
+    expect(Object.getPrototypeOf(next.a)).toBe(Object.prototype);
+    expect(Object.hasOwn(next.a, '__proto__')).toBe(true);
+    const mutable = { s: { v: 1 } };
+    const next2 = deepFreeze({ s: { v: 1 } }, mutable);
+    expect(next2.s).not.toBe(mutable.s); // a mutable previous is never shared into a frozen object
+    expect(Object.isFrozen(next2.s)).toBe(true);
+  });
+
+  it('the Indexer shares unchanged subtrees between versions, and the informer hands both to onUpdate frozen', () => {
+    const idx = new Indexer();
+    idx.upsert(pod('a', '1'));
+    const prev = idx.get('ns/a') as Json;
+    const next = pod('a', '2');
+    expect(idx.upsert(next)).toBe(prev);
+    const got = idx.get('ns/a') as Json;
+    expect(got).toBe(next);
+    expect(got.spec).toBe(prev.spec);
+    for (const [what, mutate] of mutations(got)) expect(mutate, what).toThrow(TypeError);
+    // freeze: none shares nothing (mutable objects must not alias each other's parts)
+    const loose = new Indexer({ freeze: 'none' });
+    loose.upsert(pod('a', '1'));
+    const p1 = loose.get('ns/a') as Json;
+    loose.upsert(pod('a', '2'));
+    expect((loose.get('ns/a') as Json).spec).not.toBe(p1.spec);
+  });
+
+  it('property: any JSON value frozen against any previous one comes out deep-equal to itself, every object frozen', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.jsonValue(), fc.boolean(), (a, b, sameBase) => {
+        const before = sameBase ? a : b;
+        const prev = deepFreeze(structuredClone({ v: before, w: [before] }));
+        const next = structuredClone({ v: a, w: [a] });
+        deepFreeze(next, prev);
+        expect(next).toEqual({ v: a, w: [a] });
+        for (const o of objectsIn(next)) expect(Object.isFrozen(o)).toBe(true);
+        for (const o of objectsIn(prev)) expect(Object.isFrozen(o)).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
