@@ -24,17 +24,17 @@ import {
 } from './kinds.js';
 import { formatLabelSelector } from './label-selector.js';
 import { metadataAccept, PARTIAL_OBJECT_METADATA_ACCEPT, refuseMetadataOnly } from './metadata-only.js';
-import {
-  type DeleteOptions,
-  type GetOptions,
-  type ListOptions,
-  PATCH_CONTENT_TYPES,
-  type Patch,
-  type PatchOptions,
-  type WatchOptions,
-  type WriteOptions,
+import type {
+  DeleteOptions,
+  GetOptions,
+  ListOptions,
+  Patch,
+  PatchOptions,
+  WatchOptions,
+  WriteOptions,
 } from './options.js';
 import { type ListPage, type ListPagesOptions, listAll, listPages } from './pager.js';
+import { preparePatch } from './patch-request.js';
 import { collectionPath, objectPath, withQuery } from './paths.js';
 import { asListReply, asObjectReply, readJsonReply, withTypeMeta } from './replies.js';
 import { isResourceNotFound, type RESTMapper, type RESTMapping } from './rest-mapper.js';
@@ -320,18 +320,8 @@ export class ApiClient implements Client {
     patch: Patch,
     options?: PatchOptions,
   ): Promise<T> {
-    const contentType = PATCH_CONTENT_TYPES[patch.type];
-    if (!contentType) throw new InvalidRequestError(`unknown patch type ${JSON.stringify(patch.type)}`);
     const q = this.#writeQuery(options);
-    if (patch.type === 'apply' && !q.get('fieldManager')) {
-      throw new InvalidRequestError(
-        'server-side apply needs a field manager (options.fieldManager or the client fieldOwner)',
-      );
-    }
-    if (options?.force) {
-      if (patch.type !== 'apply') throw new InvalidRequestError('force is only valid for server-side apply');
-      q.set('force', 'true');
-    }
+    const contentType = preparePatch(patch, q, options);
     const { path } = await this.#objectPath(kind, key);
     try {
       return withTypeMeta(

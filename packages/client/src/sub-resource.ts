@@ -9,14 +9,8 @@ import type { SubResourceClient } from './interfaces.js';
 import type { ClientInternals } from './internal/client-internals.js';
 import { objectNamespaceUse } from './internal/request-mapping.js';
 import { isMetadataOnly, type Kind, type KubeObject, type ObjectKey, objectKeyFromObject } from './kinds.js';
-import {
-  type GetOptions,
-  PATCH_CONTENT_TYPES,
-  type Patch,
-  type PatchOptions,
-  type SubResourceUpdateOptions,
-  type WriteOptions,
-} from './options.js';
+import type { GetOptions, Patch, PatchOptions, SubResourceUpdateOptions, WriteOptions } from './options.js';
+import { preparePatch } from './patch-request.js';
 import { checkPathSegment, objectPath, withQuery } from './paths.js';
 
 /** The body kind of the create-style and own-body subresources the client knows. */
@@ -132,17 +126,8 @@ export class ApiSubResourceClient implements SubResourceClient {
     patch: Patch,
     options?: PatchOptions,
   ): Promise<S> {
-    const contentType = PATCH_CONTENT_TYPES[patch.type];
-    if (!contentType) throw new InvalidRequestError(`unknown patch type ${JSON.stringify(patch.type)}`);
     const q = this.#internals.writeQuery(options);
-    if (patch.type === 'apply' && !q.get('fieldManager'))
-      throw new InvalidRequestError(
-        'server-side apply needs a field manager (options.fieldManager or the client fieldOwner)',
-      );
-    if (options?.force) {
-      if (patch.type !== 'apply') throw new InvalidRequestError('force is only valid for server-side apply');
-      q.set('force', 'true');
-    }
+    const contentType = preparePatch(patch, q, options);
     return this.#internals.request<S>(kind, objectNamespaceUse(kind, key), (m) => ({
       method: 'PATCH',
       path: withQuery(objectPath(m, key, this.#name), q),
