@@ -1,13 +1,23 @@
 import { listWatchFor, SharedIndexInformer } from '@kubeloop/cache';
-import { ConfigMap, Namespace, newClient } from '@kubeloop/client';
+import { ConfigMap, FakeClock, Namespace, newClient } from '@kubeloop/client';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import {
+  mostInWindow,
+  recordingLimiter,
+  recordTransport,
+  runClockUntil,
+  settleOnClock,
+} from './support/fake-time.js';
 import { realCluster, useFaultServer } from './support/fault-server.js';
 import { uniqueName, waitFor } from './support.js';
 
 describe.skipIf(realCluster)('C13 429 through the limiter, at the informer (envtest fault injection)', () => {
   const ctx = useFaultServer('kubeloop-cases-throttling');
 
+  // The throttled client's limiter and retry waits run on an injected FakeClock (the transport's `clock`), so
+  // Retry-After and the token waits are exact in clock time and cost no real time; the real timer path of
+  // the same behaviour is the canary in config-transport-throttling.test.ts.
   it('C13: QPS 5 burst 10, informer + 50 GETs under 429 Retry-After 2: retries wait and take tokens, ≤ 5/s after the burst, nothing lost', async () => {
     const ns = uniqueName('c13');
     await ctx.api.create(Namespace, { metadata: { name: ns } });
@@ -16,7 +26,13 @@ describe.skipIf(realCluster)('C13 429 through the limiter, at the informer (envt
       names.map((name) => ctx.api.create(ConfigMap, { metadata: { namespace: ns, name }, data: { name } })),
     );
 
-    const throttled = newClient({ ...ctx.config, qps: 5, burst: 10 });
+    const clock = new FakeClock();
+    const limiter = recordingLimiter(5, 10, clock);
+    const throttled = newClient(
+      { ...ctx.config, qps: 5, burst: 10 },
+      { transport: { clock, rateLimiter: limiter } },
+    );
+    const diag = recordTransport(clock, `/namespaces/${ns}/`);
     const lists = ctx.server.faults.failRequests({
       match: { verb: 'list', namespace: ns },
       status: 429,
@@ -39,11 +55,14 @@ describe.skipIf(realCluster)('C13 429 through the limiter, at the informer (envt
     const t0 = Date.now();
     const running = inf.run(ac.signal);
     try {
-      const results = await Promise.all(
-        names.map((name) => throttled.get(ConfigMap, { namespace: ns, name })),
+      const results = await settleOnClock(
+        clock,
+        Promise.all(names.map((name) => throttled.get(ConfigMap, { namespace: ns, name }))),
+        '50 GETs',
+        60_000,
       );
+      await runClockUntil(clock, () => inf.hasSynced(), 'informer sync', 60_000);
       expect(results.map((r) => r.data?.name)).toEqual(names);
-      await waitFor(() => inf.hasSynced(), 'informer sync', 60_000);
       // No event lost: a change after the sync reaches the handler.
       await ctx.api.create(ConfigMap, { metadata: { namespace: ns, name: 'late' } });
       await waitFor(() => added.includes('late'), 'the late ADDED event');
@@ -58,31 +77,33 @@ describe.skipIf(realCluster)('C13 429 through the limiter, at the informer (envt
       expect(log.filter((r) => r.verb === 'get' && r.status === 200)).toHaveLength(50);
       expect(log.filter((r) => r.verb === 'list' && r.status === 200)).toHaveLength(1);
       expect(log).toHaveLength(50 + gets.hits + 1 + 3);
+      // Each attempt took a limiter token (discovery requests of the client take theirs too).
+      expect(limiter.granted.length).toBeGreaterThanOrEqual(log.length);
 
-      // Each retry waited Retry-After: the next request for the same object came ≥ 2 s after its 429
-      // (100 ms of slack for the server's clock reading two separate arrivals).
-      const byKey = new Map<string, number[]>();
-      for (const r of log) {
-        const k = `${r.verb}/${r.name ?? ''}`;
-        byKey.set(k, [...(byKey.get(k) ?? []), r.time]);
+      // Each retry waited Retry-After: retry k of a request ended ≥ 2 s of clock time after attempt k - 1,
+      // which was a 429.
+      const attempts = diag.seen.filter((d) => d.kind === 'request');
+      const retried = attempts.filter((d) => d.attempt > 1);
+      expect(retried).toHaveLength(gets.hits + 3);
+      for (const r of retried) {
+        const prev = attempts.findLast((d) => d.url === r.url && d.attempt === r.attempt - 1 && d.at <= r.at);
+        expect(prev?.status, `${r.url} attempt ${r.attempt - 1}`).toBe(429);
+        expect(r.at - prev!.at, `${r.url} retry ${r.attempt - 1}`).toBeGreaterThanOrEqual(2000);
       }
-      for (const [k, times] of byKey)
-        for (let i = 1; i < times.length; i++)
-          expect(times[i]! - times[i - 1]!, `${k} retry ${i}`).toBeGreaterThanOrEqual(1900);
+      const retryWaits = diag.seen.filter((d) => d.kind === 'retry').map((d) => d.waitMs);
+      expect(retryWaits).toEqual(Array(gets.hits + 3).fill(2000));
 
-      // Rate: any window holds at most burst + qps × window (token bucket); windows starting ≥ 2 s after
-      // the first request hold at most qps × window + 1 (the burst is spent, demand is continuous).
-      // Two requests of slack for arrival jitter at the server.
-      const times = log.map((r) => r.time).sort((a, b) => a - b);
-      const first = times[0]!;
-      const last = times[times.length - 1]!;
-      const count = (a: number, b: number) => times.filter((t) => t >= a && t < b).length;
-      for (let a = first; a <= last; a += 100) {
-        expect(count(a, a + 2000), `window at +${a - first} ms`).toBeLessThanOrEqual(10 + 10 + 2);
-        if (a >= first + 2000)
-          expect(count(a, a + 2000), `window at +${a - first} ms`).toBeLessThanOrEqual(10 + 1 + 2);
-      }
+      // Rate, in clock time and exact (the bucket's own bounds): any window of W ms holds at most
+      // burst + qps × W tokens, and after the burst of 10 the tokens come at 5/s at most (the n-th token is
+      // handed out no earlier than (n - 10) × 200 ms after the client started, at clock time 0).
+      expect(mostInWindow(limiter.granted, 2000)).toBeLessThanOrEqual(10 + 10);
+      expect(mostInWindow(limiter.granted, 1000)).toBeLessThanOrEqual(10 + 5);
+      const sorted = [...limiter.granted].sort((x, y) => x - y);
+      sorted.forEach((at, i) => {
+        expect(at, `token ${i + 1}`).toBeGreaterThanOrEqual(Math.max(0, i + 1 - 10) * 200);
+      });
     } finally {
+      diag.stop();
       ac.abort();
       await running;
       await throttled.close();
