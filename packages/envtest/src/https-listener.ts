@@ -35,8 +35,9 @@ export async function listenHttps(
       requestCert: true,
       rejectUnauthorized: false,
       allowHTTP1: true,
-      // kube-apiserver advertises 250 concurrent streams per HTTP/2 connection (http2-max-streams-per-connection)
-      settings: { maxConcurrentStreams: 250 },
+      // kube-apiserver advertises 100 concurrent streams per HTTP/2 connection unless
+      // --http2-max-streams-per-connection is set (k8s.io/apiserver server/secure_serving.go)
+      settings: { maxConcurrentStreams: 100 },
     },
     (req, res) => {
       // The HTTP/2 compatibility objects offer the IncomingMessage/ServerResponse API the handlers use.

@@ -33,8 +33,39 @@ export interface Pool {
   readonly size: () => number;
 }
 
-/** Streams per h2 connection we use at most (kube-apiserver and Go's default SETTINGS allow 250). */
+/** Streams per h2 connection we use at most, even when the server's SETTINGS allow more. */
 export const H2_STREAMS_PER_CONNECTION = 250;
+
+/**
+ * Streams per h2 connection assumed until the server's SETTINGS arrive, and when they cannot be read: 100, Go's
+ * `initialMaxConcurrentStreams` and what kube-apiserver advertises unless `--http2-max-streams-per-connection`
+ * is set (k8s.io/apiserver `server/secure_serving.go`).
+ */
+export const H2_ASSUMED_PEER_STREAMS = 100;
+
+/** undici keeps the peer's SETTINGS_MAX_CONCURRENT_STREAMS on the `Client` under this symbol (no public getter). */
+let peerStreamsSymbol: symbol | null | undefined;
+
+/**
+ * The streams one h2 connection may carry at once: the server's advertised SETTINGS_MAX_CONCURRENT_STREAMS as
+ * undici last saw it ({@link H2_ASSUMED_PEER_STREAMS} before the SETTINGS frame or when undici does not expose
+ * it), capped at {@link H2_STREAMS_PER_CONNECTION}. More streams than the server allows are held by the h2
+ * session until others close, which for watches is minutes. @internal
+ */
+export function h2StreamLimit(client: Client): number {
+  if (peerStreamsSymbol === undefined) {
+    peerStreamsSymbol =
+      Object.getOwnPropertySymbols(client).find((s) => s.description === 'max concurrent streams') ?? null;
+  }
+  const advertised = peerStreamsSymbol
+    ? (client as unknown as Record<symbol, unknown>)[peerStreamsSymbol]
+    : undefined;
+  const peer =
+    typeof advertised === 'number' && Number.isInteger(advertised) && advertised >= 0
+      ? advertised
+      : H2_ASSUMED_PEER_STREAMS;
+  return Math.min(peer, H2_STREAMS_PER_CONNECTION);
+}
 
 /** Settings of {@link createPool}. */
 export interface PoolSpec {
@@ -127,10 +158,11 @@ function singleRootPool(root: Dispatcher, config: RestConfig): Pool {
 }
 
 /**
- * h2 connections, each an undici `Client` carrying up to {@link H2_STREAMS_PER_CONNECTION} requests at once;
- * a request finds the first connection with a free stream, and a new connection is opened only when all are
- * full (Go's HTTP/2 transport does the same), so a process with more watches than one connection allows
- * never queues a request behind them. A stream is counted until its body closes.
+ * h2 connections, each an undici `Client` carrying at most what the server's SETTINGS_MAX_CONCURRENT_STREAMS
+ * allows (capped at {@link H2_STREAMS_PER_CONNECTION}; see {@link h2StreamLimit}); a request finds the first
+ * connection with a free stream, and a new connection is opened only when all are full (Go's HTTP/2 transport
+ * does the same when `StrictMaxConcurrentStreams` is off, its default), so a process with more watches than
+ * one connection allows never queues a request behind them. A stream is counted until its body closes.
  */
 function h2Pool(
   origin: string,
@@ -140,10 +172,13 @@ function h2Pool(
 ): Pool {
   const conns: Array<{ root: Client; dispatcher: Dispatcher; active: number }> = [];
   const open = () => {
+    // The peer's limit assumed until this connection's SETTINGS arrive (undici then keeps the advertised
+    // value): what the server told an earlier connection, else Go's initial 100.
+    const known = conns.find((c) => !c.root.destroyed);
     const root = new Client(origin, {
       connect,
       allowH2: true,
-      maxConcurrentStreams: H2_STREAMS_PER_CONNECTION,
+      maxConcurrentStreams: Math.max(1, known ? h2StreamLimit(known.root) : H2_ASSUMED_PEER_STREAMS),
       // undici runs one request at a time per client unless told otherwise, h2 included.
       pipelining: H2_STREAMS_PER_CONNECTION,
       keepAliveTimeout: 30_000,
@@ -158,8 +193,7 @@ function h2Pool(
     size: () => conns.length,
     async request(opts) {
       const conn =
-        conns.find((c) => c.active < H2_STREAMS_PER_CONNECTION && !c.root.closed && !c.root.destroyed) ??
-        open();
+        conns.find((c) => c.active < h2StreamLimit(c.root) && !c.root.closed && !c.root.destroyed) ?? open();
       conn.active++;
       let released = false;
       const release = () => {

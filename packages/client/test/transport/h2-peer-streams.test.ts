@@ -1,0 +1,123 @@
+// breaker3: on HTTP/2 the pool must respect the server's SETTINGS_MAX_CONCURRENT_STREAMS. kube-apiserver
+// advertises 100 unless --http2-max-streams-per-connection is set (k8s.io/apiserver server/secure_serving.go,
+// since the CVE-2023-44487 fix); the pool filled each connection up to 250 streams, so with more than 100 open
+// watches the next watch and every request behind it were held by the h2 session and never answered. Go's
+// HTTP/2 transport opens another connection once the server's limit is reached.
+import http2 from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Transport } from '../../src/transport/index.js';
+import { createTestCa, type Issued, type TestCa } from './support/pki.js';
+
+let ca: TestCa;
+let leaf: Issued;
+
+beforeAll(async () => {
+  ca = await createTestCa();
+  leaf = await ca.issue({ ips: ['127.0.0.1'] });
+});
+
+interface H2Server {
+  readonly url: string;
+  connections(): number;
+  /** Most streams open at once on one session. */
+  peakStreamsPerSession(): number;
+  close(): Promise<void>;
+}
+
+/** An h2 server advertising `maxConcurrentStreams`; watches stay open after one bookmark line. */
+async function startH2(maxConcurrentStreams: number): Promise<H2Server> {
+  let connections = 0;
+  let peak = 0;
+  const sessions: http2.ServerHttp2Session[] = [];
+  const open = new Map<http2.ServerHttp2Session, number>();
+  const srv = http2.createSecureServer({
+    cert: leaf.certPem,
+    key: leaf.keyPem,
+    settings: { maxConcurrentStreams },
+  });
+  srv.on('connection', () => connections++);
+  srv.on('session', (s) => sessions.push(s));
+  srv.on('stream', (stream, headers) => {
+    const session = stream.session as http2.ServerHttp2Session;
+    const n = (open.get(session) ?? 0) + 1;
+    open.set(session, n);
+    peak = Math.max(peak, n);
+    stream.on('close', () => open.set(session, (open.get(session) ?? 1) - 1));
+    stream.respond({ ':status': 200, 'content-type': 'application/json' });
+    if (String(headers[':path']).includes('watch=true')) {
+      stream.write('{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"1"}}}\n');
+      return; // held open
+    }
+    stream.end('{}');
+  });
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const { port } = srv.address() as AddressInfo;
+  return {
+    url: `https://127.0.0.1:${port}`,
+    connections: () => connections,
+    peakStreamsPerSession: () => peak,
+    close: () =>
+      new Promise<void>((resolve) => {
+        srv.close(() => resolve());
+        for (const s of sessions) s.destroy();
+      }),
+  };
+}
+
+function h2Transport(host: string): Transport {
+  return new Transport(
+    {
+      host,
+      tlsClientConfig: { caData: ca.certPem },
+      qps: -1,
+      burst: 0,
+      timeoutMs: 0,
+      userAgent: 'h2-peer-streams-test',
+    },
+    { http2: true },
+  );
+}
+
+describe('HTTP/2 pool and the server SETTINGS_MAX_CONCURRENT_STREAMS (breaker3)', () => {
+  let h2: H2Server | undefined;
+  afterAll(async () => {
+    await h2?.close();
+  });
+
+  it.each([
+    [100, 130],
+    [10, 25],
+  ])(
+    'a server allowing %i streams per connection: %i open watches and a GET are all answered',
+    async (max, watches) => {
+      h2 = await startH2(max);
+      const t = h2Transport(h2.url);
+      const ac = new AbortController();
+      try {
+        // A first request settles the connection (and the server's SETTINGS) before the burst.
+        await (await t.request({ method: 'GET', path: '/api' })).body.dump();
+        const opened = await Promise.all(
+          Array.from({ length: watches }, (_, i) =>
+            t.request({
+              method: 'GET',
+              path: `/api/v1/namespaces/n${i}/pods?watch=true`,
+              stream: true,
+              signal: ac.signal,
+            }),
+          ),
+        );
+        expect(opened.every((w) => w.status === 200)).toBe(true);
+        const res = await t.request({ method: 'GET', path: '/api' });
+        expect(await res.body.text()).toBe('{}');
+        expect(h2.peakStreamsPerSession()).toBeLessThanOrEqual(max);
+        expect(h2.connections()).toBe(Math.ceil((watches + 1) / max));
+      } finally {
+        ac.abort();
+        await t.close({ force: true });
+        await h2.close();
+        h2 = undefined;
+      }
+    },
+  );
+});
