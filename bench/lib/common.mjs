@@ -1,7 +1,7 @@
 // Helpers shared by the scenario suites: knobs, clocks, percentiles, and the informer implementations
 // compared side by side (raw limit, kubeloop variants, @kubernetes/client-node). Implementations are loaded
 // with dynamic imports inside the task process, so each process carries only its own stack.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** BENCH_SMOKE=1: every scenario at a tiny size (the `npm test` smoke test); timings are meaningless then. */
 export const SMOKE = process.env.BENCH_SMOKE === '1';
@@ -20,6 +20,34 @@ export const cpuMs = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 };
+/**
+ * CPU time of this process split by thread, ms (Linux `/proc/self/task/<tid>/stat`, 10 ms ticks): `main` is the
+ * JavaScript thread (its tid is the pid), `others` every other thread — V8's GC and compiler helpers, libuv's
+ * pool. `process.cpuUsage()` is their sum; the split says whether a contender's CPU is its own JavaScript or
+ * concurrent GC work. `null` where /proc is not there.
+ */
+export function threadCpuMs() {
+  try {
+    let main = 0;
+    let others = 0;
+    for (const tid of readdirSync('/proc/self/task')) {
+      let stat;
+      try {
+        stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      } catch {
+        continue; // the thread ended meanwhile
+      }
+      // fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ms = ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+      if (Number(tid) === process.pid) main += ms;
+      else others += ms;
+    }
+    return { main, others };
+  } catch {
+    return null;
+  }
+}
 export const round = (x, d = 1) => (Number.isFinite(x) ? Number(x.toFixed(d)) : null);
 /** ms since the epoch, sub-ms; comparable with the replay server's stamps (same machine). */
 export const nowMs = () => performance.timeOrigin + performance.now();

@@ -1,8 +1,7 @@
 // The smoke run of the bench suites (part of `npm test`): every scenario of a suite runs once, in the test's
 // process, at a tiny size (BENCH_SMOKE=1), so a broken scenario — a renamed API, a replay server that no longer
-// answers, a summary that throws — fails CI. Nothing about time is asserted. Each suite has its own test file
-// (`smoke-<suite>.test.mjs`, three lines calling smokeSuite) so vitest runs the suites in parallel processes,
-// each with its own process.env (a fixture's env is set for its tasks).
+// answers, a summary that throws — fails CI. Nothing about time is asserted. smoke.test.mjs calls smokeSuite for
+// every suite in one process (a fixture's env is set for its tasks and restored after them).
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';

@@ -19,6 +19,7 @@ import {
   replaySetup,
   round,
   SMOKE,
+  threadCpuMs,
   waiter,
 } from '../lib/common.mjs';
 
@@ -38,6 +39,7 @@ function task(objects, impl) {
       let seen = 0;
       let t0 = 0;
       let cpu0 = 0;
+      let threads0 = null;
       const all = waiter(() => seen >= watchEvents, 900_000, `${watchEvents} updates`);
       let lastRv = '';
       await informer.start(
@@ -46,6 +48,7 @@ function task(objects, impl) {
           if (seen === 0) {
             t0 = performance.now();
             cpu0 = cpuMs();
+            threads0 = threadCpuMs();
           }
           seen++;
           if (seen === watchEvents) {
@@ -58,8 +61,12 @@ function task(objects, impl) {
       all.poke();
       const tEnd = await all.done;
       const cpu = cpuMs() - cpu0;
+      const threads1 = threadCpuMs();
       const wall = tEnd - t0;
+      // every contender ends with the same cache: one entry per pod (an event lost or misfiled would show here)
+      const cached = informer.count();
       await informer.stop();
+      if (cached !== objects) throw new Error(`${impl}: cached ${cached} pods, want ${objects}`);
       // every event carried a new resourceVersion; the last one seen must be the last one sent
       const wantRv = String(1000 + objects + watchEvents);
       if (lastRv !== wantRv) throw new Error(`${impl}: last resourceVersion ${lastRv}, want ${wantRv}`);
@@ -71,6 +78,14 @@ function task(objects, impl) {
         wallMs: round(wall),
         cpuMs: round(cpu),
         cpuUsPerEvent: round((cpu * 1000) / n, 2),
+        // the same CPU split by thread (10 ms ticks): the JavaScript thread vs GC/compiler/libuv helpers
+        ...(threads0 && threads1
+          ? {
+              mainThreadUsPerEvent: round(((threads1.main - threads0.main) * 1000) / n, 2),
+              otherThreadsUsPerEvent: round(((threads1.others - threads0.others) * 1000) / n, 2),
+            }
+          : {}),
+        coresBusy: round(cpu / wall, 2),
       };
     },
   };
