@@ -44,7 +44,6 @@ export {
   reasonForError,
   StatusError,
   type StatusReason,
-  statusErrorFromResponse,
   UnexpectedResponseError,
   UnsupportedPatchTypeError,
   WatchDecodeError,
@@ -138,7 +137,6 @@ export {
   type WriteOptions,
 } from './options.js';
 export { type ListPage, type ListPagesOptions, listAll, listPages } from './pager.js';
-export { collectionPath } from './paths.js';
 export {
   type InvalidateOptions,
   isNoMatchError,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { statusErrorFromResponse } from '../src/errors.js';
 import {
   ignoreNotFound,
   isAlreadyExists,
@@ -9,7 +10,6 @@ import {
   isTooManyRequests,
   newNotFound,
   StatusError,
-  statusErrorFromResponse,
 } from '../src/index.js';
 
 describe('API errors', () => {

@@ -9,8 +9,11 @@ import {
   InvalidRequestError,
   metadataOnly,
   Namespace,
+  type RESTMapping,
+  type ResourceScope,
   StaticRESTMapper,
 } from '../src/index.js';
+import { collectionPath } from '../src/paths.js';
 
 /**
  * Breaker report (item 1): a name or namespace of `.` / `..` was sent as a dot segment, and the URL resolved it
@@ -150,5 +153,27 @@ describe('path segments (client-go IsValidPathSegmentName)', () => {
       '/api/v1/namespaces/team-a/configmaps/a.b',
       '/api/v1/namespaces/team-a/configmaps/a%3Ab',
     ]);
+  });
+});
+
+describe('collectionPath', () => {
+  const mapping = (group: string, resource: string, kind: string, scope: ResourceScope): RESTMapping => ({
+    gvk: { group, version: 'v1', kind },
+    resource: { group, version: 'v1', resource },
+    scope,
+  });
+  const pods = mapping('', 'pods', 'Pod', 'Namespaced');
+
+  it('percent-encodes the namespace, uses /apis for named groups and ignores a namespace for cluster scope', () => {
+    expect(collectionPath(pods, 'a b')).toBe('/api/v1/namespaces/a%20b/pods');
+    expect(collectionPath(pods, undefined)).toBe('/api/v1/pods');
+    expect(collectionPath(mapping('apps', 'deployments', 'Deployment', 'Namespaced'), 'ns')).toBe(
+      '/apis/apps/v1/namespaces/ns/deployments',
+    );
+    expect(collectionPath(mapping('', 'nodes', 'Node', 'Cluster'), 'ignored')).toBe('/api/v1/nodes');
+  });
+
+  it('refuses a namespace that is not a path segment', () => {
+    expect(() => collectionPath(pods, '..')).toThrow(InvalidRequestError);
   });
 });

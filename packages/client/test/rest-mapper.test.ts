@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { statusErrorFromResponse } from '../src/errors.js';
 import {
   DynamicRESTMapper,
   type DynamicRESTMapperOptions,
@@ -8,7 +9,6 @@ import {
   isResourceNotFound,
   NoKindMatchError,
   StatusError,
-  statusErrorFromResponse,
   Transport,
 } from '../src/index.js';
 

@@ -1,5 +1,4 @@
 import {
-  collectionPath,
   InvalidRequestError,
   isAlreadyExists,
   isConflict,
@@ -24,7 +23,6 @@ describe('client against the API server', () => {
     const pod = await api.restMapper.restMapping({ group: '', version: 'v1', kind: 'Pod' });
     expect(pod.resource.resource).toBe('pods');
     expect(pod.scope).toBe('Namespaced');
-    expect(collectionPath(pod, 'a b')).toBe('/api/v1/namespaces/a%20b/pods');
     expect(await api.restMapper.isNamespaced({ group: '', version: 'v1', kind: 'Namespace' })).toBe(false);
     expect(await api.restMapper.kindFor({ group: '', resource: 'pods' })).toEqual({
       group: '',
