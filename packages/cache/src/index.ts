@@ -66,5 +66,5 @@ export {
   stripManagedFields,
   type TransformFunc,
 } from './transforms.js';
-export { isTooLargeResourceVersionError, VeryShortWatchError } from './watch-errors.js';
+export { VeryShortWatchError } from './watch-errors.js';
 export { INITIAL_EVENTS_END_ANNOTATION } from './watch-list.js';

@@ -6,7 +6,6 @@ import { FakeClock, type KubeObject, type ObjectList, StatusError, WatchDecodeEr
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   INITIAL_EVENTS_END_ANNOTATION,
-  isTooLargeResourceVersionError,
   type ListCallOptions,
   type ListerWatcher,
   Reflector,
@@ -14,6 +13,7 @@ import {
   VeryShortWatchError,
   type WatchCallOptions,
 } from '../src/index.js';
+import { isTooLargeResourceVersionError } from '../src/watch-errors.js';
 import { cm, FakeServer, RecordingStore, statusError } from './support/fake-server.js';
 
 const running: AbortController[] = [];
