@@ -5,7 +5,6 @@
  */
 export { FaultError } from './errors.js';
 export { FaultInjector } from './injector.js';
-export { matchesRequest } from './match.js';
 export {
   appendRequest,
   LogRecord,
@@ -35,5 +34,4 @@ export {
   type Verb,
   validateFaultSpec,
 } from './spec.js';
-export { statusFor } from './status.js';
 export { splitPoints } from './watch-session.js';
