@@ -30,6 +30,7 @@ export {
   newPriorityQueue,
   type PriorityQueue,
   type PriorityQueueOptions,
+  type ReadyItem,
 } from './priority-queue.js';
 export {
   type GetResult,

@@ -56,6 +56,13 @@ export interface PriorityQueue<T> extends RateLimitingQueue<T> {
   addWithOpts(options: AddOptions, ...items: T[]): void;
   /** Like {@link Queue.get}, also telling the item's priority. */
   getWithPriority(): Promise<GetWithPriorityResult<T>>;
+  /**
+   * Synchronous, non-waiting {@link PriorityQueue.getWithPriority}: the next ready item and its priority (the
+   * item is now being processed: pass it to `done`), or `undefined` when none is ready or the queue is shut
+   * down. A worker calls it first and awaits `getWithPriority()` only when it returns `undefined`, so a
+   * backlog is worked off without a promise per item (see {@link Queue.tryGet}).
+   */
+  tryGetWithPriority(): ReadyItem<T> | undefined;
   /** Number of ready items (including ready items whose key is being processed); delayed items excluded. */
   len(): number;
 }
@@ -64,6 +71,12 @@ export interface PriorityQueue<T> extends RateLimitingQueue<T> {
 export interface PriorityQueueOptions<T> extends QueueOptions<T> {
   /** Limiter for `addRateLimited` / `rateLimited: true` (default exponential 5 ms → 1000 s, no bucket). */
   rateLimiter?: RateLimiter<unknown>;
+}
+
+/** What {@link PriorityQueue.tryGetWithPriority} returns: a ready item, now being processed, and its priority. */
+export interface ReadyItem<T> {
+  item: T;
+  priority: number;
 }
 
 /** Where an entry is. */
@@ -82,7 +95,7 @@ enum State {
 
 /** One key's entry; `readyAt`/`seq` are used while it waits in the delay heap. */
 interface Entry<T> extends DelayedEntry {
-  readonly key: unknown;
+  key: unknown;
   item: T;
   priority: number;
   state: State;
@@ -120,6 +133,13 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
   private shutdownFlag = false;
   private readonly drain = new DrainWaiters();
   private readonly keepAlive: KeepAlive;
+  /**
+   * The entry handed out last, until its `done` (always a processing entry of `entries`, or undefined): a
+   * worker's `done` right after its own get skips the map look-up.
+   */
+  private lastTaken: Entry<T> | undefined;
+  /** Entries of finished keys kept for reuse (bounded), so a busy queue allocates no entry per new key. */
+  private readonly spare: Entry<T>[] = [];
 
   constructor(options: PriorityQueueOptions<T>) {
     this.clock = options.clock ?? realClock;
@@ -202,15 +222,24 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
     return e === undefined ? undefined : this.take(e);
   }
 
+  tryGetWithPriority(): ReadyItem<T> | undefined {
+    if (this.shutdownFlag) return undefined;
+    const e = this.ready.pop();
+    return e === undefined ? undefined : { item: this.take(e), priority: e.priority };
+  }
+
   done(item: T): void {
     const key = this.keyOf(item);
-    const e = this.entries.get(key);
+    let e = this.lastTaken;
+    if (e === undefined || e.key !== key) e = this.entries.get(key);
     if (e === undefined || !e.processing) return;
+    if (e === this.lastTaken) this.lastTaken = undefined;
     e.processing = false;
     this.processingCount--;
     this.metrics?.done(key);
     if (e.state === State.Idle) {
       this.entries.delete(key);
+      this.recycle(e);
     } else if (e.state === State.Parked) {
       this.parkedCount--;
       this.pushReady(e);
@@ -292,7 +321,7 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
     if (e === undefined || e.state === State.Idle) {
       let entry = e;
       if (entry === undefined) {
-        entry = newEntry(key, item, priority, false);
+        entry = this.newEntry(key, item, priority, false);
         this.entries.set(key, entry);
       } else {
         entry.item = item;
@@ -320,7 +349,7 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
     // replace the entry: the old object stays in its level's FIFO, dead
     e.state = State.Dead;
     this.ready.unlink(e.priority);
-    const moved = newEntry(key, e.item, priority, e.processing);
+    const moved = this.newEntry(key, e.item, priority, e.processing);
     this.entries.set(key, moved);
     this.pushReady(moved);
   }
@@ -350,6 +379,7 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
   private take(e: Entry<T>): T {
     e.state = State.Idle;
     e.processing = true;
+    this.lastTaken = e;
     this.processingCount++;
     this.metrics?.get(e.key, e.priority);
     return e.item;
@@ -367,11 +397,36 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
   private syncKeepAlive(): void {
     this.keepAlive.set(this.waiters.length > 0 && this.waiting.size > 0);
   }
+
+  private newEntry(key: unknown, item: T, priority: number, processing: boolean): Entry<T> {
+    const e = this.spare.pop();
+    if (e === undefined)
+      return { key, item, priority, readyAt: 0, seq: 0, state: State.Idle, index: -1, processing };
+    e.key = key;
+    e.item = item;
+    e.priority = priority;
+    e.processing = processing;
+    return e;
+  }
+
+  /**
+   * Keeps a finished entry for reuse. Only entries that left the map idle come here: no FIFO, heap or
+   * waiter refers to them (a replaced entry, still in its level's FIFO, is never recycled).
+   */
+  private recycle(e: Entry<T>): void {
+    if (this.spare.length >= SPARE_ENTRIES) return;
+    e.key = undefined;
+    e.item = undefined as T;
+    e.readyAt = 0;
+    e.seq = 0;
+    e.state = State.Idle;
+    e.index = -1;
+    this.spare.push(e);
+  }
 }
 
-function newEntry<T>(key: unknown, item: T, priority: number, processing: boolean): Entry<T> {
-  return { key, item, priority, readyAt: 0, seq: 0, state: State.Idle, index: -1, processing };
-}
+/** Finished-key entries kept for reuse at most (tens of KiB). */
+const SPARE_ENTRIES = 1024;
 
 /**
  * Creates controller-runtime's priority queue (`priorityqueue.New`). Default limiter: per-item exponential

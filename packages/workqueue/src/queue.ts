@@ -92,8 +92,8 @@ const SHUTDOWN: GetResult<never> = Object.freeze({ item: undefined, shutdown: tr
 
 /** Bits of a key's state: queued or re-added (needs processing) and/or handed to a worker. */
 const DIRTY = 1;
-/** Finished-key entries kept for reuse at most (a few KiB). */
-const SPARE_ENTRIES = 256;
+/** Finished-key entries kept for reuse at most (tens of KiB). */
+const SPARE_ENTRIES = 1024;
 const PROCESSING = 2;
 
 /** Bookkeeping of one key that is dirty and/or being processed. */
@@ -126,6 +126,11 @@ export class BasicQueue<T> implements Queue<T> {
   private readonly waiters = new Ring<Waiter<T>>();
   private shutdownFlag = false;
   private readonly drain = new DrainWaiters();
+  /**
+   * The entry handed out last, until its `done` (always a processing entry of `entries`, or undefined): a
+   * worker's `done` right after its own get skips the map look-up.
+   */
+  private lastTaken: KeyEntry<T> | undefined;
 
   constructor(options: QueueOptions<T> = {}) {
     this.clock = options.clock ?? realClock;
@@ -180,8 +185,10 @@ export class BasicQueue<T> implements Queue<T> {
 
   done(item: T): void {
     const key = this.keyFn === undefined ? item : this.keyFn(item);
-    const e = this.entries.get(key);
+    let e = this.lastTaken;
+    if (e === undefined || e.key !== key) e = this.entries.get(key);
     if (e === undefined || (e.flags & PROCESSING) === 0) return;
+    if (e === this.lastTaken) this.lastTaken = undefined;
     this.metrics?.done(key);
     this.processingCount--;
     if ((e.flags & DIRTY) !== 0) {
@@ -193,6 +200,7 @@ export class BasicQueue<T> implements Queue<T> {
     if (this.spare.length < SPARE_ENTRIES) {
       e.key = undefined;
       e.item = undefined as T;
+      e.flags = 0;
       this.spare.push(e);
     }
     if (this.processingCount === 0) this.drain.release();
@@ -256,6 +264,7 @@ export class BasicQueue<T> implements Queue<T> {
   private take(): T {
     const e = this.fifo.shift() as KeyEntry<T>;
     e.flags = PROCESSING;
+    this.lastTaken = e;
     this.dirtyCount--;
     this.processingCount++;
     this.metrics?.get(e.key);

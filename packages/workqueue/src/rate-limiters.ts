@@ -37,7 +37,8 @@ abstract class PerItemFailures<K> {
 
   /** Drops `item`'s failure history. */
   forget(item: K): void {
-    this.failures.delete(item);
+    // the usual call (a success with no failure on record, and none at all) costs no hash look-up
+    if (this.failures.size !== 0) this.failures.delete(item);
   }
 
   /** How many failures of `item` are on record. */

@@ -170,4 +170,60 @@ describe('priority queue', () => {
     q.add('c', { priority: 2 });
     expect([q.tryGet(), q.tryGet(), q.tryGet(), q.tryGet()]).toEqual(['c', 'a', 'b', undefined]);
   });
+
+  it('tryGetWithPriority: highest first with its priority, nothing while processing or after shutdown', () => {
+    const q = newPriorityQueue<string>({ clock: new FakeClock() });
+    expect(q.tryGetWithPriority()).toBeUndefined();
+    q.add('low', { priority: LOW_PRIORITY });
+    q.add('high', { priority: 5 });
+    q.add('zero');
+    expect(q.tryGetWithPriority()).toEqual({ item: 'high', priority: 5 });
+    q.add('high', { priority: 7 }); // re-added while processing: parked until done
+    expect(q.tryGetWithPriority()).toEqual({ item: 'zero', priority: 0 });
+    expect(q.tryGetWithPriority()).toEqual({ item: 'low', priority: LOW_PRIORITY });
+    expect(q.tryGetWithPriority()).toBeUndefined();
+    q.done('zero'); // not the last one handed out: found by key
+    q.done('high');
+    expect(q.tryGetWithPriority()).toEqual({ item: 'high', priority: 7 });
+    q.add('zero');
+    q.shutDown();
+    expect(q.tryGetWithPriority()).toBeUndefined();
+    expect(q.tryGet()).toBeUndefined();
+    q.done('high');
+    q.done('low');
+    expect(q.debugSizes()).toMatchObject({ keys: 0, processing: 0, queue: 0 });
+  });
+
+  it('a queue that runs empty after every item keeps its order when priorities change (levels are reused)', () => {
+    const q = newPriorityQueue<string>({ clock: new FakeClock() });
+    const order: [string | undefined, number | undefined][] = [];
+    for (const [k, p] of [
+      ['a', 0],
+      ['b', 3],
+      ['c', LOW_PRIORITY],
+    ] as const) {
+      q.add(k, { priority: p });
+      const r = q.tryGetWithPriority();
+      order.push([r?.item, r?.priority]);
+      q.done(k);
+      expect(q.debugSizes()).toMatchObject({ keys: 0, queue: 0 });
+    }
+    q.add('d', { priority: 1 });
+    q.add('e', { priority: 2 });
+    q.add('f', { priority: 1 });
+    q.add('d', { priority: 4 }); // raised: the old entry stays dead in its level's FIFO
+    for (let r = q.tryGetWithPriority(); r !== undefined; r = q.tryGetWithPriority()) {
+      order.push([r.item, r.priority]);
+      q.done(r.item);
+    }
+    expect(order).toEqual([
+      ['a', 0],
+      ['b', 3],
+      ['c', LOW_PRIORITY],
+      ['d', 4],
+      ['e', 2],
+      ['f', 1],
+    ]);
+    expect(q.debugSizes()).toMatchObject({ keys: 0, queue: 0, dirty: 0, processing: 0 });
+  });
 });

@@ -5,6 +5,7 @@ import {
   ItemExponentialFailureRateLimiter,
   newPriorityQueue,
   newRateLimitingQueue,
+  type PriorityQueue,
   type RateLimitingQueue,
 } from '../src/index.js';
 
@@ -17,6 +18,7 @@ type Op =
   | { t: 'addRateLimited'; k: number }
   | { t: 'forget'; k: number }
   | { t: 'get'; w: number }
+  | { t: 'tryGet'; w: number }
   | { t: 'done'; w: number }
   | { t: 'step'; ms: number }
   | { t: 'shutdown' };
@@ -37,6 +39,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ t: fc.constant('forget' as const), k: fc.nat(KEYS - 1) }),
   fc.record({ t: fc.constant('get' as const), w: fc.nat(WORKERS - 1) }),
   fc.record({ t: fc.constant('get' as const), w: fc.nat(WORKERS - 1) }),
+  fc.record({ t: fc.constant('tryGet' as const), w: fc.nat(WORKERS - 1) }),
   fc.record({ t: fc.constant('done' as const), w: fc.nat(WORKERS - 1) }),
   fc.record({ t: fc.constant('done' as const), w: fc.nat(WORKERS - 1) }),
   fc.record({ t: fc.constant('step' as const), ms: fc.integer({ min: 0, max: 250 }) }),
@@ -143,6 +146,14 @@ async function runScenario(kind: 'classic' | 'priority', ops: Op[], drainAtShutd
       case 'get':
         ask(op.w);
         break;
+      case 'tryGet': {
+        // the synchronous path a controller worker takes when an item is ready
+        if (asking[op.w] || held[op.w] !== undefined) break;
+        const item =
+          kind === 'priority' ? (q as PriorityQueue<string>).tryGetWithPriority()?.item : q.tryGet();
+        if (item !== undefined) receive(op.w, item);
+        break;
+      }
       case 'done': {
         const item = held[op.w];
         if (item !== undefined) {

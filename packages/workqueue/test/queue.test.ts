@@ -152,4 +152,24 @@ describe('tryGet', () => {
     q.done('a');
     expect(q.tryGet()).toBe('a');
   });
+
+  it('done of interleaved workers finishes the right keys (done skips the map look-up for the last one handed out)', () => {
+    const q = newQueue<{ id: string; v: number }>({ keyFn: (o) => o.id });
+    q.add({ id: 'x', v: 1 });
+    q.add({ id: 'y', v: 1 });
+    const x = q.tryGet();
+    const y = q.tryGet(); // handed out last
+    q.add({ id: 'x', v: 2 }); // re-added while processing: back in line at done
+    q.done({ id: 'x', v: 0 }); // not the last one handed out: found by key
+    expect(q.debugSizes()).toMatchObject({ processing: 1, queue: 1 });
+    expect(q.tryGet()).toEqual({ id: 'x', v: 2 });
+    q.done({ id: 'y', v: 0 });
+    q.done({ id: 'y', v: 0 }); // twice: ignored
+    q.done({ id: 'x', v: 0 });
+    expect([x?.v, y?.v]).toEqual([1, 1]);
+    expect(q.debugSizes()).toMatchObject({ keys: 0, dirty: 0, processing: 0, queue: 0 });
+    q.add({ id: 'y', v: 3 }); // a finished key starts afresh (its entry may be reused for another key)
+    q.add({ id: 'z', v: 3 });
+    expect([q.tryGet()?.id, q.tryGet()?.id, q.tryGet()]).toEqual(['y', 'z', undefined]);
+  });
 });

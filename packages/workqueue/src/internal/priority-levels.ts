@@ -2,7 +2,7 @@ import { Ring } from './ring.js';
 
 /** The FIFO of one priority; entries are removed lazily (an entry that stopped being live is skipped). */
 interface Level<E> {
-  readonly priority: number;
+  priority: number;
   readonly fifo: Ring<E>;
   /** Live entries in the FIFO. */
   live: number;
@@ -20,6 +20,13 @@ export class PriorityLevels<E extends { readonly priority: number }> {
   private levels: Level<E>[] = [];
   private readonly byPriority = new Map<number, Level<E>>();
   private liveCount = 0;
+  /**
+   * One emptied level kept for the next new level: a queue that runs empty after every item (workers keep
+   * up) would otherwise build a level and a FIFO per add. Not counted in {@link PriorityLevels.levelCount}.
+   */
+  private spare: Level<E> | undefined;
+  /** The level pushed to last while it is in the list: most pushes go to one priority, without a look-up. */
+  private recent: Level<E> | undefined;
 
   /** @param isLive - whether an entry met in a FIFO still belongs there. */
   constructor(private readonly isLive: (e: E) => boolean) {}
@@ -44,15 +51,22 @@ export class PriorityLevels<E extends { readonly priority: number }> {
   /** Appends `e` to the FIFO of its priority. */
   push(e: E): void {
     this.liveCount++;
-    let level = this.byPriority.get(e.priority);
+    let level = this.recent;
+    if (level === undefined || level.priority !== e.priority) level = this.byPriority.get(e.priority);
     if (level === undefined) {
-      level = { priority: e.priority, fifo: new Ring<E>(), live: 0 };
+      level = this.spare;
+      if (level === undefined) level = { priority: e.priority, fifo: new Ring<E>(), live: 0 };
+      else {
+        this.spare = undefined;
+        level.priority = e.priority;
+      }
       this.byPriority.set(e.priority, level);
       const levels = this.levels;
       let i = levels.length;
       while (i > 0 && (levels[i - 1] as Level<E>).priority < e.priority) i--;
       levels.splice(i, 0, level);
     }
+    this.recent = level;
     level.live++;
     level.fifo.push(e);
   }
@@ -85,7 +99,8 @@ export class PriorityLevels<E extends { readonly priority: number }> {
   }
 
   clear(): void {
-    this.levels = [];
+    for (const level of this.levels) this.retire(level);
+    this.levels.length = 0;
     this.byPriority.clear();
     this.liveCount = 0;
   }
@@ -93,5 +108,15 @@ export class PriorityLevels<E extends { readonly priority: number }> {
   private dropFirst(): void {
     const level = this.levels.shift() as Level<E>;
     this.byPriority.delete(level.priority);
+    this.retire(level);
+  }
+
+  /** Keeps a level that left the list as the spare, emptied (its dead entries dropped), if none is kept. */
+  private retire(level: Level<E>): void {
+    if (this.recent === level) this.recent = undefined;
+    if (this.spare !== undefined) return;
+    level.fifo.clearKeepingCapacity();
+    level.live = 0;
+    this.spare = level;
   }
 }

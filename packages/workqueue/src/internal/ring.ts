@@ -39,6 +39,17 @@ export class Ring<T> {
     return v;
   }
 
+  /** Empties the buffer; keeps its slots unless they are many (then as {@link Ring.clear}). */
+  clearKeepingCapacity(): void {
+    if (this.buf.length > 4096) {
+      this.clear();
+      return;
+    }
+    for (let i = 0; i < this.size; i++) this.buf[(this.head + i) & this.mask] = undefined;
+    this.head = 0;
+    this.size = 0;
+  }
+
   clear(): void {
     this.buf = new Array<T | undefined>(16);
     this.mask = 15;
