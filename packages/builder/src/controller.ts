@@ -290,15 +290,27 @@ export class Controller implements Runnable {
     for (;;) {
       let req: Request;
       let priority: number | undefined;
+      // A ready item is taken synchronously (no promise per item while there is a backlog); the worker
+      // awaits the queue only when it is empty (controller-runtime's GetWithPriority blocks likewise).
       if (this.#pq) {
-        const got = await this.#pq.getWithPriority();
-        if (got.shutdown) return;
-        req = got.item;
-        priority = got.priority;
+        const ready = this.#pq.tryGetWithPriority();
+        if (ready !== undefined) {
+          req = ready.item;
+          priority = ready.priority;
+        } else {
+          const got = await this.#pq.getWithPriority();
+          if (got.shutdown) return;
+          req = got.item;
+          priority = got.priority;
+        }
       } else {
-        const got = await this.queue.get();
-        if (got.shutdown) return;
-        req = got.item;
+        const ready = this.queue.tryGet();
+        if (ready !== undefined) req = ready;
+        else {
+          const got = await this.queue.get();
+          if (got.shutdown) return;
+          req = got.item;
+        }
       }
       // Stopping: a queued backlog is not worked off with a dead signal (issue 16 item 9).
       if (signal.aborted) {
