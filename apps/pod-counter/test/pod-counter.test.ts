@@ -2,8 +2,11 @@ import type { Logger } from '@kubeloop/builder';
 import { newClient, Pod } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
 import { type ApiServer, startApiServer } from '@kubeloop/envtest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runPodCounter, startChurn } from '../src/index.js';
+
+/** vi.waitFor bounds: checks every 20 ms, 20 s before giving up (real HTTP on a loaded CI box). */
+const WAIT = { timeout: 20_000, interval: 20 };
 
 type Rec = Record<string, unknown> & { msg: string };
 function capture(records: Rec[], bound: Record<string, unknown> = {}): Logger {
@@ -17,18 +20,6 @@ function capture(records: Rec[], bound: Record<string, unknown> = {}): Logger {
     error: at('error'),
     child: (b) => capture(records, { ...bound, ...b }),
   };
-}
-
-async function waitFor(
-  cond: () => boolean | Promise<boolean>,
-  what: () => string,
-  deadlineMs = 20_000,
-): Promise<void> {
-  const until = Date.now() + deadlineMs;
-  while (!(await cond())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what()}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** A small deterministic PRNG, so the churn is the same every run. */
@@ -73,16 +64,13 @@ describe('pod-counter with the demo churn (the --embedded path) on an in-process
     });
     const changes = () =>
       records.filter((r) => r.msg === 'demo pod created' || r.msg === 'demo pod deleted').length;
-    await waitFor(
-      () => changes() >= 15,
-      () => `15 churn steps (${changes()})`,
-    );
+    await vi.waitFor(() => expect(changes(), '15 churn steps').toBeGreaterThanOrEqual(15), WAIT);
     await stopChurn();
     const counts = () => records.filter((r) => r.msg === 'pod count').map((r) => r.count as number);
     const serverCount = async () => (await churnClient.list(Pod)).items.length;
-    await waitFor(
-      async () => counts().at(-1) === (await serverCount()),
-      () => `count ${counts().at(-1)} to reach the server's`,
+    await vi.waitFor(
+      async () => expect(counts().at(-1), "the count to reach the server's").toBe(await serverCount()),
+      WAIT,
     );
     expect(records.some((r) => r.msg === 'demo pod deleted')).toBe(true);
     expect(new Set(counts()).size).toBeGreaterThan(1); // the count moved with the churn

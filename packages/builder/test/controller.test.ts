@@ -1,15 +1,10 @@
 import { ItemExponentialFailureRateLimiter } from '@kubeloop/workqueue';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Controller, type Logger, type Reconciler, type Result, TerminalError } from '../src/index.js';
 import { PushSource } from './support/config.js';
 
-async function waitFor(cond: () => boolean, what: string, deadlineMs = 5000): Promise<void> {
-  const until = Date.now() + deadlineMs;
-  while (!cond()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
+/** vi.waitFor bounds: 2 ms checks, 5 s before giving up (a loaded CI box, not the expected time). */
+const WAIT = { timeout: 5000, interval: 2 };
 
 function captureLogger(lines: Array<Record<string, unknown>>, bound: Record<string, unknown> = {}): Logger {
   const at = (level: string) => (fields: Record<string, unknown>, msg: string) =>
@@ -29,7 +24,7 @@ async function running(ctrl: Controller, src: PushSource) {
   const ac = new AbortController();
   ctrl.watch(src);
   const done = ctrl.start(ac.signal);
-  await waitFor(() => src.queue !== undefined, 'source start');
+  await vi.waitFor(() => expect(src.queue, 'source start').toBeDefined(), WAIT);
   return {
     stop: async () => {
       ac.abort();
@@ -54,8 +49,11 @@ describe('Controller', () => {
     const src = new PushSource();
     const c = await running(ctrl, src);
     src.push({ namespace: 'ns', name: 'a' });
-    await waitFor(() => calls.length === 4, 'four reconciles');
-    await waitFor(() => ctrl.queue.numRequeues({ namespace: 'ns', name: 'a' }) === 0, 'forget');
+    await vi.waitFor(() => expect(calls).toHaveLength(4), WAIT);
+    await vi.waitFor(
+      () => expect(ctrl.queue.numRequeues({ namespace: 'ns', name: 'a' }), 'forget').toBe(0),
+      WAIT,
+    );
     await c.stop();
     expect(calls).toEqual(['a', 'a', 'a', 'a']);
     const errors = lines.filter((l) => l.msg === 'Reconciler error');
@@ -87,7 +85,7 @@ describe('Controller', () => {
       { namespace: '', name: 'again' },
       { namespace: '', name: 'terminal' },
     );
-    await waitFor(() => seen.after === 3 && seen.again === 3 && seen.terminal === 1, 'three rounds');
+    await vi.waitFor(() => expect(seen).toMatchObject({ after: 3, again: 3, terminal: 1 }), WAIT);
     await c.stop();
     expect(seen.terminal).toBe(1);
     expect(ctrl.queue.numRequeues({ namespace: '', name: 'terminal' })).toBe(0);
@@ -117,14 +115,18 @@ describe('Controller', () => {
     const src = new PushSource();
     const c = await running(ctrl, src);
     src.push({ namespace: 'n', name: 'x' }, { namespace: 'n', name: 'y' }, { namespace: 'n', name: 'z' });
-    await waitFor(() => gates.length === 3, 'three in flight');
+    await vi.waitFor(() => expect(gates, 'three in flight').toHaveLength(3), WAIT);
     // x is re-added while it is being processed: it must wait for done.
     src.push({ namespace: 'n', name: 'x' }, { namespace: 'n', name: 'x' });
     expect(gates.length).toBe(3);
-    while (total < 4) {
-      gates.shift()?.();
-      await new Promise((r2) => setTimeout(r2, 1));
-    }
+    // Release one gate per check until the fourth reconcile (x again, after its first run) is done.
+    await vi.waitFor(
+      () => {
+        gates.shift()?.();
+        expect(total).toBe(4);
+      },
+      { ...WAIT, interval: 1 },
+    );
     await c.stop();
     expect(overlapSameKey).toBe(false);
     expect(maxActive).toBe(3);
@@ -150,9 +152,9 @@ describe('Controller', () => {
     const ac = new AbortController();
     ctrl.watch(src);
     const done = ctrl.start(ac.signal);
-    await waitFor(() => src.queue !== undefined, 'start');
+    await vi.waitFor(() => expect(src.queue, 'start').toBeDefined(), WAIT);
     src.push({ namespace: '', name: 'slow' });
-    await waitFor(() => started, 'picked up');
+    await vi.waitFor(() => expect(started, 'picked up').toBe(true), WAIT);
     ac.abort();
     release();
     await done;

@@ -1,5 +1,5 @@
 import type { KubeObject, ObjectList, WatchEvent } from '@kubeloop/client';
-import { describe, expect, expectTypeOf, it } from 'vitest';
+import { describe, expect, expectTypeOf, it, vi } from 'vitest';
 import {
   DeletedFinalStateUnknown,
   type ListCallOptions,
@@ -7,6 +7,9 @@ import {
   SharedIndexInformer,
   type WatchCallOptions,
 } from '../src/index.js';
+
+/** vi.waitFor bounds: 5 ms checks, 5 s before giving up (a loaded CI box, not the expected time). */
+const WAIT = { timeout: 5000, interval: 5 };
 
 const pod = (name: string, rv: string): KubeObject => ({
   apiVersion: 'v1',
@@ -46,14 +49,6 @@ class ScriptedSource implements ListerWatcher {
       for (const ev of script.events) yield structuredClone(ev);
       if (script.error) throw script.error;
     })();
-  }
-}
-
-async function waitFor(cond: () => boolean, what: string, deadlineMs = 5000): Promise<void> {
-  const until = Date.now() + deadlineMs;
-  while (!cond()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
   }
 }
 
@@ -99,7 +94,7 @@ describe('SharedIndexInformer', () => {
     const log = record(inf);
     const ac = new AbortController();
     const run = inf.run(ac.signal);
-    await waitFor(() => src.watchCalls.length >= 3, 'third watch');
+    await vi.waitFor(() => expect(src.watchCalls.length, 'third watch').toBeGreaterThanOrEqual(3), WAIT);
     ac.abort();
     await run;
     expect(inf.hasSynced()).toBe(true);
@@ -133,7 +128,10 @@ describe('SharedIndexInformer', () => {
     const log = record(inf);
     const ac = new AbortController();
     const run = inf.run(ac.signal);
-    await waitFor(() => src.watchCalls.length >= 2, 'watch after relist');
+    await vi.waitFor(
+      () => expect(src.watchCalls.length, 'watch after relist').toBeGreaterThanOrEqual(2),
+      WAIT,
+    );
     ac.abort();
     await run;
     expect(src.listCalls.map((l) => l.resourceVersion)).toEqual(['0', '10']);
@@ -152,7 +150,7 @@ describe('SharedIndexInformer', () => {
     const inf = new SharedIndexInformer(src, { reflector: { pageSize: 1, ...fastBackoff } });
     const ac = new AbortController();
     const run = inf.run(ac.signal);
-    await waitFor(() => inf.hasSynced(), 'sync');
+    await vi.waitFor(() => expect(inf.hasSynced(), 'sync').toBe(true), WAIT);
     ac.abort();
     await run;
     expect(src.listCalls.map((l) => [l.limit, l.continue, l.resourceVersion])).toEqual([
@@ -175,7 +173,7 @@ describe('SharedIndexInformer', () => {
     });
     const ac = new AbortController();
     const run = inf.run(ac.signal);
-    await waitFor(() => inf.getIndexer().size() === 3, 'third object');
+    await vi.waitFor(() => expect(inf.getIndexer().size(), 'third object').toBe(3), WAIT);
     const late: string[] = [];
     const reg = inf.addEventHandler({ onAdd: (o, initial) => late.push(`${o.metadata?.name}:${initial}`) });
     expect(reg.hasSynced()).toBe(true);

@@ -2,6 +2,7 @@
 // the exact chunks of a chunked body, whether the chunked terminator arrived, and how the socket ended.
 import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
+import { vi } from 'vitest';
 
 export interface RawChunk {
   readonly data: Buffer;
@@ -149,16 +150,16 @@ export function splitLines(body: Buffer): { lines: string[]; rest: string } {
   return { lines: parts, rest };
 }
 
-/** Wait for a condition with a deadline (never a fixed sleep). */
+/** Wait for a condition with a deadline (never a fixed sleep): a thin shape over `vi.waitFor`. */
 export async function waitFor(
   cond: () => boolean | Promise<boolean>,
   what: string,
   deadlineMs = 10_000,
 ): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  for (;;) {
-    if (await cond()) return;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await vi.waitFor(
+    async () => {
+      if (!(await cond())) throw new Error(`timed out after ${deadlineMs} ms waiting for ${what}`);
+    },
+    { timeout: deadlineMs, interval: 10 },
+  );
 }

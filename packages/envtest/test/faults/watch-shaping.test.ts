@@ -3,7 +3,7 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   appendRequest,
   FaultError,
@@ -16,6 +16,9 @@ import {
   validateFaultSpec,
   type WatchWriter,
 } from '../../src/faults/index.js';
+
+/** vi.waitFor bounds: 5 ms checks, 5 s before giving up (a loaded CI box, not the expected time). */
+const WAIT = { timeout: 5000, interval: 5 };
 
 class RecordingWriter implements WatchWriter {
   readonly writes: Buffer[] = [];
@@ -63,14 +66,6 @@ function ev(type: string, name: string, rv: number, label = 'x') {
   return { event, line: `${JSON.stringify(event)}\n` };
 }
 
-async function until(cond: () => boolean, deadlineMs = 5000): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met before the deadline');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
 describe('watch shaping (unit, through the seam)', () => {
   it('passes frames unchanged when no rule matches', () => {
     const faults = new FaultInjector(undefined);
@@ -101,7 +96,7 @@ describe('watch shaping (unit, through the seam)', () => {
     ];
     const e5 = ev('MODIFIED', 'e5', 5);
     for (const e of [...events, e5]) s.deliver(e.event, e.line);
-    await until(() => w.ended);
+    await vi.waitFor(() => expect(w.ended).toBe(true), WAIT);
     expect(rule.hits).toBe(1);
     expect(w.writes).toHaveLength(3 + 1 + 1);
     // E1 arrives in three pieces whose join is the frame, and one cut splits 'ö' (0xC3 0xB6).
@@ -150,7 +145,7 @@ describe('watch shaping (unit, through the seam)', () => {
     });
     const w = new RecordingWriter();
     const s = faults.onWatchStart(watchCtx(), w);
-    await until(() => w.writes.length === 2);
+    await vi.waitFor(() => expect(w.writes).toHaveLength(2), WAIT);
     const a = ev('ADDED', 'a', 1);
     s.deliver(a.event, a.line);
     expect(String(w.writes[0])).toBe('<html><body>502 Bad Gateway</body></html>\n');
@@ -189,7 +184,7 @@ describe('watch shaping (unit, through the seam)', () => {
     s.deliver(child.event, child.line);
     s.deliver(other.event, other.line);
     expect(w.writes).toHaveLength(0);
-    await until(() => w.writes.length === 2);
+    await vi.waitFor(() => expect(w.writes).toHaveLength(2), WAIT);
     expect(w.writes.map(String)).toEqual([child.line, other.line]);
     expect(rule.hits).toBe(1);
   });
@@ -209,7 +204,7 @@ describe('watch shaping (unit, through the seam)', () => {
     s.deliver(a.event, a.line);
     s.deliver(other.event, other.line);
     expect(w.writes.map(String)).toEqual([other.line]);
-    await until(() => w.writes.length === 2);
+    await vi.waitFor(() => expect(w.writes).toHaveLength(2), WAIT);
     expect(w.writes.map(String)).toEqual([other.line, a.line]);
     expect(rule.hits).toBe(1);
     expect(() => faults.delayEvents({ name: 'a', namePrefix: 'b', delayMs: 1 })).toThrow(/exactly one/);
@@ -236,7 +231,7 @@ describe('watch shaping (unit, through the seam)', () => {
     s.deliver(bookmark.event, bookmark.line);
     s.deliver(childMod.event, childMod.line);
     expect(w.writes.map(String)).toEqual([other.line]);
-    await until(() => w.writes.length === 3);
+    await vi.waitFor(() => expect(w.writes).toHaveLength(3), WAIT);
     expect(w.writes.map(String)).toEqual([other.line, child.line, childMod.line]);
   });
 

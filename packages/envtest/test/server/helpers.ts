@@ -1,5 +1,6 @@
 /** Test helpers: raw HTTPS requests and watch readers against an in-process server (undici, trusting its CA). */
 import { Agent, type Dispatcher, request } from 'undici';
+import { vi } from 'vitest';
 import { type ApiServer, type ApiServerOptions, startApiServer } from '../../src/index.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON read back in assertions
@@ -34,18 +35,18 @@ export interface WatchReader {
   close(): void;
 }
 
-/** Wait for a condition with a deadline (no fixed sleeps). */
+/** Wait for a condition with a deadline (no fixed sleeps): a thin shape over `vi.waitFor`. */
 export async function waitFor(
   pred: () => boolean | Promise<boolean>,
   timeoutMs = 5000,
   what = 'condition',
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await pred()) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await vi.waitFor(
+    async () => {
+      if (!(await pred())) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    },
+    { timeout: timeoutMs, interval: 10 },
+  );
 }
 
 export async function startTestServer(options: ApiServerOptions = {}, token?: string): Promise<TestServer> {

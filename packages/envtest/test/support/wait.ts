@@ -1,3 +1,5 @@
+import { vi } from 'vitest';
+
 /**
  * Waiting on a condition with a deadline: the only way tests here synchronise (never fixed sleeps).
  */
@@ -12,18 +14,23 @@ export async function waitFor<T>(
   what: string,
   intervalMs = 50,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      lastError = err;
-    }
-    if (Date.now() >= deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`, { cause: lastError });
-    }
-    await new Promise((r) => setTimeout(r, intervalMs));
+  try {
+    return await vi.waitFor(
+      async () => {
+        let v: T | undefined | false;
+        try {
+          v = await probe();
+        } catch (err) {
+          lastError = err;
+          throw err;
+        }
+        if (v === undefined || v === false) throw new Error('not yet');
+        return v;
+      },
+      { timeout: timeoutMs, interval: intervalMs },
+    );
+  } catch {
+    throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`, { cause: lastError });
   }
 }
