@@ -16,7 +16,7 @@ import { authorizeRestricted } from './authorization.js';
 import { CertificateAuthority, type CertificatePair } from './certs.js';
 import { validateCrd } from './crd.js';
 import { type CrdHost, crdLifecycle } from './crd-lifecycle.js';
-import { ApiStatusError, EnvtestError, pathNotFound, unauthorized } from './errors.js';
+import { ApiStatusError, EnvtestError, unauthorized } from './errors.js';
 import { appendRequest, FaultInjector, LogRecord, type RequestRecord } from './faults/index.js';
 import { collectDependents, collectForeground, releaseOwnersOf } from './gc.js';
 import { sendStatus, statusFromUnknown } from './http.js';
@@ -26,7 +26,7 @@ import { serveNonResource } from './non-resource.js';
 import { Registry } from './registry.js';
 import { isPublicPath, requestContext } from './request-context.js';
 import { parseRequestInfo, type RequestInfo } from './request-info.js';
-import { handleResource } from './resource-handler.js';
+import { answerUnknownResource, handleResource } from './resource-handler.js';
 import { ResourceTable } from './resource-table.js';
 import { Store } from './store.js';
 import { WatchSet } from './watch.js';
@@ -275,7 +275,10 @@ export class ApiServer {
         return;
       }
       const rt = this.resources.lookup(info.group, info.version, info.resource!);
-      if (!rt) throw pathNotFound();
+      if (!rt) {
+        answerUnknownResource(info, res);
+        return;
+      }
       if (user?.restrictions) authorizeRestricted(user, info, rt, q);
       await handleResource(
         {

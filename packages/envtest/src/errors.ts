@@ -232,13 +232,14 @@ export function badRequest(message: string): ApiStatusError {
   return new ApiStatusError(failureStatus(400, 'BadRequest', message, undefined));
 }
 
+/** 405 as apimachinery `NewMethodNotSupported(resource, verb)`: details name the group and resource. */
 export function methodNotSupported(resource: string, group: string, verb: string): ApiStatusError {
   return new ApiStatusError(
     failureStatus(
       405,
       'MethodNotAllowed',
       `${verb} is not supported on resources of kind "${qualifiedResource(resource, group)}"`,
-      {},
+      { group, kind: resource },
     ),
   );
 }
@@ -265,6 +266,26 @@ export function forbidden(
   const scope = namespace ? `in the namespace "${namespace}"` : 'at the cluster scope';
   const msg = `${what}: User "${user}" cannot ${verb} resource "${res}" in API group "${group}" ${scope}${reason ? `: ${reason}` : ''}`;
   return new ApiStatusError(failureStatus(403, 'Forbidden', msg, { name, group, kind: resource }));
+}
+
+/**
+ * 403 Forbidden as apimachinery `NewForbidden(resource, name, err)` words it, the error admission plugins
+ * (NamespaceLifecycle) return: `<resource> "<name>" is forbidden: <why>` (no name: `<resource> is forbidden: <why>`),
+ * details `{name, group, kind: <resource>}` plus any `causes`.
+ */
+export function forbiddenBy(
+  resource: string,
+  group: string,
+  name: string | undefined,
+  why: string,
+  causes?: StatusCause[],
+): ApiStatusError {
+  const what = name
+    ? `${qualifiedResource(resource, group)} "${name}" is forbidden`
+    : `${qualifiedResource(resource, group)} is forbidden`;
+  return new ApiStatusError(
+    failureStatus(403, 'Forbidden', `${what}: ${why}`, { name, group, kind: resource, causes }),
+  );
 }
 
 export function expired(message: string, continueToken?: string): ApiStatusError {

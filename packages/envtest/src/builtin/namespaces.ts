@@ -2,6 +2,12 @@
 import { getPath, type ResourceType } from '../resource-type.js';
 import { ageColumn, base, col, ensureObj, setDefault, str } from './common.js';
 
+/**
+ * Namespaces the NamespaceLifecycle admission plugin never lets anyone delete (its `immortalNamespaces`:
+ * `default`, `kube-system`, `kube-public`; `kube-node-lease` is not one of them).
+ */
+export const IMMORTAL_NAMESPACES: ReadonlySet<string> = new Set(['default', 'kube-system', 'kube-public']);
+
 export const NAMESPACES: ResourceType = base({
   group: '',
   version: 'v1',

@@ -1,5 +1,4 @@
-/** create (POST on a collection). */
-import { ApiStatusError, failureStatus } from '../errors.js';
+/** create (POST on a collection; for a custom resource also on an object path, as apiextensions-apiserver). */
 import { negotiate, readBody, sendBody } from '../http.js';
 import { apiVersionOf } from '../resource-type.js';
 import { dryRunOf, fieldManagerOf, type ResourceRequest, warningHeaders } from './context.js';
@@ -7,18 +6,10 @@ import { decodeObject } from './decode.js';
 
 /** create: decode, validate fields, store; 201 with the stored object. */
 export async function handleCreate(r: ResourceRequest): Promise<void> {
-  const { rt, req, res, q, ns, name, warnings } = r;
+  const { rt, req, res, q, ns, warnings } = r;
   const { registry } = r.env;
-  if (name !== undefined) {
-    throw new ApiStatusError(
-      failureStatus(
-        405,
-        'MethodNotAllowed',
-        'the server does not allow this method on the requested resource',
-        {},
-      ),
-    );
-  }
+  // POST on an object path: routing answered 405 for built-ins; apiextensions-apiserver creates a custom
+  // resource from the body (the name in the path is not used), so it goes on here
   const fmt = negotiate(String(req.headers.accept ?? ''), {});
   const body = decodeObject(rt, req, await readBody(req), q, warnings);
   if (rt.ephemeral) {

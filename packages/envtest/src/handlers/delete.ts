@@ -1,5 +1,6 @@
 /** delete and deletecollection, with DeleteOptions from the body or the query (protocol §8). */
-import { badRequest, invalid, methodNotSupported } from '../errors.js';
+import { IMMORTAL_NAMESPACES } from '../builtin/namespaces.js';
+import { badRequest, forbiddenBy, invalid, methodNotSupported } from '../errors.js';
 import { contentTypeOf, decodeBody, negotiate, readBody, sendBody } from '../http.js';
 import type { DeleteOptions } from '../registry.js';
 import { apiVersionOf } from '../resource-type.js';
@@ -44,7 +45,14 @@ export async function handleDelete(r: ResourceRequest): Promise<void> {
   const body = raw.length
     ? decodeBody(raw, contentTypeOf(req) || 'application/json', 'DeleteOptions')
     : undefined;
-  const result = registry.delete(rt, ns, name!, parseDeleteOptions(body, q));
+  const opts = parseDeleteOptions(body, q);
+  if (rt.group === '' && rt.resource === 'namespaces' && IMMORTAL_NAMESPACES.has(name!)) {
+    // NamespaceLifecycle admission, which the namespace storage runs once it has read the object: a missing
+    // namespace is still 404, an immortal one is refused even with dryRun
+    registry.get(rt, undefined, name!);
+    throw forbiddenBy('namespaces', '', name, 'this namespace may not be deleted');
+  }
+  const result = registry.delete(rt, ns, name!, opts);
   sendBody(res, 200, result.object ?? result.status, fmt);
   return;
 }

@@ -9,7 +9,7 @@ import {
   alreadyExists,
   badRequest,
   conflict,
-  failureStatus,
+  forbiddenBy,
   invalid,
   notFound,
 } from '../errors.js';
@@ -28,29 +28,33 @@ import {
   validateMeta,
 } from './object-meta.js';
 
-/** 404 when the namespace is missing, 403 NamespaceTerminating while it is being deleted. */
-export function checkNamespace(store: Store, rt: ResourceType, namespace: string | undefined): void {
+/**
+ * NamespaceLifecycle admission on create: 404 when the namespace is missing, 403 NamespaceTerminating while it
+ * is being deleted. `name` is the object's `metadata.name` as sent (none with only generateName), which the
+ * plugin's Forbidden names. It runs before name generation, validation and storage, as admission does upstream.
+ */
+export function checkNamespace(
+  store: Store,
+  rt: ResourceType,
+  namespace: string | undefined,
+  name?: string,
+): void {
   if (!rt.namespaced || !namespace) return;
   const ns = store.get('/namespaces', namespace);
   if (!ns) throw notFound('namespaces', '', namespace);
   if ((ns.obj.metadata as Record<string, unknown>).deletionTimestamp)
-    throw new ApiStatusError(
-      failureStatus(
-        403,
-        'Forbidden',
-        `${rt.resource}${rt.group ? `.${rt.group}` : ''} is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
+    throw forbiddenBy(
+      rt.resource,
+      rt.group,
+      name || undefined,
+      `unable to create new content in namespace ${namespace} because it is being terminated`,
+      [
         {
-          kind: rt.resource,
-          group: rt.group,
-          causes: [
-            {
-              reason: 'NamespaceTerminating',
-              message: `namespace ${namespace} is being terminated`,
-              field: 'metadata.namespace',
-            },
-          ],
+          reason: 'NamespaceTerminating',
+          message: `namespace ${namespace} is being terminated`,
+          field: 'metadata.namespace',
         },
-      ),
+      ],
     );
 }
 
@@ -89,6 +93,7 @@ export function createObject(
       );
     m.namespace = namespace;
   } else delete m.namespace;
+  checkNamespace(reg.store, rt, namespace, typeof m.name === 'string' ? m.name : undefined);
   if (
     m.resourceVersion !== undefined &&
     m.resourceVersion !== '' &&
@@ -126,7 +131,6 @@ export function createObject(
   rt.defaults?.(body);
   validateObject(reg.hooks, rt, body, undefined);
   rt.canonicalize?.(body);
-  checkNamespace(reg.store, rt, namespace);
   const name = m.name as string;
   const key = storageKeyOf(rt, namespace, name);
   const existing = reg.store.get(rt.storageKey, key);
