@@ -21,38 +21,79 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   return out;
 }
 
+/** The most operations one JSON patch may hold (apiserver `maxJSONPatchOperations`). */
+export const MAX_JSON_PATCH_OPERATIONS = 10_000;
+
+/** How Go's encoding/json names a JSON value's type in an UnmarshalTypeError. */
+function goJsonType(v: unknown): string {
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'boolean') return 'bool';
+  return typeof v === 'object' ? 'object' : typeof v;
+}
+
 /**
- * RFC 6902 JSON patch. A failing `test` or a bad path → 422 (as the API server answers), a malformed
- * document → 400.
+ * Decode a JSON patch document as apiserver's jsonPatcher does before applying it. With fieldValidation
+ * Strict or Warn (the default) the body is first decoded strictly into `[]handlers.jsonPatchOp`, so a
+ * document that is not a list of objects with string `op`/`path`/`from` is 400 `error decoding patch: json:
+ * cannot unmarshal …`; with Ignore only json-patch's `DecodePatch` runs (`jsonpatch.Patch` of
+ * `jsonpatch.Operation` maps) and a bad field value is left for apply. More than 10000 operations is 413.
  */
-export function jsonPatch(target: KObject, ops: unknown, kind: string, name: string): KObject {
+function decodeJsonPatch(ops: unknown, validation: 'Strict' | 'Warn' | 'Ignore'): unknown[] {
+  if (ops === null) return [];
+  const strict = validation !== 'Ignore';
+  const fail = (what: string) =>
+    badRequest(
+      strict ? `error decoding patch: json: cannot unmarshal ${what}` : `json: cannot unmarshal ${what}`,
+    );
   if (!Array.isArray(ops))
-    throw badRequest('json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp');
-  const doc = structuredClone(target);
-  try {
-    const res = fastJsonPatch.applyPatch(doc, ops as fastJsonPatch.Operation[], true, true, false);
-    return res.newDocument as KObject;
-  } catch (e) {
-    const msg = e instanceof Error ? e.message.split('\n')[0] : String(e);
-    const name_ = (e as { name?: string }).name;
-    if (name_ === 'TEST_OPERATION_FAILED')
-      throw new ApiStatusError(
-        failureStatus(422, 'Invalid', `the server rejected our request due to an error in our request`, {
-          name,
-          kind,
-          causes: [{ reason: 'FieldValueInvalid', message: 'testing value failed', field: 'patch' }],
-        }),
+    throw fail(
+      `${goJsonType(ops)} into Go value of type ${strict ? '[]handlers.jsonPatchOp' : 'jsonpatch.Patch'}`,
+    );
+  for (const op of ops) {
+    if (op === null) continue;
+    if (typeof op !== 'object' || Array.isArray(op))
+      throw fail(
+        `${goJsonType(op)} into Go value of type ${strict ? 'handlers.jsonPatchOp' : 'jsonpatch.Operation'}`,
       );
+    if (!strict) continue;
+    for (const field of ['op', 'path', 'from']) {
+      const v = (op as Record<string, unknown>)[field];
+      if (v !== undefined && v !== null && typeof v !== 'string')
+        throw fail(`${goJsonType(v)} into Go struct field jsonPatchOp.${field} of type string`);
+    }
+  }
+  if (ops.length > MAX_JSON_PATCH_OPERATIONS)
     throw new ApiStatusError(
       failureStatus(
-        422,
-        'Invalid',
-        `the server rejected our request due to an error in our request: ${msg}`,
-        {
-          name,
-          kind,
-        },
+        413,
+        'RequestEntityTooLarge',
+        `Request entity too large: The allowed maximum operations in a JSON patch is ${MAX_JSON_PATCH_OPERATIONS}, got ${ops.length}`,
+        undefined,
       ),
+    );
+  return ops;
+}
+
+/**
+ * RFC 6902 JSON patch, answered as apiserver's jsonPatcher answers it: a document that does not decode is 400
+ * (see {@link decodeJsonPatch}); any failure to apply it — a `test` that does not match, a missing path, an
+ * unknown op — is the generic 422 of `NewGenericServerResponse(422, …)`: reason Invalid, message "the server
+ * rejected our request due to an error in our request", empty details (json-patch's own error text is dropped).
+ * @param validation the request's fieldValidation (default Warn, as the server's).
+ */
+export function jsonPatch(
+  target: KObject,
+  ops: unknown,
+  validation: 'Strict' | 'Warn' | 'Ignore' = 'Warn',
+): KObject {
+  const decoded = decodeJsonPatch(ops, validation);
+  const doc = structuredClone(target);
+  try {
+    const res = fastJsonPatch.applyPatch(doc, decoded as fastJsonPatch.Operation[], true, true, false);
+    return res.newDocument as KObject;
+  } catch {
+    throw new ApiStatusError(
+      failureStatus(422, 'Invalid', 'the server rejected our request due to an error in our request', {}),
     );
   }
 }

@@ -7,7 +7,7 @@ import {
   methodNotSupported,
   unsupportedMediaType,
 } from '../errors.js';
-import { applyFieldValidation } from '../field-validation.js';
+import { applyFieldValidation, fieldValidationMode } from '../field-validation.js';
 import { contentTypeOf, decodeBody, negotiate, readBody, sendBody } from '../http.js';
 import { jsonPatch, mergePatch, strategicMergePatch } from '../patch.js';
 import { getPath, type KObject, type ResourceType, setPath } from '../resource-type.js';
@@ -73,7 +73,7 @@ export async function handlePatch(r: ResourceRequest): Promise<void> {
     ...(sub ? { subresource: sub } : {}),
   };
   const applyPatch = (doc: KObject): KObject => {
-    if (ct === 'application/json-patch+json') return jsonPatch(doc, patch, rt.kind, name);
+    if (ct === 'application/json-patch+json') return jsonPatch(doc, patch, fieldValidationMode(q));
     if (ct === 'application/merge-patch+json') return mergePatch(doc, patch) as KObject;
     return strategicMergePatch(rt, doc, patch) as KObject;
   };

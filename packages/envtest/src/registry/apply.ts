@@ -3,7 +3,7 @@
  * conflicts with the server's 409 message and FieldManagerConflict causes unless forced, merge, store.
  */
 import { ApiStatusError, badRequest, failureStatus } from '../errors.js';
-import { planApply } from '../managed-fields/apply.js';
+import { conflictMessage, planApply, printManager } from '../managed-fields/apply.js';
 import { removePath } from '../managed-fields/field-set.js';
 import { applyMerge } from '../patch.js';
 import type { Registry, WriteOptions } from '../registry.js';
@@ -52,26 +52,12 @@ export function applyObject(
   const live = structuredClone(reg.view(rt, cur)) as KObject;
   const plan = planApply(rt, live, cfg, opts.fieldManager, opts.force, opts.subresource);
   if (plan.conflicts.length > 0) {
-    const n = plan.conflicts.length;
-    const byMgr = new Map<string, string[]>();
-    for (const c of plan.conflicts) {
-      const k = `"${c.manager}" using ${c.apiVersion}`;
-      byMgr.set(k, [...(byMgr.get(k) ?? []), c.field]);
-    }
-    let msg: string;
-    if (n === 1) {
-      const c = plan.conflicts[0]!;
-      msg = `Apply failed with 1 conflict: conflict with "${c.manager}" using ${c.apiVersion}: ${c.field}`;
-    } else {
-      msg = `Apply failed with ${n} conflicts: ${[...byMgr.entries()]
-        .map(([k, fields]) => `conflicts with ${k}:\n${fields.map((f) => `- ${f}`).join('\n')}`)
-        .join('\n')}`;
-    }
+    // apiserver NewConflictError: the message lists the managers, one FieldManagerConflict cause per field
     throw new ApiStatusError(
-      failureStatus(409, 'Conflict', msg, {
+      failureStatus(409, 'Conflict', conflictMessage(plan.conflicts), {
         causes: plan.conflicts.map((c) => ({
           reason: 'FieldManagerConflict',
-          message: `conflict with "${c.manager}" using ${c.apiVersion}`,
+          message: `conflict with ${printManager(c)}`,
           field: c.field,
         })),
       }),

@@ -163,9 +163,10 @@ describe('patch types and server-side apply', () => {
     ]);
     const b = await t.req('PATCH', `${NS}/configmaps/ssa?fieldManager=b`, cfg('from-b'), APPLY);
     expect(b.status).toBe(409);
-    expect(b.body.message).toBe('Apply failed with 1 conflict: conflict with "a" using v1: .data.shared');
+    // an Apply manager is printed without its apiVersion (apiserver printManager)
+    expect(b.body.message).toBe('Apply failed with 1 conflict: conflict with "a": .data.shared');
     expect(b.body.details.causes).toEqual([
-      { reason: 'FieldManagerConflict', message: 'conflict with "a" using v1', field: '.data.shared' },
+      { reason: 'FieldManagerConflict', message: 'conflict with "a"', field: '.data.shared' },
     ]);
     const forced = await t.req(
       'PATCH',
