@@ -1,5 +1,4 @@
 /** Deployments (apps/v1): strategy and pod-template defaults, status canonicalisation, validation, scale. */
-import { type FieldError, fieldRequired } from '../errors.js';
 import { getPath, type ResourceType } from '../resource-type.js';
 import {
   ageColumn,
@@ -11,8 +10,8 @@ import {
   obj,
   POD_SPEC_KEYS,
   setDefault,
-  validateContainers,
 } from './common.js';
+import { validateDeployment } from './workload-validation.js';
 
 export const DEPLOYMENTS: ResourceType = base({
   group: 'apps',
@@ -77,13 +76,7 @@ export const DEPLOYMENTS: ResourceType = base({
     if (spec.minReadySeconds === 0) delete spec.minReadySeconds;
     if (spec.paused === false) delete spec.paused;
   },
-  validate(o) {
-    const errs: FieldError[] = [];
-    const spec = obj(o.spec);
-    if (!spec.selector) errs.push(fieldRequired('spec.selector'));
-    for (const e of validateContainers(obj(obj(spec.template).spec), 'spec.template.spec')) errs.push(e);
-    return errs;
-  },
+  validate: validateDeployment,
   tableColumns: [
     col(
       'Ready',

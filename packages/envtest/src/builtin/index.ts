@@ -14,6 +14,7 @@ import {
   GENERATION_KINDS,
   POD_TEMPLATE_SPEC,
   SCALE_PATHS,
+  WORKLOAD_VALIDATORS,
   workloadDefaults,
 } from './workloads.js';
 
@@ -61,6 +62,7 @@ export function genericResourceType(d: DiscoveredResource): ResourceType {
     },
     strategicSetLists: ['metadata.finalizers'],
     ...(defaults ? { defaults } : {}),
+    ...(WORKLOAD_VALIDATORS[gr] ? { validate: WORKLOAD_VALIDATORS[gr] } : {}),
     discoveryOnlySubresources: d.subresources
       .filter((s) => s.name !== 'status' && s.name !== 'scale')
       .map((s) => ({

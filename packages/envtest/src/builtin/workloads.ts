@@ -5,7 +5,15 @@
  * Follows the kinds' strategies in kube-apiserver `pkg/registry/<group>/<kind>/strategy.go`.
  */
 import { defaultPodSpec } from '../builtin-resources.js';
+import type { FieldError } from '../errors.js';
 import type { KObject, ScaleSpec } from '../resource-type.js';
+import {
+  validateCronJob,
+  validateDaemonSet,
+  validateJob,
+  validateReplicaSet,
+  validateStatefulSet,
+} from './workload-validation.js';
 
 /** `group/resource` of kinds whose strategy sets generation 1 on create and bumps it on spec changes. */
 export const GENERATION_KINDS: ReadonlySet<string> = new Set([
@@ -55,6 +63,17 @@ export const POD_TEMPLATE_SPEC: Readonly<Record<string, string>> = {
   '/podtemplates': 'template.spec',
   'batch/jobs': 'spec.template.spec',
   'batch/cronjobs': 'spec.jobTemplate.spec.template.spec',
+};
+
+/** Validation of the generic workload kinds that kube-apiserver validates (`workload-validation.ts`). */
+export const WORKLOAD_VALIDATORS: Readonly<
+  Record<string, (o: KObject, old: KObject | undefined) => FieldError[]>
+> = {
+  'apps/replicasets': validateReplicaSet,
+  'apps/statefulsets': validateStatefulSet,
+  'apps/daemonsets': validateDaemonSet,
+  'batch/jobs': validateJob,
+  'batch/cronjobs': validateCronJob,
 };
 
 /** The Scale subresource of the workload kinds that have one. */

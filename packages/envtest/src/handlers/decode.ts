@@ -6,7 +6,7 @@ import { applyFieldValidation } from '../field-validation.js';
 import { contentTypeOf, decodeBody } from '../http.js';
 import { decodeProtobufObject, ProtobufDecodeError } from '../protobuf.js';
 import { apiVersionOf, type KObject, type ResourceType } from '../resource-type.js';
-import { base64ErrorOf } from '../schema/base64.js';
+import { goDecodeErrorOf } from '../schema/go-decode.js';
 import { rootModel } from '../schema/schemas.js';
 import { isObj } from './context.js';
 
@@ -47,7 +47,8 @@ export function decodeObject(
     throw badRequest(
       `the API version in the data (${String(o.apiVersion)}) does not match the expected API version (${apiVersionOf(rt)})`,
     );
-  // encoding/json fails the decode on a `[]byte` field that is not base64, before any field validation
+  // encoding/json fails the decode on a value of the wrong JSON type or a `[]byte` field that is not base64,
+  // before any field validation
   const bytesError = bytesErrorOf(rt, o);
   if (bytesError)
     throw badRequest(
@@ -57,8 +58,11 @@ export function decodeObject(
   return o;
 }
 
-/** The decode error of a built-in object's first `format: byte` field that is not base64 (see `schema/base64.ts`). */
+/**
+ * The Go decode error of a built-in object: a JSON type error or a `[]byte` field that is not base64 (see
+ * `schema/go-decode.ts`); undefined for custom resources and objects that decode.
+ */
 export function bytesErrorOf(rt: ResourceType, o: KObject): string | undefined {
   const modelName = rt.crdName === undefined ? rootModel(rt.group, rt.version, rt.kind) : undefined;
-  return modelName ? base64ErrorOf(modelName, o) : undefined;
+  return modelName ? goDecodeErrorOf(modelName, o) : undefined;
 }

@@ -4,9 +4,6 @@
  * and `\n` are skipped) and fails the whole decode with `illegal base64 data at input byte N` (a
  * `base64.CorruptInputError`: the byte offset in the string where decoding stopped).
  */
-import { BUILTIN_BYTE_FIELDS } from './builtin-byte-fields.js';
-import { BUILTIN_SCHEMAS } from './builtin-schemas.js';
-import { shapeOf } from './schemas.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 const DECODE = new Uint8Array(256).fill(0xff);
@@ -50,50 +47,4 @@ export function goBase64Error(s: string): number | undefined {
     }
   }
   return undefined;
-}
-
-function isObj(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-function walkValue(type: string, v: unknown, bytes: boolean): number | undefined {
-  const s = shapeOf(type);
-  if (bytes) {
-    const values = s.kind === 'map' ? (isObj(v) ? Object.values(v) : []) : [v];
-    for (const x of values) {
-      const off = typeof x === 'string' ? goBase64Error(x) : undefined;
-      if (off !== undefined) return off;
-    }
-    return undefined;
-  }
-  if (s.kind === 'model') return isObj(v) ? walkModel(s.name, v) : undefined;
-  const items =
-    s.kind === 'array' && Array.isArray(v) ? v : s.kind === 'map' && isObj(v) ? Object.values(v) : [];
-  for (const x of items) {
-    const off = walkValue(s.kind === 'leaf' ? type : s.of, x, false);
-    if (off !== undefined) return off;
-  }
-  return undefined;
-}
-
-function walkModel(name: string, o: Record<string, unknown>): number | undefined {
-  const m = BUILTIN_SCHEMAS.models[name];
-  if (!m) return undefined;
-  const bytes = BUILTIN_BYTE_FIELDS[name] ?? [];
-  for (const [k, v] of Object.entries(o)) {
-    const f = m.f[k];
-    if (!f) continue;
-    const off = walkValue(f[0], v, bytes.includes(k));
-    if (off !== undefined) return off;
-  }
-  return undefined;
-}
-
-/**
- * The decode error of the first `format: byte` field of `obj` (in document order, as encoding/json meets it)
- * that is not valid base64: `illegal base64 data at input byte N`; undefined when all decode.
- */
-export function base64ErrorOf(modelName: string, obj: Record<string, unknown>): string | undefined {
-  const off = walkModel(modelName, obj);
-  return off === undefined ? undefined : `illegal base64 data at input byte ${off}`;
 }

@@ -1,0 +1,384 @@
+/**
+ * Validation of the workload kinds as kube-apiserver 1.32 does it (pkg/apis/apps/validation and
+ * pkg/apis/batch/validation, with the apps/v1 strategies' update rules): label selectors, the selector matching
+ * the pod template's labels, non-negative counts, the pod template's restartPolicy, the Deployment strategy,
+ * and selectors that may not change. Errors come in upstream order with upstream field paths; values are
+ * rendered as Go's `%#v` renders the internal types (`map[string]string{"app":"a"}`,
+ * `v1.LabelSelector{MatchLabels:…, MatchExpressions:…}`).
+ */
+import {
+  type FieldError,
+  fieldForbidden,
+  fieldInvalid,
+  fieldNotSupported,
+  fieldRequired,
+} from '../errors.js';
+import { validateLabelValue, validateQualifiedName } from '../label-selector.js';
+import type { KObject } from '../resource-type.js';
+import { obj, validateContainers } from './common.js';
+
+const NEGATIVE = 'must be greater than or equal to 0';
+const NO_MATCH = '`selector` does not match template `labels`';
+const IMMUTABLE = 'field is immutable';
+
+const goStr = (s: unknown) => JSON.stringify(String(s));
+const isObj = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Go's `%#v` of a `map[string]string` (keys sorted, as fmt prints maps; nil when absent). */
+export function goStringMap(m: unknown): string {
+  if (!isObj(m)) return 'map[string]string(nil)';
+  const parts = Object.keys(m)
+    .sort()
+    .map((k) => `${goStr(k)}:${goStr(m[k])}`);
+  return `map[string]string{${parts.join(', ')}}`;
+}
+
+function goStringSlice(v: unknown): string {
+  return Array.isArray(v) ? `[]string{${v.map(goStr).join(', ')}}` : '[]string(nil)';
+}
+
+/** Go's `%#v` of a `metav1.LabelSelector` (what field.Invalid prints for a `*LabelSelector`). */
+export function goLabelSelector(sel: unknown): string {
+  if (!isObj(sel)) return 'null';
+  const exprs = Array.isArray(sel.matchExpressions)
+    ? `[]v1.LabelSelectorRequirement{${sel.matchExpressions
+        .map((e) => {
+          const r = obj(e);
+          return `v1.LabelSelectorRequirement{Key:${goStr(r.key ?? '')}, Operator:${goStr(r.operator ?? '')}, Values:${goStringSlice(r.values)}}`;
+        })
+        .join(', ')}}`
+    : '[]v1.LabelSelectorRequirement(nil)';
+  return `v1.LabelSelector{MatchLabels:${goStringMap(sel.matchLabels)}, MatchExpressions:${exprs}}`;
+}
+
+/** A label map's errors (apimachinery `ValidateLabels`: every error names the map's path). */
+function validateLabels(m: unknown, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  for (const [k, v] of Object.entries(obj(m))) {
+    for (const msg of validateQualifiedName(k)) errs.push(fieldInvalid(path, k, msg));
+    for (const msg of validateLabelValue(String(v ?? ''))) errs.push(fieldInvalid(path, v, msg));
+  }
+  return errs;
+}
+
+/** apimachinery `ValidateLabelSelector` (label values checked strictly). */
+export function validateLabelSelector(sel: unknown, path: string): FieldError[] {
+  if (!isObj(sel)) return [];
+  const errs = validateLabels(sel.matchLabels, `${path}.matchLabels`);
+  const exprs = Array.isArray(sel.matchExpressions) ? sel.matchExpressions : [];
+  exprs.forEach((e, i) => {
+    const r = obj(e);
+    const p = `${path}.matchExpressions[${i}]`;
+    const values = Array.isArray(r.values) ? r.values : [];
+    switch (r.operator) {
+      case 'In':
+      case 'NotIn':
+        if (values.length === 0)
+          errs.push(fieldRequired(`${p}.values`, "must be specified when `operator` is 'In' or 'NotIn'"));
+        break;
+      case 'Exists':
+      case 'DoesNotExist':
+        if (values.length > 0)
+          errs.push(
+            fieldForbidden(
+              `${p}.values`,
+              "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+            ),
+          );
+        break;
+      default:
+        errs.push(fieldInvalid(`${p}.operator`, r.operator ?? '', 'not a valid selector operator'));
+    }
+    for (const msg of validateQualifiedName(String(r.key ?? '')))
+      errs.push(fieldInvalid(`${p}.key`, r.key, msg));
+    values.forEach((v, j) => {
+      for (const msg of validateLabelValue(String(v))) errs.push(fieldInvalid(`${p}.values[${j}]`, v, msg));
+    });
+  });
+  return errs;
+}
+
+/**
+ * Does a (valid) label selector match `labels`? An absent selector matches nothing (metav1
+ * `LabelSelectorAsSelector(nil)` is `labels.Nothing()`); an empty one matches everything.
+ */
+export function selectorMatches(sel: unknown, labels: unknown): boolean {
+  if (!isObj(sel)) return false;
+  const l = obj(labels);
+  for (const [k, v] of Object.entries(obj(sel.matchLabels))) if (l[k] !== v) return false;
+  for (const e of Array.isArray(sel.matchExpressions) ? sel.matchExpressions : []) {
+    const r = obj(e);
+    const key = String(r.key ?? '');
+    const has = Object.hasOwn(l, key);
+    const values = (Array.isArray(r.values) ? r.values : []).map(String);
+    const ok =
+      r.operator === 'In'
+        ? has && values.includes(String(l[key]))
+        : r.operator === 'NotIn'
+          ? !has || !values.includes(String(l[key]))
+          : r.operator === 'Exists'
+            ? has
+            : !has;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+const selectorEmpty = (sel: Record<string, unknown>) =>
+  Object.keys(obj(sel.matchLabels)).length +
+    (Array.isArray(sel.matchExpressions) ? sel.matchExpressions.length : 0) ===
+  0;
+
+function nonNegative(errs: FieldError[], v: unknown, path: string): void {
+  if (typeof v === 'number' && v < 0) errs.push(fieldInvalid(path, v, NEGATIVE));
+}
+
+/** The pod template checks every apps kind shares: labels match, containers, restartPolicy Always. */
+function templateErrors(
+  errs: FieldError[],
+  spec: Record<string, unknown>,
+  selectorUsable: boolean,
+  kind: string,
+  validatePodSpec: boolean,
+): void {
+  const tmpl = obj(spec.template);
+  const labels = obj(tmpl.metadata).labels;
+  const sel = spec.selector;
+  // an absent selector selects nothing, so it never matches; an empty one is not checked
+  if (selectorUsable && (!isObj(sel) || !selectorEmpty(sel)) && !selectorMatches(sel, labels))
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'spec.template.metadata.labels',
+      detail: `Invalid value: ${goStringMap(labels)}: ${NO_MATCH}`,
+    });
+  const podSpec = obj(tmpl.spec);
+  if (validatePodSpec) for (const e of validateContainers(podSpec, 'spec.template.spec')) errs.push(e);
+  if (podSpec.restartPolicy !== 'Always')
+    errs.push(fieldNotSupported('spec.template.spec.restartPolicy', podSpec.restartPolicy ?? '', ['Always']));
+  if (podSpec.activeDeadlineSeconds !== undefined && podSpec.activeDeadlineSeconds !== null)
+    errs.push(
+      fieldForbidden(
+        'spec.template.spec.activeDeadlineSeconds',
+        `activeDeadlineSeconds in ${kind} is not Supported`,
+      ),
+    );
+}
+
+/** Selector: required, valid, not empty; returns whether it converts to a selector. */
+function selectorErrors(errs: FieldError[], spec: Record<string, unknown>, what: string): boolean {
+  const sel = spec.selector;
+  if (!isObj(sel)) {
+    errs.push(fieldRequired('spec.selector'));
+    return true;
+  }
+  const selErrs = validateLabelSelector(sel, 'spec.selector');
+  for (const e of selErrs) errs.push(e);
+  if (selectorEmpty(sel))
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'spec.selector',
+      detail: `Invalid value: ${goLabelSelector(sel)}: empty selector is invalid for ${what}`,
+    });
+  return selErrs.length === 0;
+}
+
+/** apps/v1 strategies refuse a changed selector on update. */
+function selectorImmutable(errs: FieldError[], o: KObject, old: KObject | undefined): void {
+  if (!old) return;
+  const sel = obj(o.spec).selector;
+  const before = obj(old.spec).selector;
+  if (JSON.stringify(canonicalSelector(sel)) !== JSON.stringify(canonicalSelector(before)))
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'spec.selector',
+      detail: `Invalid value: ${goLabelSelector(sel)}: ${IMMUTABLE}`,
+    });
+}
+
+function canonicalSelector(sel: unknown): unknown {
+  if (!isObj(sel)) return null;
+  const ml = obj(sel.matchLabels);
+  return {
+    matchLabels: Object.fromEntries(
+      Object.keys(ml)
+        .sort()
+        .map((k) => [k, ml[k]]),
+    ),
+    matchExpressions: Array.isArray(sel.matchExpressions) ? sel.matchExpressions : [],
+  };
+}
+
+/** Deployment (apps/v1): `ValidateDeploymentSpec`, plus the immutable selector on update. */
+export function validateDeployment(o: KObject, old: KObject | undefined): FieldError[] {
+  const errs: FieldError[] = [];
+  const spec = obj(o.spec);
+  nonNegative(errs, spec.replicas, 'spec.replicas');
+  const usable = selectorErrors(errs, spec, 'deployment');
+  if (!usable)
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'spec.selector',
+      detail: `Invalid value: ${goLabelSelector(spec.selector)}: invalid label selector`,
+    });
+  templateErrors(errs, spec, usable, 'ReplicaSet', true);
+  const strategy = obj(spec.strategy);
+  if (strategy.type === 'Recreate' && strategy.rollingUpdate !== undefined && strategy.rollingUpdate !== null)
+    errs.push(
+      fieldForbidden(
+        'spec.strategy.rollingUpdate',
+        "may not be specified when strategy `type` is 'Recreate'",
+      ),
+    );
+  nonNegative(errs, spec.minReadySeconds, 'spec.minReadySeconds');
+  nonNegative(errs, spec.revisionHistoryLimit, 'spec.revisionHistoryLimit');
+  const pds = spec.progressDeadlineSeconds;
+  if (typeof pds === 'number') {
+    nonNegative(errs, pds, 'spec.progressDeadlineSeconds');
+    if (pds <= (typeof spec.minReadySeconds === 'number' ? spec.minReadySeconds : 0))
+      errs.push(fieldInvalid('spec.progressDeadlineSeconds', pds, 'must be greater than minReadySeconds'));
+  }
+  selectorImmutable(errs, o, old);
+  return errs;
+}
+
+/** ReplicaSet (apps/v1): `ValidateReplicaSetSpec`, plus the immutable selector on update. */
+export function validateReplicaSet(o: KObject, old: KObject | undefined): FieldError[] {
+  const errs: FieldError[] = [];
+  const spec = obj(o.spec);
+  nonNegative(errs, spec.replicas, 'spec.replicas');
+  nonNegative(errs, spec.minReadySeconds, 'spec.minReadySeconds');
+  const usable = selectorErrors(errs, spec, 'deployment');
+  if (!usable)
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'spec.selector',
+      detail: `Invalid value: ${goLabelSelector(spec.selector)}: invalid label selector`,
+    });
+  templateErrors(errs, spec, usable, 'ReplicaSet', true);
+  selectorImmutable(errs, o, old);
+  return errs;
+}
+
+/** StatefulSet spec fields an update may change (apps `ValidateStatefulSetUpdate`). */
+const STATEFULSET_MUTABLE = [
+  'replicas',
+  'ordinals',
+  'template',
+  'updateStrategy',
+  'persistentVolumeClaimRetentionPolicy',
+  'minReadySeconds',
+];
+
+/** StatefulSet (apps/v1): `ValidateStatefulSetSpec`; on update only the mutable spec fields may change. */
+export function validateStatefulSet(o: KObject, old: KObject | undefined): FieldError[] {
+  const errs: FieldError[] = [];
+  const spec = obj(o.spec);
+  nonNegative(errs, spec.replicas, 'spec.replicas');
+  nonNegative(errs, spec.minReadySeconds, 'spec.minReadySeconds');
+  const usable = selectorErrors(errs, spec, 'statefulset');
+  if (!usable)
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'spec.selector',
+      detail: `Invalid value: ${goLabelSelector(spec.selector)}`,
+    });
+  const tmpl = obj(spec.template);
+  const sel = spec.selector;
+  if (usable && (!isObj(sel) || !selectorEmpty(sel)) && !selectorMatches(sel, obj(tmpl.metadata).labels))
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'spec.template.metadata.labels',
+      detail: `Invalid value: ${goStringMap(obj(tmpl.metadata).labels)}: ${NO_MATCH}`,
+    });
+  const podSpec = obj(tmpl.spec);
+  if (podSpec.restartPolicy !== 'Always')
+    errs.push(fieldNotSupported('spec.template.spec.restartPolicy', podSpec.restartPolicy ?? '', ['Always']));
+  if (podSpec.activeDeadlineSeconds !== undefined && podSpec.activeDeadlineSeconds !== null)
+    errs.push(
+      fieldForbidden(
+        'spec.template.spec.activeDeadlineSeconds',
+        'activeDeadlineSeconds in StatefulSet is not Supported',
+      ),
+    );
+  if (old) {
+    const rest = (s: unknown) =>
+      JSON.stringify(
+        Object.fromEntries(
+          Object.entries(obj(s))
+            .filter(([k]) => !STATEFULSET_MUTABLE.includes(k))
+            .sort(([a], [b]) => (a < b ? -1 : 1)),
+        ),
+      );
+    if (rest(o.spec) !== rest(old.spec))
+      errs.push(
+        fieldForbidden(
+          'spec',
+          "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+        ),
+      );
+  }
+  return errs;
+}
+
+/** DaemonSet (apps/v1): `ValidateDaemonSetSpec`, plus the immutable selector on update. */
+export function validateDaemonSet(o: KObject, old: KObject | undefined): FieldError[] {
+  const spec = obj(o.spec);
+  const errs = validateLabelSelector(spec.selector, 'spec.selector');
+  const tmpl = obj(spec.template);
+  if (
+    errs.length === 0 &&
+    !selectorMatches(spec.selector ?? null, obj(tmpl.metadata).labels) &&
+    !(isObj(spec.selector) && selectorEmpty(spec.selector))
+  )
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'spec.template.metadata.labels',
+      detail: `Invalid value: ${goStringMap(obj(tmpl.metadata).labels)}: ${NO_MATCH}`,
+    });
+  if (isObj(spec.selector) && selectorEmpty(spec.selector))
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'spec.selector',
+      detail: `Invalid value: ${goLabelSelector(spec.selector)}: empty selector is invalid for daemonset`,
+    });
+  const podSpec = obj(tmpl.spec);
+  if (podSpec.restartPolicy !== 'Always')
+    errs.push(fieldNotSupported('spec.template.spec.restartPolicy', podSpec.restartPolicy ?? '', ['Always']));
+  if (podSpec.activeDeadlineSeconds !== undefined && podSpec.activeDeadlineSeconds !== null)
+    errs.push(
+      fieldForbidden(
+        'spec.template.spec.activeDeadlineSeconds',
+        'activeDeadlineSeconds in DaemonSet is not Supported',
+      ),
+    );
+  nonNegative(errs, spec.minReadySeconds, 'spec.minReadySeconds');
+  nonNegative(errs, spec.revisionHistoryLimit, 'spec.revisionHistoryLimit');
+  selectorImmutable(errs, o, old);
+  return errs;
+}
+
+/** The restartPolicy of a Job's pod template (batch `validateJobSpec`): OnFailure or Never. */
+export function jobTemplateErrors(podSpec: unknown, path: string): FieldError[] {
+  const rp = obj(podSpec).restartPolicy;
+  return rp === 'OnFailure' || rp === 'Never'
+    ? []
+    : [fieldNotSupported(`${path}.restartPolicy`, rp ?? '', ['OnFailure', 'Never'])];
+}
+
+/** Job (batch/v1): the pod template's restartPolicy and non-negative counts. */
+export function validateJob(o: KObject): FieldError[] {
+  const spec = obj(o.spec);
+  const errs: FieldError[] = [];
+  nonNegative(errs, spec.parallelism, 'spec.parallelism');
+  nonNegative(errs, spec.completions, 'spec.completions');
+  nonNegative(errs, spec.backoffLimit, 'spec.backoffLimit');
+  for (const e of jobTemplateErrors(obj(spec.template).spec, 'spec.template.spec')) errs.push(e);
+  return errs;
+}
+
+/** CronJob (batch/v1): its job template's pod restartPolicy. */
+export function validateCronJob(o: KObject): FieldError[] {
+  const tmpl = obj(obj(obj(obj(o.spec).jobTemplate).spec).template);
+  return jobTemplateErrors(tmpl.spec, 'spec.jobTemplate.spec.template.spec');
+}
