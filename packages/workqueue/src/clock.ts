@@ -20,7 +20,19 @@ export interface Clock {
    * Timers of the real clock never keep the Node.js process alive (they are `unref`ed).
    */
   setTimer(fn: () => void, delayMs: number): ClockTimer;
+  /**
+   * Holds the Node.js process open until the returned handle is cancelled. The queues ask for it only while
+   * a `get()` waits and a delayed item will become ready (their timers alone never hold a process open), so
+   * an awaiting worker is not cut off by the process exiting (exit code 13). {@link realClock}: one
+   * referenced timer; {@link FakeClock}: nothing real, counted by `keepAliveHandles()`. A clock without
+   * it holds nothing.
+   */
+  keepAlive?(): ClockTimer;
 }
+
+const noop = (): void => {};
+/** Interval of the keep-alive timer: it never needs to fire (~12 days). */
+const KEEP_ALIVE_INTERVAL_MS = 2 ** 30;
 
 /** A delay in ms, with negative and NaN meaning "now" (`Math.max` would keep NaN). */
 function delayOrZero(ms: number): number {
@@ -60,12 +72,16 @@ class RealTimer implements ClockTimer {
 
 /**
  * The wall clock: `performance.now()` and `setTimeout`, with every timer `unref`ed so a queue's pending
- * delays never keep the process alive.
+ * delays never keep the process alive; `keepAlive()` is one referenced interval timer, cleared on cancel.
  */
 export const realClock: Clock = Object.freeze({
   now: (): number => performance.now(),
   setTimer: (fn: () => void, delayMs: number): ClockTimer =>
     new RealTimer(fn, performance.now() + delayOrZero(delayMs)),
+  keepAlive: (): ClockTimer => {
+    const handle = setInterval(noop, KEEP_ALIVE_INTERVAL_MS);
+    return { cancel: () => clearInterval(handle) };
+  },
 });
 
 interface FakeTimerEntry {
@@ -92,6 +108,7 @@ export class FakeClock implements Clock {
   private current: number;
   private seq = 0;
   private timers: FakeTimerEntry[] = [];
+  private held = 0;
 
   /** @param startMs - initial `now()` in ms (default 0). */
   constructor(startMs = 0) {
@@ -149,6 +166,24 @@ export class FakeClock implements Clock {
   /** Number of pending (not fired, not cancelled) timers. */
   pendingTimers(): number {
     return this.timers.length;
+  }
+
+  /** Counts a keep-alive hold (nothing real is held); cancelling the handle, once or more, releases it. */
+  keepAlive(): ClockTimer {
+    this.held++;
+    let released = false;
+    return {
+      cancel: () => {
+        if (released) return;
+        released = true;
+        this.held--;
+      },
+    };
+  }
+
+  /** Keep-alive holds not yet cancelled: what a queue on the real clock would hold the process open with. */
+  keepAliveHandles(): number {
+    return this.held;
   }
 
   /** Due time (ms) of the earliest pending timer, or `undefined` if there is none. */

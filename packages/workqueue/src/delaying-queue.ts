@@ -1,4 +1,3 @@
-import { realClock } from './clock.js';
 import { checkDelayMs } from './errors.js';
 import { type DelayedEntry, DelayHeap } from './internal/delay-heap.js';
 import { KeepAlive } from './internal/keep-alive.js';
@@ -43,7 +42,7 @@ export class BasicDelayingQueue<T> extends BasicQueue<T> implements DelayingQueu
     () => this.onWaitersChanged(),
   );
   private readonly waitingByKey = new Map<unknown, WaitingEntry<T>>();
-  private readonly keepAlive = new KeepAlive(this.clock === realClock);
+  private readonly keepAlive = new KeepAlive(this.clock);
 
   addAfter(item: T, delayMs: number): void {
     checkDelayMs('addAfter: delayMs', delayMs);

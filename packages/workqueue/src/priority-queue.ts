@@ -143,7 +143,7 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
 
   constructor(options: PriorityQueueOptions<T>) {
     this.clock = options.clock ?? realClock;
-    this.keepAlive = new KeepAlive(this.clock === realClock);
+    this.keepAlive = new KeepAlive(this.clock);
     this.waiting = new DelayHeap<Entry<T>>(
       this.clock,
       (e) => this.becomeReady(e),
