@@ -2,11 +2,19 @@ import { listWatchFor, SharedIndexInformer } from '@kubeloop/cache';
 import { ConfigMap, Namespace, newClient, Pod } from '@kubeloop/client';
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import { SelfAdvancingClock } from './support/fake-time.js';
 import { realCluster, useFaultServer } from './support/fault-server.js';
 import { podManifest, uniqueName, waitFor } from './support.js';
 
-/** Forced watch reconnects (the case's full 500: each cycle is a 10 ms watch, a relist and a 1–5 ms backoff). */
+/**
+ * Forced watch reconnects (the case's full 500: each cycle is a 10 ms watch, a relist and a backoff). The
+ * informer's backoff runs on an injected fake clock that moves to each wait as soon as it starts: client-go's
+ * own numbers (800 ms doubling to 30 s) at no real cost (the real backoff timer has its canary in
+ * reflector-faults, C02).
+ */
 const RECONNECTS = 500;
+/** One CRUD request per this many reconnects: about one a second at the pace of the cycles. */
+const RECONNECTS_PER_CRUD = 20;
 
 describe.skipIf(realCluster)('C11 socket leak (envtest fault injection)', () => {
   const ctx = useFaultServer('kubeloop-c11');
@@ -18,10 +26,10 @@ describe.skipIf(realCluster)('C11 socket leak (envtest fault injection)', () => 
     const ns = uniqueName('c11');
     await client.create(Namespace, { metadata: { name: ns } });
     await client.create(Pod, podManifest(ns, 'p0'));
+    const clock = new SelfAdvancingClock();
     const inf = new SharedIndexInformer<V1Pod>(listWatchFor(client, Pod, { namespace: ns }), {
       name: 'c11',
-      // Fast reconnects so the run is short: the case is about sockets, not backoff.
-      reflector: { backoff: { initialMs: 1, maxMs: 5, jitter: 0 } },
+      clock,
     });
     // Watches are shaped when they start: the rule must be there before the informer's first watch.
     const t0 = Date.now();
@@ -41,14 +49,12 @@ describe.skipIf(realCluster)('C11 socket leak (envtest fault injection)', () => 
       const open: number[] = [];
       const handles: number[] = [];
       let crud = 0;
-      let lastCrud = 0;
       await waitFor(
         async () => {
           open.push(ctx.server.faults.openConnections());
           handles.push(handleCount());
-          // About one CRUD request per second through the same client.
-          if (Date.now() - lastCrud >= 1000) {
-            lastCrud = Date.now();
+          // CRUD requests through the same client alongside, one per RECONNECTS_PER_CRUD reconnects.
+          if (crud * RECONNECTS_PER_CRUD <= ends.hits) {
             const name = `cm-${crud}`;
             const step = crud++ % 4;
             if (step === 0) await client.create(ConfigMap, { metadata: { namespace: ns, name: 'cm' } });
@@ -68,7 +74,7 @@ describe.skipIf(realCluster)('C11 socket leak (envtest fault injection)', () => 
       );
       const watches = ctx.server.faults.requests({ verb: 'watch', namespace: ns, since: t0 }).length;
       expect(watches).toBeGreaterThanOrEqual(RECONNECTS);
-      expect(crud).toBeGreaterThanOrEqual(3);
+      expect(crud).toBeGreaterThanOrEqual(RECONNECTS / RECONNECTS_PER_CRUD);
       // The informer is still healthy: a change reaches the cache.
       await client.create(Pod, podManifest(ns, 'p1'));
       await waitFor(() => inf.getIndexer().list().length === 2, 'p1 in the cache');

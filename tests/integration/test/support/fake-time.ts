@@ -1,5 +1,5 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
-import type { FakeClock } from '@kubeloop/client';
+import { FakeClock } from '@kubeloop/client';
 import {
   type RateLimiter,
   type RequestDiagnostic,
@@ -7,6 +7,23 @@ import {
   TokenBucketRateLimiter,
 } from '@kubeloop/client/transport';
 import { vi } from 'vitest';
+
+/**
+ * A FakeClock that moves itself to each timer as soon as one is set (on the next turn of the event loop, after
+ * the I/O callbacks already due): a wait on it takes its exact length in clock time and next to no real time,
+ * with nobody driving the clock. For tests where the waits must happen (a backoff) but their length is not
+ * the point; never earlier than the earliest pending timer, so the order of waits is kept.
+ */
+export class SelfAdvancingClock extends FakeClock {
+  override setTimer(fn: () => void, delayMs: number) {
+    const timer = super.setTimer(fn, delayMs);
+    setImmediate(() => {
+      const at = this.nextTimerAt();
+      if (at !== undefined) this.setTime(at);
+    });
+    return timer;
+  }
+}
 
 /**
  * Moves `clock` from one due timer to the next (never past one) until `done()` holds, while real I/O (the
