@@ -343,6 +343,7 @@ export function validateDaemonSet(o: KObject, old: KObject | undefined): FieldEr
       detail: `Invalid value: ${goLabelSelector(spec.selector)}: empty selector is invalid for daemonset`,
     });
   const podSpec = obj(tmpl.spec);
+  for (const e of validateContainers(podSpec, 'spec.template.spec')) errs.push(e);
   if (podSpec.restartPolicy !== 'Always')
     errs.push(fieldNotSupported('spec.template.spec.restartPolicy', podSpec.restartPolicy ?? '', ['Always']));
   if (podSpec.activeDeadlineSeconds !== undefined && podSpec.activeDeadlineSeconds !== null)
