@@ -90,7 +90,11 @@ async function runSuite(suite) {
 
 async function runFile(suite, file, mod, variant) {
   {
-    const count = (await mod.tasks(variant)).length;
+    const all = await mod.tasks(variant);
+    const count = all.length;
+    // BENCH_IMPLS (comma-separated impl names): run only those tasks, e.g. the contenders of one ratio at full size
+    const only = (process.env.BENCH_IMPLS ?? '').split(',').filter(Boolean);
+    const picked = all.map((_, i) => i).filter((i) => only.length === 0 || only.includes(all[i].impl));
     // Optional per-file fixture shared by every task process (e.g. one API server): `setup()` runs here, in
     // the parent, and its `env` reaches each child's process.env; `teardown()` runs after the file.
     /** @type {{ env?: Record<string, string>, teardown?: () => unknown } | undefined} */
@@ -104,7 +108,7 @@ async function runFile(suite, file, mod, variant) {
     const runs = Array.from({ length: count }, () => []);
     try {
       for (let rep = 0; rep < repeat; rep++) {
-        for (let i = 0; i < count; i++) {
+        for (const i of picked) {
           const { stdout } = await run(
             process.execPath,
             [
@@ -126,14 +130,16 @@ async function runFile(suite, file, mod, variant) {
     } finally {
       await fixture?.teardown?.();
     }
-    const results = runs.map((r) => ({
-      ...median(r),
-      runs: r.length,
-      opsPerSecRuns: r.map((x) => x.opsPerSec),
-      // a macro task's metrics each have their own median over the runs (the median run by opsPerSec need
-      // not be the median by CPU time or heap)
-      ...(r[0]?.macro ? { medians: medianOfEach(r) } : {}),
-    }));
+    const results = runs
+      .filter((r) => r.length > 0)
+      .map((r) => ({
+        ...median(r),
+        runs: r.length,
+        opsPerSecRuns: r.map((x) => x.opsPerSec),
+        // a macro task's metrics each have their own median over the runs (the median run by opsPerSec need
+        // not be the median by CPU time or heap)
+        ...(r[0]?.macro ? { medians: medianOfEach(r) } : {}),
+      }));
     for (const r of results) {
       rows.push(r);
       emit(r);

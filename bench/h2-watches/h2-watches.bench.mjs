@@ -46,6 +46,7 @@ function task(impl) {
       gc();
       const sockets0 = sockets();
       const rss0 = rss();
+      const mem0 = process.memoryUsage();
       const ac = new AbortController();
       /** stamp → write start (ms, this process's clock) */
       const sentAt = new Map();
@@ -101,6 +102,9 @@ function task(impl) {
       await until(() => received === WATCHES, 'every watch to see the first change');
       const socketsOpen = sockets() - sockets0; // the watcher's alone: every writer so far is closed
       const rssOpen = rss() - rss0;
+      // what the RSS growth is made of: the JS heap V8 reserved, memory outside it (Buffers, native session state)
+      gc();
+      const mem1 = process.memoryUsage();
       const writer = newClient(config); // HTTP/1.1, one keep-alive connection for the sequential writes
       latencies.length = 0;
       received = 0;
@@ -125,6 +129,9 @@ function task(impl) {
         deliveries: received,
         socketsOpen,
         rssGrowthBytes: rssOpen,
+        heapTotalGrowthBytes: mem1.heapTotal - mem0.heapTotal,
+        heapUsedGrowthBytes: mem1.heapUsed - mem0.heapUsed,
+        externalGrowthBytes: mem1.external - mem0.external,
         peakRssBytes: peak,
         p50Ms: round(quantile(latencies, 0.5), 2),
         p99Ms: round(quantile(latencies, 0.99), 2),
