@@ -2,31 +2,13 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Pod } from '@kubeloop/client';
 import { describe, expect, inject, it } from 'vitest';
+import { podCounterCli as cli, jsonLogRecords, runPodCounter as run } from './support/pod-counter-cli.js';
 import { podManifest, useLiveCluster, waitFor } from './support.js';
 
 /** Metrics and probes on free loopback ports, so parallel runs never fight over :8080/:8081. */
 const NO_PORTS = ['--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'];
-
-const cli = fileURLToPath(new URL('../../../apps/pod-counter/dist/cli.js', import.meta.url));
-
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 describe('pod-counter CLI (npm run pod-counter -- --kubeconfig <file>)', () => {
   const live = useLiveCluster();
@@ -46,10 +28,7 @@ describe('pod-counter CLI (npm run pod-counter -- --kubeconfig <file>)', () => {
       '3',
     ]);
     expect(res.code, res.stderr).toBe(0);
-    const counts = res.stdout
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as { msg: string; count?: number })
+    const counts = jsonLogRecords<{ msg: string; count?: number }>(res.stdout)
       .filter((r) => r.msg === 'pod count')
       .map((r) => r.count);
     expect(counts.length).toBeGreaterThanOrEqual(2);

@@ -2,12 +2,11 @@
 // the leader (no release) hands over to the other once the Lease expires. Lease timings are shortened by
 // flags (2 s / 1.5 s / 0.5 s) so the test takes seconds.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { Pod } from '@kubeloop/client';
 import { describe, expect, inject, it } from 'vitest';
+import { podCounterCli as cli } from './support/pod-counter-cli.js';
 import { podManifest, useLiveCluster, waitFor } from './support.js';
 
-const cli = fileURLToPath(new URL('../../../apps/pod-counter/dist/cli.js', import.meta.url));
 const LEASE_S = 2;
 const RENEW_S = 1.5;
 const RETRY_S = 0.5;

@@ -1,36 +1,14 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { LeaseKind } from '@kubeloop/builder/leaderelection';
 import { Pod } from '@kubeloop/client';
 import { describe, expect, inject, it } from 'vitest';
+import { podCounterCli as cli, jsonLogRecords, runPodCounter as run } from './support/pod-counter-cli.js';
 import { podManifest, useLiveCluster } from './support.js';
-
-const cli = fileURLToPath(new URL('../../../apps/pod-counter/dist/cli.js', import.meta.url));
-
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 /** The namespaces a replica reported as owned, from its JSON log lines. */
 function ownedNamespaces(stdout: string): Set<string> {
   return new Set(
-    stdout
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as { msg: string; namespace?: string })
+    jsonLogRecords<{ msg: string; namespace?: string }>(stdout)
       .filter((r) => r.msg === 'pod count of an owned namespace' && r.namespace)
       .map((r) => r.namespace as string),
   );
