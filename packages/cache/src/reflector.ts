@@ -23,6 +23,7 @@ import {
   isConnectionError,
   isRefusal,
   isTooLargeResourceVersionError,
+  isWatchIdleTimeout,
   VeryShortWatchError,
   WatchListEndedError,
 } from './watch-errors.js';
@@ -44,7 +45,8 @@ const VERY_SHORT_WATCH_MS = 1000;
  *   `resourceVersion=""` (most recent); an expired continue token gives one full list without paging.
  * - Then watch from the list's resourceVersion (`allowWatchBookmarks`, random `timeoutSeconds` in
  *   [min, 2×min)). A clean end re-watches from the last seen resourceVersion; bookmarks advance it; a 410
- *   relists from the last seen resourceVersion; 429, a connection failure or a decode error after good
+ *   relists from the last seen resourceVersion; a watch cut by the transport's idle watchdog re-watches at
+ *   once from the last seen resourceVersion; 429, a connection failure or a decode error after good
  *   events re-watch after a backoff without a relist; anything else, or a watch closing within 1 s without
  *   an event, backs off and relists.
  * - List items are gathered with a loop, never a spread, so a list of any length is fine.
@@ -239,6 +241,15 @@ export class Reflector<T extends KubeObject = KubeObject> {
             'watch expired, relisting',
           );
           throw err;
+        }
+        if (isWatchIdleTimeout(err)) {
+          // Silent past the idle bound (a quiet resource type on kube-apiserver gets no bookmarks): resume from
+          // the last resourceVersion at once, no relist, no backoff — each attempt already waited the bound.
+          this.#log.info(
+            { reflector: this.#name, resourceVersion: this.#lastSyncRV, events },
+            'watch idle past its bound, re-watching',
+          );
+          continue;
         }
         if (isTooManyRequests(err) || isConnectionError(err)) {
           // Re-watch from the same resourceVersion after a backoff (and no earlier than the server's

@@ -6,6 +6,7 @@ import {
   isNotFound,
   isTimeout,
   type KubeObject,
+  TransportError,
 } from '@kubeloop/client';
 
 // How the reflector tells apart the ways a list or watch ends (client-go reflector.go's error handling).
@@ -36,6 +37,15 @@ export function isRefusal(err: unknown): boolean {
   return (
     !!se && (isBadRequest(se) || isInvalid(se) || isForbidden(se) || isNotFound(se) || se.httpStatus === 405)
   );
+}
+
+/**
+ * The transport's idle watchdog cut the watch: no byte (not even a bookmark) within its bound. A quiet watch is
+ * normal on kube-apiserver — its cacher sends no bookmark for a resource type that saw no event since it started —
+ * so this is resumed from the last resourceVersion, never relisted (issue 16 item 1).
+ */
+export function isWatchIdleTimeout(err: unknown): boolean {
+  return err instanceof TransportError && err.code === 'IdleTimeout';
 }
 
 export function isConnectionError(err: unknown): boolean {
