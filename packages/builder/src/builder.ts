@@ -1,5 +1,6 @@
 import { type Kind, type KubeObject, metadataOnly } from '@kubeloop/client';
-import { Controller, ControllerError, type ControllerOptions } from './controller.js';
+import { Controller } from './controller.js';
+import { ControllerError, type ControllerOptions } from './controller-options.js';
 import { type EventHandler, enqueueRequestForObject, enqueueRequestForOwner } from './handler.js';
 import type { Manager } from './manager/manager.js';
 import type { Predicate } from './predicate.js';

@@ -56,13 +56,13 @@ export {
   newControllerManagedBy,
   type OwnsOptions,
 } from './builder.js';
+export { Controller } from './controller.js';
 export {
-  Controller,
   ControllerError,
   type ControllerMetricsHook,
   type ControllerOptions,
   type ReconcileResultLabel,
-} from './controller.js';
+} from './controller-options.js';
 export {
   type CreateEvent,
   type DeleteEvent,

@@ -3,7 +3,7 @@ import type { Client, Kind, KubeObject, RESTMapper, Reader, TransportOptions } f
 import type { RestConfig } from '@kubeloop/config';
 import type { Registry } from 'prom-client';
 import type { BuilderControllerOptions } from '../builder.js';
-import type { ControllerOptions } from '../controller.js';
+import type { ControllerOptions } from '../controller-options.js';
 import type { Checker } from '../healthz/healthz.js';
 import type { RequestHandler } from '../healthz/http-server.js';
 import type { ManagerLeaderElectionOptions } from '../leaderelection/manager-elector.js';

@@ -10,7 +10,7 @@ import {
 } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
 import type { Registry } from 'prom-client';
-import { ControllerError } from '../controller.js';
+import { ControllerError } from '../controller-options.js';
 import { type Checker, HealthProbeServer } from '../healthz/healthz.js';
 import { signalWithTimeout, whenAborted } from '../internal-signals.js';
 import { managerLeaderElector } from '../leaderelection/manager-elector.js';

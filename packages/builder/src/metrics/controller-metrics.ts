@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { ControllerMetricsHook, ReconcileResultLabel } from '../controller.js';
+import type { ControllerMetricsHook, ReconcileResultLabel } from '../controller-options.js';
 
 /** controller-runtime's reconcile-time buckets, in seconds (5 ms … 60 s). */
 export const RECONCILE_TIME_BUCKETS_SECONDS: readonly number[] = Object.freeze([

@@ -1,6 +1,6 @@
 import type { MetricsProvider } from '@kubeloop/workqueue';
 import type { Registry } from 'prom-client';
-import type { ControllerMetricsHook } from '../controller.js';
+import type { ControllerMetricsHook } from '../controller-options.js';
 import type { LeaderElectionMetrics } from '../leaderelection/config.js';
 import { controllerMetricsHook } from './controller-metrics.js';
 import { leaderElectionMetrics } from './leader-election-metrics.js';
