@@ -1,5 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Logger, type Manager, newManager, newMetricsRegistry } from '@kubeloop/builder';
+import {
+  type LeaderElectorHook,
+  type Logger,
+  type Manager,
+  newManager,
+  newMetricsRegistry,
+} from '@kubeloop/builder';
 import { LeaseKind, type LeaseObject } from '@kubeloop/builder/leaderelection';
 import { type ApiClient, ConfigMap, isAlreadyExists } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
@@ -59,6 +65,8 @@ export function startReplica(
     releaseOnCancel?: boolean;
     logger?: Logger;
     gracefulShutdownTimeoutMs?: number;
+    /** The manager's leader elector (e.g. one on a fake clock); default the one the options build. */
+    leaderElector?: LeaderElectorHook;
     timings?:
       | typeof FAST
       | {
@@ -80,6 +88,7 @@ export function startReplica(
     leaderElectionReleaseOnCancel: extra.releaseOnCancel ?? false,
     ...(extra.timings ?? FAST),
     gracefulShutdownTimeoutMs: extra.gracefulShutdownTimeoutMs ?? 5000,
+    ...(extra.leaderElector ? { leaderElector: extra.leaderElector } : {}),
   });
   const stop = new AbortController();
   const replica: Replica = {
