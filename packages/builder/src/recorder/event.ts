@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { type KubeObject, kind } from '@kubeloop/client';
 
 /** A reference to an object (core/v1 `ObjectReference`, the fields an Event uses). */
@@ -31,8 +32,30 @@ export const EventV1Kind = kind<EventV1>('events.k8s.io/v1', 'Event');
 /** The event types the API server accepts. */
 export type EventType = 'Normal' | 'Warning';
 
-/** The API's limit on an Event's note, in characters (longer notes are cut). @internal */
+/**
+ * The API's limit on an Event's note, in UTF-8 **bytes** (kube-apiserver `pkg/apis/core/validation/events.go`:
+ * `len(event.Message) > NoteLengthLimit`, Go's `len` counts bytes); longer notes are cut. @internal
+ */
 export const MAX_NOTE_LENGTH = 1024;
+
+/**
+ * `s` cut to at most `maxBytes` UTF-8 bytes, on a character (code point) boundary, so the server's byte limit
+ * holds for any text and no character is split. @internal
+ */
+export function cutToUtf8Bytes(s: string, maxBytes: number): string {
+  // Each UTF-16 unit is at most 3 UTF-8 bytes: short strings need no count.
+  if (s.length * 3 <= maxBytes || Buffer.byteLength(s, 'utf8') <= maxBytes) return s;
+  let bytes = 0;
+  let end = 0;
+  for (const ch of s) {
+    const cp = ch.codePointAt(0) ?? 0;
+    const n = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+    if (bytes + n > maxBytes) break;
+    bytes += n;
+    end += ch.length;
+  }
+  return s.slice(0, end);
+}
 
 /** The reference an Event keeps of `o` (from its metadata, or `o` itself when it is a reference). @internal */
 export function refOf(o: KubeObject | ObjectReference): ObjectReference {

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { isAlreadyExists, isNotFound, type KubeObject, onAbort, type Writer } from '@kubeloop/client';
 import { discardLogger, type Logger } from '../logger.js';
 import {
+  cutToUtf8Bytes,
   type EventType,
   type EventV1,
   EventV1Kind,
@@ -25,7 +26,8 @@ export interface EventRecorder {
    * @param type - `Normal` or `Warning` (anything else is logged and dropped, as client-go does).
    * @param reason - short UpperCamelCase machine-readable reason, e.g. `FailedCreate`.
    * @param action - what was done or failed, e.g. `Create`.
-   * @param note - human-readable text, cut at 1024 characters (the API's limit).
+   * @param note - human-readable text, cut at 1024 UTF-8 bytes on a character boundary (the API's limit
+   *   counts bytes).
    * @param related - a second object involved, if any.
    */
   event(
@@ -208,7 +210,7 @@ export class EventBroadcaster {
           reason,
           regarding,
           ...(related ? { related } : {}),
-          note: note.length > MAX_NOTE_LENGTH ? note.slice(0, MAX_NOTE_LENGTH) : note,
+          note: cutToUtf8Bytes(note, MAX_NOTE_LENGTH),
           type,
         },
         count: 1,

@@ -79,6 +79,29 @@ describe('event recorder (client-go tools/events, events.k8s.io/v1) against envt
     expect(ev?.series).toBeUndefined();
   });
 
+  it('a note over 1024 UTF-8 bytes is cut to at most 1024 bytes on a character boundary and accepted (the API counts bytes)', async () => {
+    // kube-apiserver: len(event.Message) > NoteLengthLimit (1024) in pkg/apis/core/validation/events.go, Go
+    // len = bytes. 700 "é" are 700 JS characters but 1400 bytes; "日本" are 3 bytes each, "😀" 4 (2 JS units).
+    const notes = ['é'.repeat(700), `${'a'.repeat(1023)}日本`, '😀'.repeat(300)];
+    const targets = [];
+    const rec = broadcaster().newRecorder('widget-controller');
+    for (const note of notes) {
+      const cm = await target();
+      targets.push(cm.metadata?.name ?? '');
+      rec.event(cm, 'Warning', 'Failed', 'Reconcile', note);
+    }
+    for (const [i, name] of targets.entries()) {
+      await vi.waitFor(async () => expect(await eventsAbout(name)).toHaveLength(1), { timeout: 5000 });
+      const note = (await eventsAbout(name))[0]?.note ?? '';
+      expect(Buffer.byteLength(note, 'utf8')).toBeLessThanOrEqual(1024);
+      expect(notes[i]?.startsWith(note)).toBe(true);
+      expect(note).not.toMatch(/\uFFFD/);
+    }
+    expect((await eventsAbout(targets[0] ?? ''))[0]?.note).toBe('é'.repeat(512));
+    expect((await eventsAbout(targets[1] ?? ''))[0]?.note).toBe('a'.repeat(1023));
+    expect((await eventsAbout(targets[2] ?? ''))[0]?.note).toBe('😀'.repeat(256));
+  });
+
   it('50 identical warnings in a second become one Event with series.count 50, grown by PATCH (counted at the server)', async () => {
     const cm = await target();
     const name = cm.metadata?.name ?? '';

@@ -4,6 +4,7 @@
  * then the strict ones of the new API. The checks run on the stored (core) shape, so field paths are the internal
  * type's names, as upstream reports them (`message`, `firstTimestamp`, `count`, `source`, `reportingController`).
  */
+import { Buffer } from 'node:buffer';
 import { type FieldError, fieldInvalid, fieldRequired } from '../errors.js';
 import { validateQualifiedName } from '../label-selector.js';
 import type { KObject } from '../resource-type.js';
@@ -32,8 +33,10 @@ function legacyErrors(e: KObject): FieldError[] {
   const errs: FieldError[] = [];
   const ns = str(obj(e.metadata).namespace);
   const involvedNs = str(obj(e.involvedObject).namespace);
+  // Go's len() of a string counts UTF-8 bytes, not characters.
   const tooLong = (field: string, v: string, max: number) => {
-    if (v.length > max) errs.push(fieldInvalid(field, '', `can have at most ${max} characters`));
+    if (Buffer.byteLength(v, 'utf8') > max)
+      errs.push(fieldInvalid(field, '', `can have at most ${max} characters`));
   };
   if (isZeroTime(e.eventTime)) {
     if (involvedNs === '' ? ns !== '' && ns !== 'default' : ns !== involvedNs)
