@@ -23,15 +23,15 @@ export {
   type WorkqueueMetricDescriptor,
   type WorkqueueMetricKind,
 } from './metrics.js';
+export { newPriorityQueue } from './priority-queue.js';
 export {
   type AddOptions,
   type GetWithPriorityResult,
   LOW_PRIORITY,
-  newPriorityQueue,
   type PriorityQueue,
   type PriorityQueueOptions,
   type ReadyItem,
-} from './priority-queue.js';
+} from './priority-queue-types.js';
 export {
   type GetResult,
   type KeyFn,
