@@ -11,6 +11,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { RestConfig } from '@kubeloop/config';
 import { CertificateAuthority } from './certs.js';
 import { EnvtestError } from './errors.js';
@@ -179,7 +180,7 @@ export class ControlPlane {
         await this.stop();
         throw new EnvtestError('ENVTEST_START_FAILED', 'kube-apiserver did not become healthy in time');
       }
-      await new Promise((r) => setTimeout(r, 100));
+      await delay(100);
     }
     this.#kubeconfigPath = join(dir, 'kubeconfig');
     await writeKubeconfig(this.#kubeconfigPath, { server: host, caPem: ca.certPem, token });

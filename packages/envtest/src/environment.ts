@@ -8,6 +8,7 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { type RestConfig, withRedaction } from '@kubeloop/config';
 import { parseAllDocuments } from 'yaml';
 import { type ApiServer, type ApiServerOptions, startApiServer } from './api-server.js';
@@ -204,7 +205,7 @@ export class Environment {
         if (conds.some((c) => c.type === 'Established' && c.status === 'True')) break;
         if (Date.now() > deadline)
           throw new EnvtestError('ENVTEST_CRD_INSTALL', `CRD ${name} did not become Established in time`);
-        await new Promise((r) => setTimeout(r, 20));
+        await delay(20);
       }
     }
   }

@@ -2,6 +2,7 @@
  * list: selectors, paging with continue tokens, and the resourceVersion / resourceVersionMatch rules of
  * apiserver's storage (protocol §5): NotOlderThan, Exact, and the legacy exact read of RV + limit.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   type ApiStatusError,
   badRequest,
@@ -53,7 +54,7 @@ export async function waitForRv(store: Store, rv: number): Promise<void> {
       throw timeoutError(`Too large resource version: ${rv}, current: ${store.rv}`, 1, [
         { reason: 'ResourceVersionTooLarge', message: 'Too large resource version' },
       ]);
-    await new Promise((r) => setTimeout(r, 25));
+    await delay(25);
   }
 }
 

@@ -3,6 +3,7 @@
  * server; then the faults stop and the run measures what the controller-runtime promises say must hold.
  */
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type Logger, type Manager, newManager } from '@kubeloop/builder';
 import { type ApiClient, type KubeObject, Namespace, newClient } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
@@ -313,10 +314,6 @@ async function cachedKeys(
 
 function keyOf(o: KubeObject): string {
   return `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 async function waitUntil(cond: () => Promise<boolean>, timeoutMs: number): Promise<void> {
