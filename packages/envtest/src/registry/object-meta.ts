@@ -3,6 +3,7 @@
  * server's key order, and the metadata validation common to all kinds (apimachinery
  * `api/validation/objectmeta.go`).
  */
+import { Buffer } from 'node:buffer';
 import { validateName } from '../builtin-resources.js';
 import { type FieldError, fieldForbidden, fieldInvalid, fieldRequired, fieldTooLong } from '../errors.js';
 import { validateLabelValue, validateQualifiedName } from '../label-selector.js';
@@ -95,7 +96,8 @@ export function validateMeta(rt: ResourceType, o: KObject, old: KObject | undefi
     for (const [k, v] of Object.entries(ann)) {
       for (const msg of validateQualifiedName(k.toLowerCase()))
         errs.push(fieldInvalid('metadata.annotations', k, msg));
-      total += k.length + String(v).length;
+      // Go's len() counts UTF-8 bytes (apimachinery ValidateAnnotationsSize).
+      total += Buffer.byteLength(k, 'utf8') + Buffer.byteLength(String(v), 'utf8');
     }
     if (total > 262144) errs.push(fieldTooLong('metadata.annotations', 262144));
   }
