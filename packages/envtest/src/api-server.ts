@@ -173,7 +173,7 @@ export class ApiServer {
     return this.#port;
   }
 
-  /** @internal listens on `port` (0: any), HTTP/2 and HTTP/1.1 on one port ({@link listenHttps}). */
+  /** @internal listens on `port` (0: any), HTTP/2 and HTTP/1.1 on one port (`listenHttps`). */
   async listen(port: number): Promise<void> {
     const host = this.#options.host ?? '127.0.0.1';
     const listening = await listenHttps({
