@@ -164,7 +164,10 @@ function reuseChildren(obj: object, prev: object, depth: number): boolean {
 
 /** Like {@link freezeShared}, but returns `prev` itself when `obj` is deeply equal to it. */
 function freezeReusing(obj: object, prev: unknown, depth: number): object {
-  if (depth > SHARE_DEPTH_LIMIT || prev === null || typeof prev !== 'object' || !Object.isFrozen(prev))
+  // `prev` is inside a frozen previous version, so taken as frozen (as every frozen subtree is); an extensible
+  // one is certainly not. `Object.isExtensible` reads one bit; `Object.isFrozen` of a frozen object walks its
+  // property descriptors (in V8) and cost as much as the rest of this walk.
+  if (depth > SHARE_DEPTH_LIMIT || prev === null || typeof prev !== 'object' || Object.isExtensible(prev))
     return freezeShared(obj, depth);
   if (reuseChildren(obj, prev, depth) && Object.getPrototypeOf(obj) === Object.getPrototypeOf(prev))
     return prev;

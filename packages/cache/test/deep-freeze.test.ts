@@ -280,7 +280,7 @@ describe('deepFreeze against the previous version (an update)', () => {
         for (const o of objectsIn(next)) expect(Object.isFrozen(o)).toBe(true);
         for (const o of objectsIn(prev)) expect(Object.isFrozen(o)).toBe(true);
       }),
-      { numRuns: 300 },
+      { numRuns: 200 },
     );
   });
 });
