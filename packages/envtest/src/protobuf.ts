@@ -1,15 +1,29 @@
 /**
- * A minimal decoder for Kubernetes protobuf request bodies (`application/vnd.kubernetes.protobuf`): the
- * `k8s\0` envelope around a `runtime.Unknown`, and the few kinds kubectl's generator commands send that way
- * (`kubectl create namespace|configmap|secret|deployment|service`). Field numbers follow k8s.io/api's generated.proto files.
- * Any other kind is refused (the caller answers 415), as is anything malformed.
+ * A decoder for Kubernetes protobuf request bodies (`application/vnd.kubernetes.protobuf`): the `k8s\0`
+ * envelope around a `runtime.Unknown` whose raw bytes are the object's message. Messages are decoded generically
+ * from the layouts generated out of k8s.io/api's and k8s.io/apimachinery's `generated.proto` files
+ * (`protobuf-messages.ts`, see `scripts/gen-protobuf-messages.mjs`), into the object's JSON: field names are the
+ * JSON names, `bytes` become base64, `Time`/`MicroTime` RFC 3339 strings, `Quantity` and `IntOrString` their JSON
+ * forms, `RawExtension`/`FieldsV1` the JSON they carry. The Go marshaller writes a non-pointer field even when it is
+ * zero, and the JSON encoder then drops what is `omitempty`; protobuf cannot tell the two apart, so zero scalars
+ * ("", 0, false) and empty messages are dropped (a pointer field explicitly set to 0 or false is lost).
+ * Kinds without a layout and malformed bodies are refused (the caller answers 415).
  */
+import { PROTOBUF_KINDS, PROTOBUF_MESSAGES } from './protobuf-messages.js';
 import type { KObject } from './resource-type.js';
 
 const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
 
+/** The `apiVersion/kind`s whose protobuf bodies {@link decodeProtobufObject} decodes: every built-in kind served. */
+export const PROTOBUF_DECODABLE_KINDS: ReadonlySet<string> = new Set(Object.keys(PROTOBUF_KINDS));
+
 /** One decoded field: varint as bigint, length-delimited as bytes. */
-type Field = { readonly no: number; readonly varint?: bigint; readonly bytes?: Buffer };
+type Field = {
+  readonly no: number;
+  readonly varint?: bigint;
+  readonly bytes?: Buffer;
+  readonly fixed?: Buffer;
+};
 
 /** Thrown for a body that is not a decodable, supported protobuf object. */
 export class ProtobufDecodeError extends Error {
@@ -41,129 +55,178 @@ function fields(buf: Buffer): Field[] {
       if (i + len > buf.length) throw new ProtobufDecodeError('truncated field');
       out.push({ no, bytes: buf.subarray(i, i + len) });
       i += len;
-    } else if (wire === 1) i += 8;
-    else if (wire === 5) i += 4;
-    else throw new ProtobufDecodeError(`unsupported wire type ${wire}`);
+    } else if (wire === 1 || wire === 5) {
+      const len = wire === 1 ? 8 : 4;
+      if (i + len > buf.length) throw new ProtobufDecodeError('truncated field');
+      out.push({ no, fixed: buf.subarray(i, i + len) });
+      i += len;
+    } else throw new ProtobufDecodeError(`unsupported wire type ${wire}`);
   }
   return out;
 }
 
 const str = (f: Field) => (f.bytes ?? Buffer.alloc(0)).toString('utf8');
 
-function mapEntries(fs: Field[], no: number, asBytes: boolean): Record<string, string> | undefined {
-  const entries = fs.filter((f) => f.no === no && f.bytes);
-  if (entries.length === 0) return undefined;
-  const out: Record<string, string> = {};
-  for (const e of entries) {
-    const kv = fields(e.bytes!);
-    const k = kv.find((f) => f.no === 1);
-    const v = kv.find((f) => f.no === 2);
-    out[k ? str(k) : ''] = v?.bytes ? (asBytes ? v.bytes.toString('base64') : str(v)) : '';
+const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
+
+/** Go's time.Duration String() of a nanosecond count (`1h2m3.5s`, `0s`). */
+function goDuration(ns: bigint): string {
+  if (ns === 0n) return '0s';
+  const neg = ns < 0n;
+  let n = neg ? -ns : ns;
+  let out: string;
+  if (n < 1_000_000_000n) {
+    const [unit, div] = n < 1000n ? ['ns', 1n] : n < 1_000_000n ? ['µs', 1000n] : ['ms', 1_000_000n];
+    out = `${trimFraction(n, div)}${unit}`;
+  } else {
+    const h = n / 3_600_000_000_000n;
+    n -= h * 3_600_000_000_000n;
+    const m = n / 60_000_000_000n;
+    n -= m * 60_000_000_000n;
+    out = `${h > 0n ? `${h}h` : ''}${h > 0n || m > 0n ? `${m}m` : ''}${trimFraction(n, 1_000_000_000n)}s`;
+  }
+  return neg ? `-${out}` : out;
+}
+
+function trimFraction(n: bigint, div: bigint): string {
+  const whole = n / div;
+  const frac = n % div;
+  if (frac === 0n) return String(whole);
+  const digits = String(div).length - 1;
+  return `${whole}.${String(frac).padStart(digits, '0').replace(/0+$/, '')}`;
+}
+
+/** RFC 3339 of a Time (whole seconds) or MicroTime (six fraction digits); undefined for the zero time. */
+function timestamp(buf: Buffer, micro: boolean): string | undefined {
+  const fs = fields(buf);
+  const seconds = fs.find((f) => f.no === 1)?.varint;
+  const nanos = fs.find((f) => f.no === 2)?.varint;
+  if (seconds === undefined && nanos === undefined) return undefined;
+  const iso = new Date(Number(BigInt.asIntN(64, seconds ?? 0n)) * 1000).toISOString().slice(0, 19);
+  if (!micro) return `${iso}Z`;
+  return `${iso}.${String(Math.floor(Number(nanos ?? 0n) / 1000)).padStart(6, '0')}Z`;
+}
+
+/** A scalar from its wire form, by proto type. */
+function scalar(type: string, f: Field): unknown {
+  switch (type) {
+    case 'string':
+      return str(f);
+    case 'bytes':
+      return (f.bytes ?? Buffer.alloc(0)).toString('base64');
+    case 'bool':
+      return f.varint !== undefined && f.varint !== 0n;
+    case 'double':
+      return f.fixed?.length === 8 ? f.fixed.readDoubleLE(0) : 0;
+    case 'float':
+      return f.fixed?.length === 4 ? f.fixed.readFloatLE(0) : 0;
+    case 'int32':
+      return Number(BigInt.asIntN(32, f.varint ?? 0n));
+    case 'uint32':
+    case 'uint64':
+      return Number(f.varint ?? 0n);
+    default:
+      return Number(BigInt.asIntN(64, f.varint ?? 0n));
+  }
+}
+
+/** Packed repeated numbers (wire type 2 on a numeric field). */
+function unpack(type: string, buf: Buffer): unknown[] {
+  if (type === 'double' || type === 'float') {
+    const size = type === 'double' ? 8 : 4;
+    const out: unknown[] = [];
+    for (let i = 0; i + size <= buf.length; i += size)
+      out.push(scalar(type, { no: 0, fixed: buf.subarray(i, i + size) }));
+    return out;
+  }
+  const out: unknown[] = [];
+  let i = 0;
+  while (i < buf.length) {
+    let r = 0n;
+    let shift = 0n;
+    for (;;) {
+      if (i >= buf.length) throw new ProtobufDecodeError('truncated packed varint');
+      const b = buf[i++]!;
+      r |= BigInt(b & 0x7f) << shift;
+      if (!(b & 0x80)) break;
+      shift += 7n;
+    }
+    out.push(scalar(type, { no: 0, varint: r }));
   }
   return out;
 }
 
-function objectMeta(buf: Buffer): Record<string, unknown> {
-  const fs = fields(buf);
-  const m: Record<string, unknown> = {};
-  const s = (no: number, key: string) => {
-    const f = fs.find((x) => x.no === no);
-    if (f && str(f) !== '') m[key] = str(f);
-  };
-  s(1, 'name');
-  s(2, 'generateName');
-  s(3, 'namespace');
-  s(5, 'uid');
-  s(6, 'resourceVersion');
-  const labels = mapEntries(fs, 11, false);
-  if (labels) m.labels = labels;
-  const annotations = mapEntries(fs, 12, false);
-  if (annotations) m.annotations = annotations;
-  const fins = fs.filter((f) => f.no === 14).map(str);
-  if (fins.length) m.finalizers = fins;
-  return m;
+function isZero(v: unknown): boolean {
+  if (v === undefined || v === '' || v === 0 || v === false) return true;
+  if (Array.isArray(v)) return v.length === 0;
+  return v !== null && typeof v === 'object' && Object.keys(v).length === 0;
 }
 
-function sub(fs: Field[], no: number): Field[] {
-  const f = fs.find((x) => x.no === no);
-  return f?.bytes ? fields(f.bytes) : [];
+/** One field's value: a scalar, or a message by its layout (special apimachinery types in their JSON forms). */
+function value(type: string, f: Field): unknown {
+  if (!PROTOBUF_MESSAGES[type]) return scalar(type, f);
+  const buf = f.bytes ?? Buffer.alloc(0);
+  switch (type) {
+    case `${META}.Time`:
+      return timestamp(buf, false);
+    case `${META}.MicroTime`:
+      return timestamp(buf, true);
+    case `${META}.Duration`:
+      return goDuration(BigInt.asIntN(64, fields(buf).find((x) => x.no === 1)?.varint ?? 0n));
+    case 'k8s.io.apimachinery.pkg.api.resource.Quantity':
+      return str(fields(buf).find((x) => x.no === 1) ?? { no: 1 });
+    case 'k8s.io.apimachinery.pkg.util.intstr.IntOrString': {
+      const fs = fields(buf);
+      const kind = fs.find((x) => x.no === 1)?.varint ?? 0n;
+      return kind === 1n
+        ? str(fs.find((x) => x.no === 3) ?? { no: 3 })
+        : Number(BigInt.asIntN(32, fs.find((x) => x.no === 2)?.varint ?? 0n));
+    }
+    case 'k8s.io.apimachinery.pkg.runtime.RawExtension':
+    case `${META}.FieldsV1`: {
+      const raw = fields(buf).find((x) => x.no === 1)?.bytes;
+      if (!raw || raw.length === 0) return undefined;
+      try {
+        return JSON.parse(raw.toString('utf8'));
+      } catch {
+        throw new ProtobufDecodeError(`${type} does not hold JSON`);
+      }
+    }
+    default:
+      return message(type, buf);
+  }
 }
 
-function strField(fs: Field[], no: number): string | undefined {
-  const f = fs.find((x) => x.no === no);
-  return f?.bytes && f.bytes.length > 0 ? str(f) : undefined;
-}
-
-function intField(fs: Field[], no: number, keepZero = false): number | undefined {
-  const f = fs.find((x) => x.no === no);
-  if (f?.varint === undefined) return undefined;
-  const n = Number(BigInt.asIntN(64, f.varint));
-  return n === 0 && !keepZero ? undefined : n;
-}
-
-function repeatedStr(fs: Field[], no: number): string[] | undefined {
-  const out = fs.filter((f) => f.no === no).map(str);
-  return out.length ? out : undefined;
-}
-
-function setIf(o: Record<string, unknown>, key: string, v: unknown): void {
-  if (v !== undefined) o[key] = v;
-}
-
-/** IntOrString {type=1 (0 int, 1 string), intVal=2, strVal=3}. */
-function intOrString(buf: Buffer): number | string {
-  const fs = fields(buf);
-  return intField(fs, 1) === 1 ? (strField(fs, 3) ?? '') : (intField(fs, 2, true) ?? 0);
-}
-
-/** core/v1 Container: name=1 image=2 command=3 args=4 workingDir=5 ports=6 env=7 imagePullPolicy=14. */
-function container(buf: Buffer): Record<string, unknown> {
-  const fs = fields(buf);
-  const c: Record<string, unknown> = {};
-  setIf(c, 'name', strField(fs, 1));
-  setIf(c, 'image', strField(fs, 2));
-  setIf(c, 'command', repeatedStr(fs, 3));
-  setIf(c, 'args', repeatedStr(fs, 4));
-  setIf(c, 'workingDir', strField(fs, 5));
-  const ports = fs
-    .filter((f) => f.no === 6 && f.bytes)
-    .map((f) => {
-      const pf = fields(f.bytes!);
-      const p: Record<string, unknown> = {};
-      setIf(p, 'name', strField(pf, 1));
-      setIf(p, 'hostPort', intField(pf, 2));
-      setIf(p, 'containerPort', intField(pf, 3, true));
-      setIf(p, 'protocol', strField(pf, 4));
-      return p;
-    });
-  if (ports.length) c.ports = ports;
-  const env = fs
-    .filter((f) => f.no === 7 && f.bytes)
-    .map((f) => {
-      const ef = fields(f.bytes!);
-      const e: Record<string, unknown> = { name: strField(ef, 1) ?? '' };
-      setIf(e, 'value', strField(ef, 2));
-      return e;
-    });
-  if (env.length) c.env = env;
-  setIf(c, 'imagePullPolicy', strField(fs, 14));
-  return c;
-}
-
-/** PodTemplateSpec {metadata=1, spec=2}; PodSpec: containers=2 restartPolicy=3 dnsPolicy=6 nodeSelector=7 serviceAccountName=8 nodeName=10. */
-function podTemplate(buf: Buffer): Record<string, unknown> {
-  const fs = fields(buf);
-  const meta = fs.find((f) => f.no === 1)?.bytes;
-  const spec = sub(fs, 2);
-  const ps: Record<string, unknown> = {
-    containers: spec.filter((f) => f.no === 2 && f.bytes).map((f) => container(f.bytes!)),
-  };
-  setIf(ps, 'restartPolicy', strField(spec, 3));
-  setIf(ps, 'dnsPolicy', strField(spec, 6));
-  setIf(ps, 'nodeSelector', mapEntries(spec, 7, false));
-  setIf(ps, 'serviceAccountName', strField(spec, 8));
-  setIf(ps, 'nodeName', strField(spec, 10));
-  return { metadata: meta ? objectMeta(meta) : {}, spec: ps };
+/** Decode a message by its generated layout into JSON, dropping zero values (see the module doc). */
+function message(type: string, buf: Buffer): Record<string, unknown> {
+  const layout = PROTOBUF_MESSAGES[type];
+  if (!layout) throw new ProtobufDecodeError(`no protobuf layout for ${type}`);
+  const byNo = new Map(layout.map((row) => [row[0], row]));
+  const out: Record<string, unknown> = {};
+  for (const f of fields(buf)) {
+    const row = byNo.get(f.no);
+    if (!row) continue; // unknown fields are skipped, as proto2 decoding keeps them aside
+    const [, name, label, ftype] = row;
+    if (label === 'm') {
+      const kv = fields(f.bytes ?? Buffer.alloc(0));
+      const k = kv.find((x) => x.no === 1);
+      const v = kv.find((x) => x.no === 2);
+      if (out[name] === undefined) out[name] = {};
+      const map = out[name] as Record<string, unknown>;
+      map[k ? str(k) : ''] = v ? value(ftype, v) : PROTOBUF_MESSAGES[ftype] ? {} : scalar(ftype, { no: 2 });
+    } else if (label === 'r') {
+      if (out[name] === undefined) out[name] = [];
+      const list = out[name] as unknown[];
+      if (f.bytes !== undefined && !PROTOBUF_MESSAGES[ftype] && ftype !== 'string' && ftype !== 'bytes')
+        for (const x of unpack(ftype, f.bytes)) list.push(x);
+      else list.push(value(ftype, f) ?? null);
+    } else {
+      out[name] = value(ftype, f);
+    }
+  }
+  for (const [k, v] of Object.entries(out)) if (isZero(v) && !Array.isArray(v)) delete out[k];
+  for (const [k, v] of Object.entries(out)) if (Array.isArray(v) && v.length === 0) delete out[k];
+  return out;
 }
 
 /** Decode a protobuf request body into a JSON object. @throws ProtobufDecodeError */
@@ -171,84 +234,19 @@ export function decodeProtobufObject(body: Buffer): KObject {
   if (body.length < 4 || !body.subarray(0, 4).equals(MAGIC))
     throw new ProtobufDecodeError('missing k8s protobuf envelope');
   const unknown = fields(body.subarray(4));
-  const typeMeta = sub(unknown, 1);
-  const apiVersion = str(typeMeta.find((f) => f.no === 1) ?? { no: 1 });
-  const kind = str(typeMeta.find((f) => f.no === 2) ?? { no: 2 });
+  const typeMeta = unknown.find((f) => f.no === 1)?.bytes;
+  const tm = typeMeta ? fields(typeMeta) : [];
+  const apiVersion = str(tm.find((f) => f.no === 1) ?? { no: 1 });
+  const kind = str(tm.find((f) => f.no === 2) ?? { no: 2 });
+  const type = PROTOBUF_KINDS[`${apiVersion}/${kind}`];
+  if (!type) throw new ProtobufDecodeError(`protobuf bodies of ${apiVersion}/${kind} are not supported`);
   const raw = unknown.find((f) => f.no === 2)?.bytes;
   if (!raw) throw new ProtobufDecodeError('empty protobuf object');
-  const fs = fields(raw);
-  const metaField = fs.find((f) => f.no === 1);
-  const metadata = metaField?.bytes ? objectMeta(metaField.bytes) : {};
-  const obj: KObject = { apiVersion, kind, metadata };
-  const bool = (no: number, key: string) => {
-    const f = fs.find((x) => x.no === no);
-    if (f?.varint !== undefined) obj[key] = f.varint !== 0n;
-  };
-  if (apiVersion === 'v1' && kind === 'Namespace') {
-    const fins = sub(fs, 2)
-      .filter((f) => f.no === 1)
-      .map(str);
-    if (fins.length) obj.spec = { finalizers: fins };
-    return obj;
-  }
-  if (apiVersion === 'v1' && kind === 'ConfigMap') {
-    const data = mapEntries(fs, 2, false);
-    if (data) obj.data = data;
-    const bin = mapEntries(fs, 3, true);
-    if (bin) obj.binaryData = bin;
-    bool(4, 'immutable');
-    return obj;
-  }
-  if (apiVersion === 'v1' && kind === 'Secret') {
-    const data = mapEntries(fs, 2, true);
-    if (data) obj.data = data;
-    const type = fs.find((f) => f.no === 3);
-    if (type && str(type)) obj.type = str(type);
-    const sd = mapEntries(fs, 4, false);
-    if (sd) obj.stringData = sd;
-    bool(5, 'immutable');
-    return obj;
-  }
-  if (apiVersion === 'apps/v1' && kind === 'Deployment') {
-    // DeploymentSpec: replicas=1 selector=2 template=3 strategy=4 minReadySeconds=5 revisionHistoryLimit=6 paused=7 progressDeadlineSeconds=9
-    const spec = sub(fs, 2);
-    const o: Record<string, unknown> = {};
-    setIf(o, 'replicas', intField(spec, 1, true));
-    const sel = spec.find((f) => f.no === 2)?.bytes;
-    if (sel) o.selector = { matchLabels: mapEntries(fields(sel), 1, false) ?? {} };
-    const tmpl = spec.find((f) => f.no === 3)?.bytes;
-    if (tmpl) o.template = podTemplate(tmpl);
-    const strategy = sub(spec, 4);
-    setIf(o, 'strategy', strField(strategy, 1) ? { type: strField(strategy, 1) } : undefined);
-    setIf(o, 'minReadySeconds', intField(spec, 5));
-    setIf(o, 'revisionHistoryLimit', intField(spec, 6, true));
-    setIf(o, 'progressDeadlineSeconds', intField(spec, 9, true));
-    obj.spec = o;
-    return obj;
-  }
-  if (apiVersion === 'v1' && kind === 'Service') {
-    // ServiceSpec: ports=1 selector=2 clusterIP=3 type=4; ServicePort: name=1 protocol=2 port=3 targetPort=4 nodePort=5
-    const spec = sub(fs, 2);
-    const o: Record<string, unknown> = {};
-    const ports = spec
-      .filter((f) => f.no === 1 && f.bytes)
-      .map((f) => {
-        const pf = fields(f.bytes!);
-        const p: Record<string, unknown> = {};
-        setIf(p, 'name', strField(pf, 1));
-        setIf(p, 'protocol', strField(pf, 2));
-        setIf(p, 'port', intField(pf, 3, true));
-        const tp = pf.find((x) => x.no === 4)?.bytes;
-        if (tp) p.targetPort = intOrString(tp);
-        setIf(p, 'nodePort', intField(pf, 5));
-        return p;
-      });
-    if (ports.length) o.ports = ports;
-    setIf(o, 'selector', mapEntries(spec, 2, false));
-    setIf(o, 'clusterIP', strField(spec, 3));
-    setIf(o, 'type', strField(spec, 4));
-    obj.spec = o;
-    return obj;
-  }
-  throw new ProtobufDecodeError(`protobuf bodies of ${apiVersion}/${kind} are not supported`);
+  const obj = message(type, raw);
+  return {
+    apiVersion,
+    kind,
+    ...obj,
+    metadata: (obj.metadata as Record<string, unknown> | undefined) ?? {},
+  } as KObject;
 }

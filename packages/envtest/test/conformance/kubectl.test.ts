@@ -930,6 +930,65 @@ spec:
       expect(svc.body.spec.selector).toEqual({ app: 'gen' });
     });
 
+    it('generator commands of other kinds send protobuf bodies: create serviceaccount|role|rolebinding|job|cronjob|priorityclass', async () => {
+      expect(await kubectl.ok(['create', 'serviceaccount', 'gen-sa', '-n', NS])).toContain(
+        'serviceaccount/gen-sa created',
+      );
+      expect(
+        await kubectl.ok(['create', 'role', 'gen-role', '-n', NS, '--verb=get,list', '--resource=pods']),
+      ).toContain('role.rbac.authorization.k8s.io/gen-role created');
+      const role = await cluster.get(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles/gen-role`);
+      expect(role.body.rules).toEqual([{ verbs: ['get', 'list'], apiGroups: [''], resources: ['pods'] }]);
+      expect(
+        await kubectl.ok([
+          'create',
+          'rolebinding',
+          'gen-rb',
+          '-n',
+          NS,
+          '--role=gen-role',
+          `--serviceaccount=${NS}:gen-sa`,
+        ]),
+      ).toContain('rolebinding.rbac.authorization.k8s.io/gen-rb created');
+      const rb = await cluster.get(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings/gen-rb`);
+      expect(rb.body.roleRef).toEqual({
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'Role',
+        name: 'gen-role',
+      });
+      expect(rb.body.subjects).toEqual([{ kind: 'ServiceAccount', name: 'gen-sa', namespace: NS }]);
+      expect(
+        await kubectl.ok(['create', 'job', 'gen-job', '-n', NS, '--image=registry.k8s.io/pause:3.10']),
+      ).toContain('job.batch/gen-job created');
+      const job = await cluster.get(`/apis/batch/v1/namespaces/${NS}/jobs/gen-job`);
+      expect(job.body.spec.template.spec.containers[0]).toMatchObject({
+        name: 'gen-job',
+        image: 'registry.k8s.io/pause:3.10',
+      });
+      expect(
+        await kubectl.ok([
+          'create',
+          'cronjob',
+          'gen-cj',
+          '-n',
+          NS,
+          '--image=registry.k8s.io/pause:3.10',
+          '--schedule=*/5 * * * *',
+        ]),
+      ).toContain('cronjob.batch/gen-cj created');
+      const cj = await cluster.get(`/apis/batch/v1/namespaces/${NS}/cronjobs/gen-cj`);
+      expect(cj.body.spec.schedule).toBe('*/5 * * * *');
+      expect(await kubectl.ok(['create', 'priorityclass', 'gen-pc', '--value=1000'])).toContain(
+        'priorityclass.scheduling.k8s.io/gen-pc created',
+      );
+      expect((await cluster.get('/apis/scheduling.k8s.io/v1/priorityclasses/gen-pc')).body.value).toBe(1000);
+      // auth can-i sends a SelfSubjectAccessReview as protobuf; envtest answers reviews with an empty status
+      const canI = await kubectl.run(['auth', 'can-i', 'create', 'pods', '-n', NS]);
+      expect(canI.stderr).not.toContain('unknown format');
+      expect(canI.stdout.trim()).toBe('no');
+      await kubectl.ok(['delete', 'priorityclass', 'gen-pc']);
+    });
+
     it('client-side apply of an existing object prints no OpenAPI patch-metadata warning', async () => {
       const cm = (v: string) =>
         `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: schema\n  namespace: ${NS}\ndata:\n  k: ${v}\n`;
