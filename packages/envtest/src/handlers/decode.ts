@@ -53,7 +53,7 @@ export function decodeObject(
     );
   // encoding/json fails the decode on a value of the wrong JSON type or a `[]byte` field that is not base64,
   // before any field validation
-  const bytesError = bytesErrorOf(rt, o);
+  const bytesError = bytesErrorOf(rt, o, ct === 'application/json' || ct === '' ? body : undefined);
   if (bytesError)
     throw badRequest(
       `${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: ${bytesError}`,
@@ -64,9 +64,10 @@ export function decodeObject(
 
 /**
  * The Go decode error of a built-in object: a JSON type error or a `[]byte` field that is not base64 (see
- * `schema/go-decode.ts`); undefined for custom resources and objects that decode.
+ * `schema/go-decode.ts`); undefined for custom resources and objects that decode. `rawJson`: the JSON body `o`
+ * was parsed from, so integer fields see number literals as written (`3.0`).
  */
-export function bytesErrorOf(rt: ResourceType, o: KObject): string | undefined {
+export function bytesErrorOf(rt: ResourceType, o: KObject, rawJson?: Buffer): string | undefined {
   const modelName = rt.crdName === undefined ? rootModel(rt.group, rt.version, rt.kind) : undefined;
-  return modelName ? goDecodeErrorOf(modelName, o) : undefined;
+  return modelName ? goDecodeErrorOf(modelName, o, rawJson?.toString('utf8')) : undefined;
 }

@@ -17,9 +17,10 @@
  * As encoding/json does, `null` is accepted everywhere, fields the kind does not declare are skipped (they
  * are fieldValidation's business), the first plain type error in document order is kept while decoding goes
  * on, and an error from a custom decoder (Quantity, IntOrString, Time) ends decoding at once and wins.
- * Differences: the body has already been parsed by JavaScript, so a number written `3.0` or `1e3` counts as
- * the integer it denotes (encoding/json refuses such literals for an integer field), and duplicate keys are
- * not seen.
+ * Number literals: given the raw JSON text, a number written `3.0`, `1e3` or with more digits than a double
+ * keeps its literal (`json: cannot unmarshal number 3.0 into … of type int32`, as strconv.ParseInt refuses it);
+ * without it (YAML bodies, patched objects) such a number counts as the value JavaScript parsed. Duplicate keys
+ * are not seen.
  */
 import { goBase64Error } from './base64.js';
 import { BUILTIN_BYTE_FIELDS } from './builtin-byte-fields.js';
@@ -102,12 +103,23 @@ function fieldType(model: string, field: string, type: string): GoType {
   return t;
 }
 
+/** A JSON number whose literal JavaScript would not keep (`3.0`, `1e3`, 17+ digits). */
+class RawNumber {
+  constructor(
+    readonly literal: string,
+    readonly value: number,
+  ) {}
+}
+
+const isNumber = (v: unknown): boolean => typeof v === 'number' || v instanceof RawNumber;
+
 function isObj(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
+  return v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof RawNumber);
 }
 
 /** How encoding/json names a JSON value in an UnmarshalTypeError. */
 function jsonKind(v: unknown): string {
+  if (v instanceof RawNumber) return 'number';
   if (Array.isArray(v)) return 'array';
   if (typeof v === 'boolean') return 'bool';
   return typeof v === 'string' ? 'string' : typeof v === 'number' ? 'number' : 'object';
@@ -189,10 +201,11 @@ class Decoder {
         if (typeof v !== 'boolean') this.save(this.typeError(jsonKind(v), t.name));
         return;
       case 'float':
-        if (typeof v !== 'number') this.save(this.typeError(jsonKind(v), t.name));
+        if (!isNumber(v)) this.save(this.typeError(jsonKind(v), t.name));
         return;
       case 'int':
-        if (typeof v !== 'number') this.save(this.typeError(jsonKind(v), t.name));
+        if (v instanceof RawNumber) this.save(this.typeError(`number ${v.literal}`, t.name));
+        else if (typeof v !== 'number') this.save(this.typeError(jsonKind(v), t.name));
         else if (!fitsInt(v, t.bits)) this.save(this.typeError(`number ${v}`, t.name));
         return;
       case 'bytes': {
@@ -210,11 +223,12 @@ class Decoder {
         return;
       case 'intstr':
         if (typeof v === 'string') return;
+        if (v instanceof RawNumber) throw new Fatal(this.typeError(`number ${v.literal}`, 'int32'));
         if (typeof v !== 'number') throw new Fatal(this.typeError(jsonKind(v), 'int32'));
         if (!fitsInt(v, 32)) throw new Fatal(this.typeError(`number ${v}`, 'int32'));
         return;
       case 'quantity': {
-        if (typeof v === 'number') return;
+        if (isNumber(v)) return;
         const err = typeof v === 'string' ? quantityError(v.trim()) : QUANTITY_FORMAT_MSG;
         if (err) throw new Fatal(err);
         return;
@@ -243,14 +257,107 @@ function fitsInt(v: number, bits: 32 | 64): boolean {
   return bits === 32 ? v >= -2147483648 && v <= 2147483647 : v >= -(2 ** 63) && v < 2 ** 63;
 }
 
+const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?/y;
+const WS = /[ \t\n\r]*/y;
+const JSON_STRING = /"(?:[^"\\]|\\.)*"/y;
+
+/**
+ * Parse JSON text as JSON.parse does, except that a number whose literal has a fraction, an exponent or more
+ * than 15 digits becomes a RawNumber keeping its literal. Undefined when the text is not JSON.
+ */
+export function parseKeepingLiterals(text: string): unknown {
+  let i = 0;
+  const skip = () => {
+    WS.lastIndex = i;
+    WS.exec(text);
+    i = WS.lastIndex;
+  };
+  const token = (re: RegExp): string => {
+    re.lastIndex = i;
+    const m = re.exec(text);
+    if (!m) throw new SyntaxError(`bad JSON at ${i}`);
+    i = re.lastIndex;
+    return m[0];
+  };
+  const value = (): unknown => {
+    skip();
+    const c = text[i];
+    if (c === '{') {
+      i++;
+      const out: Record<string, unknown> = {};
+      skip();
+      if (text[i] === '}') {
+        i++;
+        return out;
+      }
+      for (;;) {
+        skip();
+        const key = JSON.parse(token(JSON_STRING)) as string;
+        skip();
+        if (text[i++] !== ':') throw new SyntaxError(`bad JSON at ${i}`);
+        out[key] = value();
+        skip();
+        const sep = text[i++];
+        if (sep === '}') return out;
+        if (sep !== ',') throw new SyntaxError(`bad JSON at ${i}`);
+      }
+    }
+    if (c === '[') {
+      i++;
+      const out: unknown[] = [];
+      skip();
+      if (text[i] === ']') {
+        i++;
+        return out;
+      }
+      for (;;) {
+        out.push(value());
+        skip();
+        const sep = text[i++];
+        if (sep === ']') return out;
+        if (sep !== ',') throw new SyntaxError(`bad JSON at ${i}`);
+      }
+    }
+    if (c === '"') return JSON.parse(token(JSON_STRING));
+    for (const [word, v] of [
+      ['true', true],
+      ['false', false],
+      ['null', null],
+    ] as const)
+      if (text.startsWith(word, i)) {
+        i += word.length;
+        return v;
+      }
+    const lit = token(NUMBER);
+    const n = Number(lit);
+    return /[.eE]/.test(lit) || lit.replace('-', '').length > 15 ? new RawNumber(lit, n) : n;
+  };
+  try {
+    const v = value();
+    skip();
+    return i === text.length ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Could `text` hold a number literal that JavaScript does not keep (a cheap check before the slow parse)? */
+const mayHoldRawNumbers = (text: string) => /[0-9][.eE]|[0-9]{16}/.test(text);
+
 /**
  * The error kube-apiserver's JSON decoder reports for `obj` decoded into the built-in model `modelName`
  * (without the `<Kind> in version … cannot be handled as a <Kind>: ` prefix), or undefined when it decodes.
+ * `rawJson`, the request body `obj` was parsed from, lets integer fields see number literals as written.
  */
-export function goDecodeErrorOf(modelName: string, obj: Record<string, unknown>): string | undefined {
+export function goDecodeErrorOf(
+  modelName: string,
+  obj: Record<string, unknown>,
+  rawJson?: string,
+): string | undefined {
   const d = new Decoder();
+  const raw = rawJson !== undefined && mayHoldRawNumbers(rawJson) ? parseKeepingLiterals(rawJson) : undefined;
   try {
-    d.struct_(modelName, goNameOf(modelName).name, obj);
+    d.struct_(modelName, goNameOf(modelName).name, isObj(raw) ? raw : obj);
   } catch (e) {
     if (e instanceof Fatal) return e.message;
     throw e;

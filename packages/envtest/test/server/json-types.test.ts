@@ -7,7 +7,7 @@
  * built-in kind, from the generated schema table.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { quantityError } from '../../src/schema/go-decode.js';
+import { parseKeepingLiterals, quantityError } from '../../src/schema/go-decode.js';
 import { type Json, startTestServer, type TestServer } from './helpers.js';
 
 const NS = '/api/v1/namespaces/default';
@@ -174,6 +174,25 @@ describe('JSON types of built-in kinds are checked as the Go decoder does', () =
     expect(ok.status).toBe(201);
   });
 
+  it('sees integer literals as written in a JSON body: 3.0 and 1e3 are not int32 (strconv.ParseInt), quantities and floats take them', async () => {
+    const D = 'Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal';
+    const body = (replicas: string, cpu = '"1"') =>
+      `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"lit"},"spec":{"replicas":${replicas},` +
+      `"selector":{"matchLabels":{"app":"a"}},"template":{"metadata":{"labels":{"app":"a"}},` +
+      `"spec":{"containers":[{"name":"c","image":"nginx:1.25","resources":{"limits":{"cpu":${cpu}}}}]}}}}`;
+    const three = await t.req('POST', `${APPS}/deployments`, body('3.0'));
+    expect(three.body).toEqual(
+      badRequest(`${D} number 3.0 into Go struct field DeploymentSpec.spec.replicas of type int32`),
+    );
+    const exp = await t.req('POST', `${APPS}/deployments`, body('1e3'));
+    expect(exp.body.message).toBe(
+      `${D} number 1e3 into Go struct field DeploymentSpec.spec.replicas of type int32`,
+    );
+    const ok = await t.req('POST', `${APPS}/deployments`, body('3', '0.5'));
+    expect(ok.status).toBe(201);
+    expect(ok.body.spec.replicas).toBe(3);
+  });
+
   it('refuses Service port "80"; int-or-string targetPort takes "http" and 8080 but not true or 1.5', async () => {
     const svc = (name: string, port: Record<string, unknown>) => ({
       apiVersion: 'v1',
@@ -278,5 +297,21 @@ describe('resource.ParseQuantity errors', () => {
     const err = quantityError(s);
     if (kind === undefined) expect(err).toBeUndefined();
     else expect(err).toContain(kind === 'format' ? 'quantities must match' : "quantity's suffix");
+  });
+});
+
+describe('parseKeepingLiterals', () => {
+  it('parses as JSON.parse does, keeping the literal of numbers JavaScript would change', () => {
+    const text = '{"a":[1,-2,"x\\"y",true,false,null,{"b":{}},[]],"c":"1.5e3","d":0}';
+    expect(parseKeepingLiterals(text)).toEqual(JSON.parse(text));
+    const raw = parseKeepingLiterals(' { "n" : 3.0 , "m": [1e3, 12345678901234567890] } ') as Record<
+      string,
+      unknown
+    >;
+    expect(raw.n).toMatchObject({ literal: '3.0', value: 3 });
+    expect((raw.m as unknown[])[0]).toMatchObject({ literal: '1e3' });
+    expect((raw.m as unknown[])[1]).toMatchObject({ literal: '12345678901234567890' });
+    expect(parseKeepingLiterals('{"a":1')).toBeUndefined();
+    expect(parseKeepingLiterals('{"a":1} x')).toBeUndefined();
   });
 });
