@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   FakeClock,
   LOW_PRIORITY,
@@ -37,15 +37,39 @@ describe('README examples', () => {
       }
     }
     const workers = [worker(), worker()];
-    const deadline = Date.now() + 5_000;
-    while (seen.length < 1 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
-    expect(queue.numRequeues('default/web-0')).toBe(1);
+    await vi.waitFor(() => expect(queue.numRequeues('default/web-0')).toBe(1));
     clock.step(5); // first retry after 5 ms
-    while (seen.length < 2 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
-    expect(seen).toEqual(['default/web-0', 'default/web-0']);
-    expect(queue.numRequeues('default/web-0')).toBe(0);
+    await vi.waitFor(() => expect(seen).toEqual(['default/web-0', 'default/web-0']));
+    await vi.waitFor(() => expect(queue.numRequeues('default/web-0')).toBe(0));
     await queue.shutDownWithDrain();
     await Promise.all(workers);
+  });
+
+  it('a worker with a backlog takes ready keys with tryGet and awaits get only when none is ready', async () => {
+    const queue = newRateLimitingQueue<string>({ clock: new FakeClock() });
+    const handled: string[] = [];
+    let awaited = 0;
+    async function worker(): Promise<void> {
+      for (;;) {
+        let key = queue.tryGet();
+        if (key === undefined) {
+          awaited++;
+          const next = await queue.get();
+          if (next.shutdown) return;
+          key = next.item;
+        }
+        handled.push(key);
+        queue.done(key);
+      }
+    }
+    for (const k of ['a', 'b', 'c']) queue.add(k);
+    const running = worker();
+    expect(handled).toEqual(['a', 'b', 'c']); // the backlog, synchronously
+    queue.add('d');
+    await vi.waitFor(() => expect(handled).toEqual(['a', 'b', 'c', 'd']));
+    queue.shutDown();
+    await running;
+    expect(awaited).toBe(2); // once when the backlog ran out ('d' came through it), once to see the shutdown
   });
 
   it('priority queue example', async () => {
