@@ -4,6 +4,7 @@ import {
   type Clock,
   discardLogger,
   isExpired,
+  isReplyTooLarge,
   isTooManyRequests,
   type KubeObject,
   type Logger,
@@ -43,6 +44,9 @@ const VERY_SHORT_WATCH_MS = 1000;
  *   a limit it is answered "not older than" that version.
  * - A list refused with 410 Expired or "too large resource version" is retried at once with
  *   `resourceVersion=""` (most recent); an expired continue token gives one full list without paging.
+ * - An unpaged answer too large to decode in one JavaScript string (~512 MiB: the watch cache serves
+ *   `resourceVersion=0` whole, ignoring `limit`) is listed again at once in pages at `resourceVersion=""`, and
+ *   every later list is paged (Go has no such limit; this is client-go's paginated-result path).
  * - Then watch from the list's resourceVersion (`allowWatchBookmarks`, random `timeoutSeconds` in
  *   [min, 2×min)). A clean end re-watches from the last seen resourceVersion; bookmarks advance it; a 410
  *   relists from the last seen resourceVersion; a watch cut by the transport's idle watchdog re-watches at
@@ -174,15 +178,27 @@ export class Reflector<T extends KubeObject = KubeObject> {
       try {
         result = await pagedList(this.#lw, rv, limit, signal);
       } catch (err) {
-        if (!(isExpired(err) || isTooLargeResourceVersionError(err)) || signal.aborted) throw err;
-        // The resourceVersion is compacted or not reached yet: retry at once with the most recent state.
-        this.#rvUnavailable = true;
-        this.#log.info(
-          { reflector: this.#name, resourceVersion: rv, reason: asStatusError(err)?.reason },
-          'list at resourceVersion refused, listing the most recent state',
-        );
-        // Same pager as the refused list (client-go reuses it): unpaged if that one was.
-        result = await pagedList(this.#lw, '', limit, signal);
+        if (!signal.aborted && isReplyTooLarge(err) && !(rv === '' && limit > 0)) {
+          // The unpaged answer (resourceVersion=0 or a relist, served whole by the watch cache, which ignores a
+          // limit) does not fit in one JavaScript string (~512 MiB): list the most recent state in pages from
+          // etcd, and page every later list too, as after a paginated first list.
+          this.#log.warn(
+            { reflector: this.#name, resourceVersion: rv, pageSize: this.#pageSize },
+            'list reply too large to decode whole, listing in pages',
+          );
+          this.#paginatedResult = true;
+          result = await pagedList(this.#lw, '', this.#pageSize, signal);
+        } else {
+          if (!(isExpired(err) || isTooLargeResourceVersionError(err)) || signal.aborted) throw err;
+          // The resourceVersion is compacted or not reached yet: retry at once with the most recent state.
+          this.#rvUnavailable = true;
+          this.#log.info(
+            { reflector: this.#name, resourceVersion: rv, reason: asStatusError(err)?.reason },
+            'list at resourceVersion refused, listing the most recent state',
+          );
+          // Same pager as the refused list (client-go reuses it): unpaged if that one was.
+          result = await pagedList(this.#lw, '', limit, signal);
+        }
       }
     } catch (err) {
       if (!signal.aborted) this.#listResult(err);

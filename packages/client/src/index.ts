@@ -137,6 +137,7 @@ export {
   type WriteOptions,
 } from './options.js';
 export { type ListPage, type ListPagesOptions, listAll, listPages } from './pager.js';
+export { isReplyTooLarge } from './replies.js';
 export {
   type InvalidateOptions,
   isNoMatchError,

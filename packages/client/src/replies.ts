@@ -12,10 +12,21 @@ import { toPartialObjectMetadata } from './metadata-only.js';
 /**
  * Reads the body: a non-2xx answer becomes its typed error; an empty body is `undefined`; anything else
  * must be JSON. `what` names the request in errors (`GET /api/v1/pods`).
- * @throws StatusError, UnexpectedResponseError (not JSON).
+ * @throws StatusError, UnexpectedResponseError (not JSON; or a body longer than a JavaScript string can hold,
+ *   about 512 MiB — an unpaged list of a large cluster — with the `ERR_STRING_TOO_LONG` error as `cause`,
+ *   see {@link isReplyTooLarge}).
  */
 export async function readJsonReply(res: HttpResponse, what: string): Promise<unknown> {
-  const text = await res.body.text();
+  let text: string;
+  try {
+    text = await res.body.text();
+  } catch (err) {
+    if ((err as { code?: unknown } | null)?.code !== 'ERR_STRING_TOO_LONG') throw err;
+    throw new UnexpectedResponseError(
+      `${what}: the reply is larger than a JavaScript string can hold; list it in pages (limit)`,
+      { cause: err },
+    );
+  }
   if (res.status < 200 || res.status >= 300) throw statusErrorFromResponse(res.status, text, what);
   if (text === '') return undefined;
   try {
@@ -79,4 +90,16 @@ export function withTypeMeta<T extends KubeObject>(kind: Kind<T>, obj: T): T {
     if (!obj.kind) obj.kind = kind.kind;
   }
   return obj;
+}
+
+/**
+ * Whether `err` (or an error in its `cause` chain) is a reply too large to decode in one piece: Node's
+ * `ERR_STRING_TOO_LONG` (a string of more than 2^29 - 24 characters), e.g. an unpaged list of hundreds of
+ * thousands of objects. A reflector then lists in pages instead.
+ */
+export function isReplyTooLarge(err: unknown): boolean {
+  for (let e = err, depth = 0; e && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    if ((e as { code?: unknown }).code === 'ERR_STRING_TOO_LONG') return true;
+  }
+  return false;
 }
