@@ -1,6 +1,7 @@
 // One sharded replica in a child process for the sharding subprocess test (run with `node`, imports the
 // built @kubeloop/builder). Reconciles ConfigMaps of NAMESPACE in the sharding group "cm" as IDENTITY,
-// each reconcile 20-100 ms and revisited about every 2 s. Prints one JSON line per reconcile start/end.
+// each reconcile 20-100 ms and revisited about every 2 s. Prints one JSON line per reconcile start/end (and
+// 'loaded' once its modules are loaded).
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ConfigMap,
@@ -12,6 +13,13 @@ import {
 
 const env = process.env;
 const say = (ev, extra = {}) => process.stdout.write(`${JSON.stringify({ ev, t: Date.now(), ...extra })}\n`);
+say('loaded');
+// With HOLD set, the replica boots (node and the built builder loaded) but joins only once a line arrives
+// on stdin: the test then times the join, not a cold process start on a loaded machine.
+if (env.HOLD) {
+  const { createInterface } = await import('node:readline');
+  await new Promise((resolve) => createInterface({ input: process.stdin }).once('line', resolve));
+}
 const mgr = newManager(
   {
     host: env.HOST,
@@ -24,7 +32,26 @@ const mgr = newManager(
   },
   { namespace: env.NAMESPACE, gracefulShutdownTimeoutMs: 5000 },
 );
+// The sharding's own account of membership, as JSON lines too (view changes, fencing, failed renewals), so a
+// failed run says why the replicas did not agree.
+const SHARDING_MESSAGES = /Membership changed|Acknowledged|renew|Renewing|Listing|Drain deadline/;
+const shardLog = {
+  debug() {},
+  info(fields, msg) {
+    if (SHARDING_MESSAGES.test(msg)) say('log', { level: 'info', msg, members: fields?.members });
+  },
+  warn(fields, msg) {
+    say('log', { level: 'warn', msg, err: fields?.err ? String(fields.err) : undefined });
+  },
+  error(fields, msg) {
+    say('log', { level: 'error', msg, err: fields?.err ? String(fields.err) : undefined });
+  },
+  child() {
+    return shardLog;
+  },
+};
 const sharding = newSharding(mgr, {
+  logger: shardLog,
   name: 'cm',
   namespace: env.NAMESPACE,
   identity: env.IDENTITY,
