@@ -68,6 +68,8 @@ export interface PriorityQueueOptions<T> extends QueueOptions<T> {
 
 /** What {@link PriorityQueue.tryGetWithPriority} returns: a ready item, now being processed, and its priority. */
 export interface ReadyItem<T> {
+  /** The item, now being processed: pass it to `done` when finished. */
   item: T;
+  /** Its priority (higher was handed out first); pass it back when re-adding to keep it. */
   priority: number;
 }
