@@ -34,8 +34,10 @@ describe.skipIf(realCluster)('HTTP/2 against envtest (issue 9 item 8)', () => {
     }
   }
 
-  it(`${INFORMERS} informers on ${INFORMERS} namespaces use 1 TCP connection at the server with http2 on`, async () => {
-    expect(await informersOn(true)).toBe(1);
+  // envtest advertises 100 streams per connection, as kube-apiserver does: at start each informer's list and
+  // watch overlap (up to 200 streams), so a second connection may open; never one per watch.
+  it(`${INFORMERS} informers on ${INFORMERS} namespaces use at most 2 TCP connections at the server with http2 on`, async () => {
+    expect(await informersOn(true)).toBeLessThanOrEqual(2);
   });
 
   it(`with http2 off the same ${INFORMERS} informers all watch (one connection each; a cap of 25 connections used to stall the 26th watch)`, async () => {
