@@ -202,7 +202,11 @@ function h2Pool(
           conn.active--;
         }
       };
-      return whileBodyOpen(conn.dispatcher.request(opts), release);
+      // undici's h2 client holds a request it deems non-idempotent (its default for everything but GET/HEAD)
+      // until no other stream of the connection is running, and every request queued behind it too: with a
+      // watch open that is forever, so no write was ever sent. h2 streams are independent and undici never
+      // re-sends a request, so the flag only decides that wait.
+      return whileBodyOpen(conn.dispatcher.request({ ...opts, idempotent: true }), release);
     },
     async close(force) {
       await Promise.all(conns.map((c) => (force ? c.root.destroy() : c.root.close()).catch(() => undefined)));

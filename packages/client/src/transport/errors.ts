@@ -47,6 +47,18 @@ export function isConnectionReset(e: unknown): boolean {
   return cause !== undefined && cause !== e && isConnectionReset(cause);
 }
 
+/**
+ * An h2 stream the server refused before processing it (RST_STREAM REFUSED_STREAM, RFC 9113 §8.7: "the client
+ * can safely retry"), e.g. sent past the server's SETTINGS_MAX_CONCURRENT_STREAMS before that frame arrived.
+ * @internal
+ */
+export function isRefusedStream(e: unknown): boolean {
+  for (let x = e, depth = 0; x && depth < 8; x = (x as { cause?: unknown }).cause, depth++) {
+    if (/\bNGHTTP2_REFUSED_STREAM\b/.test(String((x as { message?: unknown }).message ?? ''))) return true;
+  }
+  return false;
+}
+
 /** @internal */
 export function isTlsError(e: unknown): boolean {
   return /CERT|SSL|TLS|SELF_SIGNED|ERR_TLS|HOSTNAME|UNABLE_TO_VERIFY|ALTNAME/.test(errorCode(e) ?? '');

@@ -56,6 +56,8 @@ export interface FailedAttempt {
   readonly method: string;
   readonly stream: boolean;
   readonly connectionReset: boolean;
+  /** The h2 stream was refused unprocessed (REFUSED_STREAM). */
+  readonly refusedStream?: boolean;
   readonly errorCode: string;
   readonly retries: number;
   readonly maxRetries: number;
@@ -74,6 +76,14 @@ export const STREAM_RESET_RETRIES = 1;
  * away is the Reflector's to back off from. Writes are never retried (they may have been applied).
  */
 export function afterFailure(f: FailedAttempt): NextStep {
+  // Refused unprocessed: safe for any method (RFC 9113 §8.7), as Go's HTTP/2 transport retries it.
+  if (f.refusedStream && !f.aborted && f.retries < f.maxRetries)
+    return {
+      kind: 'retry',
+      status: 500,
+      waitMs: 0,
+      reason: 'h2 stream refused unprocessed (REFUSED_STREAM)',
+    };
   if (f.method !== 'GET' || !f.connectionReset || f.aborted) return { kind: 'return' };
   const max = f.stream ? Math.min(STREAM_RESET_RETRIES, f.maxRetries) : f.maxRetries;
   if (f.retries < max) {

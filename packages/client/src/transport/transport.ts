@@ -17,7 +17,7 @@ import {
   type WarningDiagnostic,
 } from './diagnostics.js';
 import type { Pool } from './dispatcher.js';
-import { errorCode, isConnectionReset, TransportError, toTransportError } from './errors.js';
+import { errorCode, isConnectionReset, isRefusedStream, TransportError, toTransportError } from './errors.js';
 import {
   parseWarningHeaders,
   requestHeaders,
@@ -229,6 +229,7 @@ export class Transport {
           method: req.method,
           stream,
           connectionReset: isConnectionReset(e),
+          refusedStream: isRefusedStream(e),
           errorCode: code,
           retries,
           maxRetries: this.#maxRetries,

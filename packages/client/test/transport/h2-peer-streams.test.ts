@@ -120,4 +120,63 @@ describe('HTTP/2 pool and the server SETTINGS_MAX_CONCURRENT_STREAMS (breaker3)'
       }
     },
   );
+  it('a cold burst past a small server limit before its SETTINGS arrive: refused streams are retried, all answered', async () => {
+    h2 = await startH2(10);
+    const t = h2Transport(h2.url);
+    const ac = new AbortController();
+    try {
+      // No first request: the first connection assumes 100 streams until the server's SETTINGS (10) arrive, so
+      // the server refuses (REFUSED_STREAM) what came past its limit; refused means unprocessed, so retried.
+      const opened = await Promise.all(
+        Array.from({ length: 25 }, (_, i) =>
+          t.request({
+            method: 'GET',
+            path: `/api/v1/namespaces/n${i}/pods?watch=true`,
+            stream: true,
+            signal: ac.signal,
+          }),
+        ),
+      );
+      expect(opened.every((w) => w.status === 200)).toBe(true);
+      const res = await t.request({ method: 'POST', path: '/api/v1/namespaces/n0/configmaps', body: '{}' });
+      expect(await res.body.text()).toBe('{}');
+      expect(h2.peakStreamsPerSession()).toBeLessThanOrEqual(10);
+    } finally {
+      ac.abort();
+      await t.close({ force: true });
+      await h2.close();
+      h2 = undefined;
+    }
+  });
+  it('writes (POST, PUT, PATCH, DELETE) are sent while watches hold streams of the same connection', async () => {
+    h2 = await startH2(100);
+    const t = h2Transport(h2.url);
+    const ac = new AbortController();
+    try {
+      await (await t.request({ method: 'GET', path: '/api' })).body.dump();
+      const watches = await Promise.all(
+        Array.from({ length: 3 }, (_, i) =>
+          t.request({
+            method: 'GET',
+            path: `/api/v1/namespaces/n${i}/pods?watch=true`,
+            stream: true,
+            signal: ac.signal,
+          }),
+        ),
+      );
+      expect(watches.every((w) => w.status === 200)).toBe(true);
+      // undici held a non-idempotent request (its default for all but GET/HEAD) until no stream was running.
+      for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'] as const) {
+        const body = method === 'GET' || method === 'DELETE' ? {} : { body: '{}' };
+        const res = await t.request({ method, path: '/api/v1/namespaces/n0/configmaps/x', ...body });
+        expect(await res.body.text()).toBe('{}');
+      }
+      expect(h2.connections()).toBe(1);
+    } finally {
+      ac.abort();
+      await t.close({ force: true });
+      await h2.close();
+      h2 = undefined;
+    }
+  });
 });
