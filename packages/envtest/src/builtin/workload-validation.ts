@@ -130,30 +130,23 @@ const selectorEmpty = (sel: Record<string, unknown>) =>
     (Array.isArray(sel.matchExpressions) ? sel.matchExpressions.length : 0) ===
   0;
 
-function nonNegative(errs: FieldError[], v: unknown, path: string): void {
-  if (typeof v === 'number' && v < 0) errs.push(fieldInvalid(path, v, NEGATIVE));
+/** field.Invalid with a value already rendered as Go prints it (`goValue`), and an optional detail. */
+function goInvalid(field: string, goValue: string, detail: string): FieldError {
+  return {
+    type: 'FieldValueInvalid',
+    field,
+    detail: detail ? `Invalid value: ${goValue}: ${detail}` : `Invalid value: ${goValue}`,
+  };
 }
 
-/** The pod template checks every apps kind shares: labels match, containers, restartPolicy Always. */
-function templateErrors(
-  errs: FieldError[],
-  spec: Record<string, unknown>,
-  selectorUsable: boolean,
-  kind: string,
-  validatePodSpec: boolean,
-): void {
-  const tmpl = obj(spec.template);
-  const labels = obj(tmpl.metadata).labels;
-  const sel = spec.selector;
-  // an absent selector selects nothing, so it never matches; an empty one is not checked
-  if (selectorUsable && (!isObj(sel) || !selectorEmpty(sel)) && !selectorMatches(sel, labels))
-    errs.push({
-      type: 'FieldValueInvalid',
-      field: 'spec.template.metadata.labels',
-      detail: `Invalid value: ${goStringMap(labels)}: ${NO_MATCH}`,
-    });
-  const podSpec = obj(tmpl.spec);
-  if (validatePodSpec) for (const e of validateContainers(podSpec, 'spec.template.spec')) errs.push(e);
+/** The template labels are not selected by the selector (an absent selector selects nothing). */
+function mismatchErrors(errs: FieldError[], sel: unknown, labels: unknown): void {
+  if ((!isObj(sel) || !selectorEmpty(sel)) && !selectorMatches(sel, labels))
+    errs.push(goInvalid('spec.template.metadata.labels', goStringMap(labels), NO_MATCH));
+}
+
+/** The pod template of a long-running workload: restartPolicy Always, no activeDeadlineSeconds. */
+function podTemplateRules(errs: FieldError[], podSpec: Record<string, unknown>, kind: string): void {
   if (podSpec.restartPolicy !== 'Always')
     errs.push(fieldNotSupported('spec.template.spec.restartPolicy', podSpec.restartPolicy ?? '', ['Always']));
   if (podSpec.activeDeadlineSeconds !== undefined && podSpec.activeDeadlineSeconds !== null)
@@ -163,6 +156,10 @@ function templateErrors(
         `activeDeadlineSeconds in ${kind} is not Supported`,
       ),
     );
+}
+
+function nonNegative(errs: FieldError[], v: unknown, path: string): void {
+  if (typeof v === 'number' && v < 0) errs.push(fieldInvalid(path, v, NEGATIVE));
 }
 
 /** Selector: required, valid, not empty; returns whether it converts to a selector. */
@@ -175,11 +172,7 @@ function selectorErrors(errs: FieldError[], spec: Record<string, unknown>, what:
   const selErrs = validateLabelSelector(sel, 'spec.selector');
   for (const e of selErrs) errs.push(e);
   if (selectorEmpty(sel))
-    errs.push({
-      type: 'FieldValueInvalid',
-      field: 'spec.selector',
-      detail: `Invalid value: ${goLabelSelector(sel)}: empty selector is invalid for ${what}`,
-    });
+    errs.push(goInvalid('spec.selector', goLabelSelector(sel), `empty selector is invalid for ${what}`));
   return selErrs.length === 0;
 }
 
@@ -187,13 +180,8 @@ function selectorErrors(errs: FieldError[], spec: Record<string, unknown>, what:
 function selectorImmutable(errs: FieldError[], o: KObject, old: KObject | undefined): void {
   if (!old) return;
   const sel = obj(o.spec).selector;
-  const before = obj(old.spec).selector;
-  if (JSON.stringify(canonicalSelector(sel)) !== JSON.stringify(canonicalSelector(before)))
-    errs.push({
-      type: 'FieldValueInvalid',
-      field: 'spec.selector',
-      detail: `Invalid value: ${goLabelSelector(sel)}: ${IMMUTABLE}`,
-    });
+  if (JSON.stringify(canonicalSelector(sel)) !== JSON.stringify(canonicalSelector(obj(old.spec).selector)))
+    errs.push(goInvalid('spec.selector', goLabelSelector(sel), IMMUTABLE));
 }
 
 function canonicalSelector(sel: unknown): unknown {
@@ -209,19 +197,27 @@ function canonicalSelector(sel: unknown): unknown {
   };
 }
 
+/**
+ * The spec checks Deployment and ReplicaSet share (`ValidatePodTemplateSpecForReplicaSet` and what precedes it):
+ * selector, then the template (labels matched, containers, restartPolicy, activeDeadlineSeconds).
+ */
+function replicaSetLikeErrors(errs: FieldError[], spec: Record<string, unknown>): void {
+  const usable = selectorErrors(errs, spec, 'deployment');
+  if (!usable)
+    errs.push(goInvalid('spec.selector', goLabelSelector(spec.selector), 'invalid label selector'));
+  const tmpl = obj(spec.template);
+  if (usable) mismatchErrors(errs, spec.selector, obj(tmpl.metadata).labels);
+  const podSpec = obj(tmpl.spec);
+  for (const e of validateContainers(podSpec, 'spec.template.spec')) errs.push(e);
+  podTemplateRules(errs, podSpec, 'ReplicaSet');
+}
+
 /** Deployment (apps/v1): `ValidateDeploymentSpec`, plus the immutable selector on update. */
 export function validateDeployment(o: KObject, old: KObject | undefined): FieldError[] {
   const errs: FieldError[] = [];
   const spec = obj(o.spec);
   nonNegative(errs, spec.replicas, 'spec.replicas');
-  const usable = selectorErrors(errs, spec, 'deployment');
-  if (!usable)
-    errs.push({
-      type: 'FieldValueInvalid',
-      field: 'spec.selector',
-      detail: `Invalid value: ${goLabelSelector(spec.selector)}: invalid label selector`,
-    });
-  templateErrors(errs, spec, usable, 'ReplicaSet', true);
+  replicaSetLikeErrors(errs, spec);
   const strategy = obj(spec.strategy);
   if (strategy.type === 'Recreate' && strategy.rollingUpdate !== undefined && strategy.rollingUpdate !== null)
     errs.push(
@@ -248,14 +244,7 @@ export function validateReplicaSet(o: KObject, old: KObject | undefined): FieldE
   const spec = obj(o.spec);
   nonNegative(errs, spec.replicas, 'spec.replicas');
   nonNegative(errs, spec.minReadySeconds, 'spec.minReadySeconds');
-  const usable = selectorErrors(errs, spec, 'deployment');
-  if (!usable)
-    errs.push({
-      type: 'FieldValueInvalid',
-      field: 'spec.selector',
-      detail: `Invalid value: ${goLabelSelector(spec.selector)}: invalid label selector`,
-    });
-  templateErrors(errs, spec, usable, 'ReplicaSet', true);
+  replicaSetLikeErrors(errs, spec);
   selectorImmutable(errs, o, old);
   return errs;
 }
@@ -270,37 +259,17 @@ const STATEFULSET_MUTABLE = [
   'minReadySeconds',
 ];
 
-/** StatefulSet (apps/v1): `ValidateStatefulSetSpec`; on update only the mutable spec fields may change. */
+/** StatefulSet (apps/v1): `ValidateStatefulSetSpec` (no pod spec checks upstream); on update only the mutable spec fields may change. */
 export function validateStatefulSet(o: KObject, old: KObject | undefined): FieldError[] {
   const errs: FieldError[] = [];
   const spec = obj(o.spec);
   nonNegative(errs, spec.replicas, 'spec.replicas');
   nonNegative(errs, spec.minReadySeconds, 'spec.minReadySeconds');
   const usable = selectorErrors(errs, spec, 'statefulset');
-  if (!usable)
-    errs.push({
-      type: 'FieldValueInvalid',
-      field: 'spec.selector',
-      detail: `Invalid value: ${goLabelSelector(spec.selector)}`,
-    });
+  if (!usable) errs.push(goInvalid('spec.selector', goLabelSelector(spec.selector), ''));
   const tmpl = obj(spec.template);
-  const sel = spec.selector;
-  if (usable && (!isObj(sel) || !selectorEmpty(sel)) && !selectorMatches(sel, obj(tmpl.metadata).labels))
-    errs.push({
-      type: 'FieldValueInvalid',
-      field: 'spec.template.metadata.labels',
-      detail: `Invalid value: ${goStringMap(obj(tmpl.metadata).labels)}: ${NO_MATCH}`,
-    });
-  const podSpec = obj(tmpl.spec);
-  if (podSpec.restartPolicy !== 'Always')
-    errs.push(fieldNotSupported('spec.template.spec.restartPolicy', podSpec.restartPolicy ?? '', ['Always']));
-  if (podSpec.activeDeadlineSeconds !== undefined && podSpec.activeDeadlineSeconds !== null)
-    errs.push(
-      fieldForbidden(
-        'spec.template.spec.activeDeadlineSeconds',
-        'activeDeadlineSeconds in StatefulSet is not Supported',
-      ),
-    );
+  if (usable) mismatchErrors(errs, spec.selector, obj(tmpl.metadata).labels);
+  podTemplateRules(errs, obj(tmpl.spec), 'StatefulSet');
   if (old) {
     const rest = (s: unknown) =>
       JSON.stringify(
@@ -321,38 +290,19 @@ export function validateStatefulSet(o: KObject, old: KObject | undefined): Field
   return errs;
 }
 
-/** DaemonSet (apps/v1): `ValidateDaemonSetSpec`, plus the immutable selector on update. */
+/** DaemonSet (apps/v1): `ValidateDaemonSetSpec` (no Required selector), plus the immutable selector on update. */
 export function validateDaemonSet(o: KObject, old: KObject | undefined): FieldError[] {
   const spec = obj(o.spec);
   const errs = validateLabelSelector(spec.selector, 'spec.selector');
   const tmpl = obj(spec.template);
-  if (
-    errs.length === 0 &&
-    !selectorMatches(spec.selector ?? null, obj(tmpl.metadata).labels) &&
-    !(isObj(spec.selector) && selectorEmpty(spec.selector))
-  )
-    errs.push({
-      type: 'FieldValueInvalid',
-      field: 'spec.template.metadata.labels',
-      detail: `Invalid value: ${goStringMap(obj(tmpl.metadata).labels)}: ${NO_MATCH}`,
-    });
+  if (errs.length === 0) mismatchErrors(errs, spec.selector, obj(tmpl.metadata).labels);
   if (isObj(spec.selector) && selectorEmpty(spec.selector))
-    errs.push({
-      type: 'FieldValueInvalid',
-      field: 'spec.selector',
-      detail: `Invalid value: ${goLabelSelector(spec.selector)}: empty selector is invalid for daemonset`,
-    });
+    errs.push(
+      goInvalid('spec.selector', goLabelSelector(spec.selector), 'empty selector is invalid for daemonset'),
+    );
   const podSpec = obj(tmpl.spec);
   for (const e of validateContainers(podSpec, 'spec.template.spec')) errs.push(e);
-  if (podSpec.restartPolicy !== 'Always')
-    errs.push(fieldNotSupported('spec.template.spec.restartPolicy', podSpec.restartPolicy ?? '', ['Always']));
-  if (podSpec.activeDeadlineSeconds !== undefined && podSpec.activeDeadlineSeconds !== null)
-    errs.push(
-      fieldForbidden(
-        'spec.template.spec.activeDeadlineSeconds',
-        'activeDeadlineSeconds in DaemonSet is not Supported',
-      ),
-    );
+  podTemplateRules(errs, podSpec, 'DaemonSet');
   nonNegative(errs, spec.minReadySeconds, 'spec.minReadySeconds');
   nonNegative(errs, spec.revisionHistoryLimit, 'spec.revisionHistoryLimit');
   selectorImmutable(errs, o, old);
