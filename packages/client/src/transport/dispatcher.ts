@@ -163,14 +163,19 @@ function singleRootPool(root: Dispatcher, config: RestConfig): Pool {
  * connection with a free stream, and a new connection is opened only when all are full (Go's HTTP/2 transport
  * does the same when `StrictMaxConcurrentStreams` is off, its default), so a process with more watches than
  * one connection allows never queues a request behind them. A stream is counted until its body closes.
+ * A DELETE with a body (DeleteOptions: propagationPolicy, preconditions, ...) goes through `http1()`, an
+ * HTTP/1.1 pool made on first use: undici's h2 client cannot send a body on a DELETE (it drops the length of a
+ * method it deems body-less, then fails its own "buffer body must have content length" check).
  */
 function h2Pool(
   origin: string,
   config: RestConfig,
   connect: buildConnector.connector,
   pingIntervalMs: number,
+  http1: () => Pool,
 ): Pool {
   const conns: Array<{ root: Client; dispatcher: Dispatcher; active: number }> = [];
+  let fallback: Pool | undefined;
   const open = () => {
     // The peer's limit assumed until this connection's SETTINGS arrive (undici then keeps the advertised
     // value): what the server told an earlier connection, else Go's initial 100.
@@ -192,6 +197,10 @@ function h2Pool(
     protocol: 'h2',
     size: () => conns.length,
     async request(opts) {
+      if (opts.method === 'DELETE' && opts.body !== undefined && opts.body !== null) {
+        fallback ??= http1();
+        return fallback.request(opts);
+      }
       const conn =
         conns.find((c) => c.active < h2StreamLimit(c.root) && !c.root.closed && !c.root.destroyed) ?? open();
       conn.active++;
@@ -209,7 +218,10 @@ function h2Pool(
       return whileBodyOpen(conn.dispatcher.request({ ...opts, idempotent: true }), release);
     },
     async close(force) {
-      await Promise.all(conns.map((c) => (force ? c.root.destroy() : c.root.close()).catch(() => undefined)));
+      await Promise.all([
+        ...conns.map((c) => (force ? c.root.destroy() : c.root.close()).catch(() => undefined)),
+        fallback?.close(force).catch(() => undefined),
+      ]);
     },
   });
 }
@@ -291,7 +303,7 @@ export async function createPool(spec: PoolSpec): Promise<Pool> {
     if (s && !s.destroyed) cb(null, s);
     else connector(opts, cb);
   };
-  return h2Pool(url.origin, spec.config, connect, spec.pingIntervalMs);
+  return h2Pool(url.origin, spec.config, connect, spec.pingIntervalMs, () => createHttp1Pool(spec));
 }
 
 /**

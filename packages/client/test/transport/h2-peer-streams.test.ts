@@ -26,7 +26,7 @@ interface H2Server {
 }
 
 /** An h2 server advertising `maxConcurrentStreams`; watches stay open after one bookmark line. */
-async function startH2(maxConcurrentStreams: number): Promise<H2Server> {
+async function startH2(maxConcurrentStreams: number, http1Requests?: string[]): Promise<H2Server> {
   let connections = 0;
   let peak = 0;
   const sessions: http2.ServerHttp2Session[] = [];
@@ -35,6 +35,20 @@ async function startH2(maxConcurrentStreams: number): Promise<H2Server> {
     cert: leaf.certPem,
     key: leaf.keyPem,
     settings: { maxConcurrentStreams },
+    allowHTTP1: http1Requests !== undefined,
+  });
+  // HTTP/1.1 requests (allowHTTP1) arrive here only: recorded as "METHOD body".
+  srv.on('request', (req, res) => {
+    if (req.httpVersionMajor === 2) return;
+    let body = '';
+    req.on('data', (c: Buffer) => {
+      body += c.toString();
+    });
+    req.on('end', () => {
+      http1Requests?.push(`${req.method} ${body}`);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{}');
+    });
   });
   srv.on('connection', () => connections++);
   srv.on('session', (s) => sessions.push(s));
@@ -172,6 +186,39 @@ describe('HTTP/2 pool and the server SETTINGS_MAX_CONCURRENT_STREAMS (breaker3)'
         expect(await res.body.text()).toBe('{}');
       }
       expect(h2.connections()).toBe(1);
+    } finally {
+      ac.abort();
+      await t.close({ force: true });
+      await h2.close();
+      h2 = undefined;
+    }
+  });
+  it('a DELETE with DeleteOptions in its body is sent (over HTTP/1.1: undici h2 cannot send a DELETE body)', async () => {
+    const http1: string[] = [];
+    h2 = await startH2(100, http1);
+    const t = h2Transport(h2.url);
+    const ac = new AbortController();
+    try {
+      await (await t.request({ method: 'GET', path: '/api' })).body.dump();
+      const w = await t.request({
+        method: 'GET',
+        path: '/api/v1/namespaces/n/pods?watch=true',
+        stream: true,
+        signal: ac.signal,
+      });
+      expect(w.status).toBe(200);
+      const body = '{"propagationPolicy":"Foreground"}';
+      const res = await t.request({
+        method: 'DELETE',
+        path: '/api/v1/namespaces/n/configmaps/x',
+        body,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(await res.body.text()).toBe('{}');
+      expect(http1).toEqual([`DELETE ${body}`]);
+      // Without a body a DELETE stays on h2.
+      await (await t.request({ method: 'DELETE', path: '/api/v1/namespaces/n/configmaps/y' })).body.dump();
+      expect(http1).toHaveLength(1);
     } finally {
       ac.abort();
       await t.close({ force: true });
