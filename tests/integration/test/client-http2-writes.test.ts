@@ -17,7 +17,7 @@ describe('HTTP/2 writes beside open watches (breaker3)', () => {
     const seen: string[] = [];
     const watching = (async () => {
       for await (const ev of client.watch(ConfigMap, { namespace: ns, signal: ac.signal }))
-        seen.push(`${ev.type} ${ev.object.metadata?.name ?? ''}`);
+        seen.push(`${ev.type} ${(ev.object.metadata as { name?: string } | undefined)?.name ?? ''}`);
     })().catch(() => undefined);
     const created = await client.create(ConfigMap, {
       metadata: { namespace: ns, name: 'a' },
