@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { type ApiClient, Namespace, newClient } from '@kubeloop/client';
 import { Environment } from '@kubeloop/envtest';
 import { afterAll, beforeAll } from 'vitest';
@@ -24,7 +25,9 @@ export function useEnvtest(): {
     env: () => env as Environment,
     client: () => client as ApiClient,
     namespace: async () => {
-      const name = `ex-${process.pid}-${++n}`;
+      // Random as well: on a shared cluster (USE_EXISTING_CLUSTER=true) a deleted namespace of an earlier run
+      // can stay Terminating (no namespace controller), and process ids repeat between runs.
+      const name = `ex-${process.pid}-${++n}-${randomBytes(3).toString('hex')}`;
       await (client as ApiClient).create(Namespace, { metadata: { name } });
       return name;
     },

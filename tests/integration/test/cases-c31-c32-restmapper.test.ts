@@ -56,6 +56,28 @@ async function installCrd(admin: ApiClient, c: Crd): Promise<void> {
   }, `CRD ${name} Established`);
 }
 
+/**
+ * Waits until the server no longer serves `group/version` `kind` (a fresh client each poll, so no mapping
+ * is cached here). kube-apiserver stops serving a removed CRD version, and drops it from discovery, a moment
+ * after the CRD write (its CRD handler and discovery controller follow the CRD through an informer), so the
+ * client under test must not race that window.
+ */
+async function waitUnserved(group: string, version: string, kindName: string): Promise<void> {
+  await waitFor(async () => {
+    const probe = liveClient();
+    try {
+      await probe.list(kind(`${group}/${version}`, kindName), { limit: 1 });
+      return false;
+    } catch (e) {
+      if (isNoMatchError(e)) return true;
+      if (isNotFound(e)) return false;
+      throw e;
+    } finally {
+      await probe.close();
+    }
+  }, `${kindName} ${group}/${version} no longer served`);
+}
+
 async function deleteCrd(admin: ApiClient, name: string): Promise<void> {
   await admin.delete(CustomResourceDefinition, { name }).catch((e: unknown) => {
     if (!isNotFound(e)) throw e;
@@ -123,6 +145,7 @@ describe.each([
         { name: 'v2', served: true, storage: true },
       ]),
     );
+    await waitUnserved(group, 'v1', 'Widget');
     const err = await client.list(WidgetV1, { namespace: ns }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NoKindMatchError);
     expect((err as NoKindMatchError).servedVersions).toEqual(['v2']);
@@ -156,6 +179,7 @@ describe.each([
     await client.get(Widget, { namespace: ns, name: 'w1' });
 
     await deleteCrd(admin, `widgets.${group}`);
+    await waitUnserved(group, 'v1', 'Widget');
     const from = requests.length;
     const key = { namespace: ns, name: 'w1' };
     const attempts = await Promise.all([

@@ -1,4 +1,4 @@
-import { type ApiClient, isAlreadyExists, type KubeObject, kind } from '@kubeloop/client';
+import { type ApiClient, isAlreadyExists, isNotFound, type KubeObject, kind } from '@kubeloop/client';
 import { vi } from 'vitest';
 
 const CustomResourceDefinition = kind('apiextensions.k8s.io/v1', 'CustomResourceDefinition');
@@ -20,9 +20,22 @@ export interface SimpleCRD {
  */
 export async function installCRD(api: ApiClient, crd: SimpleCRD): Promise<void> {
   const versions = crd.versions ?? ['v1'];
+  const name = `${crd.plural}.${crd.group}`;
+  // A CRD just deleted stays (Terminating) until kube-apiserver has removed its objects; creating it again
+  // meanwhile is AlreadyExists, and its kind then refuses creates. Wait until it is gone first.
+  await vi.waitFor(
+    async () => {
+      const existing = await api.get(CustomResourceDefinition, { name }).catch((err: unknown) => {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      });
+      if (existing?.metadata?.deletionTimestamp) throw new Error(`CRD ${name} is still terminating`);
+    },
+    { timeout: 60_000, interval: 100 },
+  );
   try {
     await api.create(CustomResourceDefinition, {
-      metadata: { name: `${crd.plural}.${crd.group}` },
+      metadata: { name },
       spec: {
         group: crd.group,
         scope: crd.scope,
