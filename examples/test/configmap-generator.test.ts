@@ -18,7 +18,8 @@ describe('example: ConfigMap generator with owns', () => {
   it('creates the owned ConfigMap, follows the Deployment, and restores the ConfigMap when someone edits it', async () => {
     const ns = await t.namespace();
     const client = t.client();
-    const mgr = newManager(t.env().config, {});
+    // Scoped to the test namespace: on a shared cluster (USE_EXISTING_CLUSTER=true) other tests own the rest.
+    const mgr = newManager(t.env().config, { namespace: ns });
     addConfigMapGenerator(mgr);
     const stop = new AbortController();
     const running = mgr.start(stop.signal);

@@ -12,7 +12,8 @@ describe('example: finalizer controller', () => {
     const client = t.client();
     const cleaned: string[] = [];
     let failures = 1;
-    const mgr = newManager(t.env().config, {});
+    // Scoped to the test namespace: on a shared cluster (USE_EXISTING_CLUSTER=true) other tests own the rest.
+    const mgr = newManager(t.env().config, { namespace: ns });
     addFinalizerController(mgr, async (cm: ConfigMapObject) => {
       if (failures-- > 0) throw new Error('backup target unavailable');
       cleaned.push(cm.metadata?.name ?? '');
