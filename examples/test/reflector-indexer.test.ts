@@ -26,7 +26,8 @@ describe('example: reflector + indexer without the builder', () => {
         metadata: { namespace: ns, name: 'c' },
         spec: { ...podSpec, nodeName: 'n1' },
       });
-      await client.delete(Pod, { namespace: ns, name: 'a' });
+      // Bound to a node: a graceful delete would wait for a kubelet (none on envtest or a bare control plane).
+      await client.delete(Pod, { namespace: ns, name: 'a' }, { gracePeriodSeconds: 0 });
       await vi.waitFor(() =>
         expect(index.indexer.byIndex(BY_NODE, 'n1').map((p) => p.metadata?.name)).toEqual(['c']),
       );
