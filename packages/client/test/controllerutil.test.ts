@@ -5,6 +5,7 @@ import {
   addFinalizer,
   containsFinalizer,
   createMergePatch,
+  FrozenObjectError,
   hasControllerReference,
   hasOwnerReference,
   isUnchanged,
@@ -123,6 +124,58 @@ describe('finalizers', () => {
     expect(removeFinalizer(o, 'a/b')).toBe(true);
     expect(removeFinalizer(o, 'a/b')).toBe(false);
     expect(o.metadata?.finalizers).toEqual([]);
+  });
+});
+
+const deepFreeze = <T>(v: T): T => {
+  if (v !== null && typeof v === 'object') {
+    for (const x of Object.values(v)) deepFreeze(x);
+    Object.freeze(v);
+  }
+  return v;
+};
+
+describe('frozen objects (read from a cache) get a typed error, not a bare TypeError', () => {
+  const frozenChild = () =>
+    deepFreeze({
+      ...child('ns'),
+      metadata: {
+        name: 'c',
+        namespace: 'ns',
+        finalizers: ['keep'],
+        ownerReferences: [
+          { apiVersion: 'apps/v1', kind: 'Deployment', name: 'o', uid: 'uid-o', controller: true },
+        ],
+      },
+    });
+  it.each([
+    ['addFinalizer', (o: KubeObject) => addFinalizer(o, 'new')],
+    ['removeFinalizer', (o: KubeObject) => removeFinalizer(o, 'keep')],
+    ['setControllerReference', (o: KubeObject) => setControllerReference(owner('o', 'ns'), o)],
+    ['setOwnerReference', (o: KubeObject) => setOwnerReference(owner('p', 'ns'), o)],
+    ['removeOwnerReference', (o: KubeObject) => removeOwnerReference(owner('o', 'ns'), o)],
+    ['removeControllerReference', (o: KubeObject) => removeControllerReference(owner('o', 'ns'), o)],
+  ])('%s throws FrozenObjectError naming the helper and the object', (helper, call) => {
+    const obj = frozenChild();
+    let caught: unknown;
+    try {
+      call(obj);
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(FrozenObjectError);
+    expect((caught as FrozenObjectError).code).toBe('ERR_FROZEN_OBJECT');
+    expect((caught as Error).message).toContain(helper);
+    expect((caught as Error).message).toContain('ConfigMap ns/c');
+    expect((caught as Error).message).toContain('structuredClone');
+  });
+  it('a call that changes nothing does not throw on a frozen object, and a copy can be changed', () => {
+    const obj = frozenChild();
+    expect(addFinalizer(obj, 'keep')).toBe(false);
+    expect(removeFinalizer(obj, 'absent')).toBe(false);
+    const copy = structuredClone(obj);
+    expect(addFinalizer(copy, 'new')).toBe(true);
+    expect(copy.metadata?.finalizers).toEqual(['keep', 'new']);
   });
 });
 

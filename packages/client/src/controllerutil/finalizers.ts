@@ -7,19 +7,28 @@ import type { Reader, Writer } from '../interfaces.js';
 import type { Kind, KubeObject, ObjectKey } from '../kinds.js';
 import type { CallOptions } from '../options.js';
 import { DEFAULT_RETRY, type RetryBackoff, retryOnError } from '../retry.js';
+import { assertMutable } from './frozen.js';
 
-/** Adds `finalizer` to `obj.metadata.finalizers` unless present. Returns whether it changed `obj` (persist it then). */
+/**
+ * Adds `finalizer` to `obj.metadata.finalizers` unless present. Returns whether it changed `obj` (persist it then).
+ * @throws FrozenObjectError when a change is needed and `obj` is frozen (read from a cache: change a copy).
+ */
 export function addFinalizer(obj: KubeObject, finalizer: string): boolean {
   if (containsFinalizer(obj, finalizer)) return false;
+  assertMutable(obj, 'addFinalizer');
   obj.metadata ??= {};
   obj.metadata.finalizers = [...(obj.metadata.finalizers ?? []), finalizer];
   return true;
 }
 
-/** Removes every occurrence of `finalizer`. Returns whether it changed `obj` (persist it then). */
+/**
+ * Removes every occurrence of `finalizer`. Returns whether it changed `obj` (persist it then).
+ * @throws FrozenObjectError when a change is needed and `obj` is frozen (read from a cache: change a copy).
+ */
 export function removeFinalizer(obj: KubeObject, finalizer: string): boolean {
   const list = obj.metadata?.finalizers;
   if (!list?.includes(finalizer)) return false;
+  assertMutable(obj, 'removeFinalizer');
   obj.metadata!.finalizers = list.filter((f) => f !== finalizer);
   return true;
 }

@@ -20,6 +20,7 @@ export {
   removeFinalizer,
   removeFinalizerWithPatch,
 } from './finalizers.js';
+export { FrozenObjectError } from './frozen.js';
 export {
   AlreadyOwnedError,
   hasControllerReference,

@@ -6,6 +6,7 @@
  */
 import type { V1OwnerReference } from '@kubernetes/client-node';
 import { type Kind, type KubeObject, parseApiVersion } from '../kinds.js';
+import { assertMutable } from './frozen.js';
 
 /** A bad owner or object for an owner reference (missing identity, wrong scope). Code `'ERR_OWNER_REFERENCE'`. */
 export class OwnerReferenceError extends Error {
@@ -124,7 +125,8 @@ function upsert(object: KubeObject, ref: V1OwnerReference): void {
  * `controller: true` and `blockOwnerDeletion: true`. Changes `object` only; persist it with a write.
  * @throws AlreadyOwnedError when another owner is already the controller (naming it);
  *   OwnerReferenceError when the owner lacks apiVersion/kind/name/uid, or is namespaced and `object` is
- *   cluster-scoped or in another namespace. Nothing is changed when it throws.
+ *   cluster-scoped or in another namespace; FrozenObjectError when `object` is frozen (read from a cache:
+ *   change a copy). Nothing is changed when it throws.
  */
 export function setControllerReference(
   owner: KubeObject,
@@ -137,6 +139,7 @@ export function setControllerReference(
   });
   const existing = (object.metadata?.ownerReferences ?? []).find((r) => r.controller);
   if (existing && !sameOwner(existing, ref)) throw new AlreadyOwnedError(describe(object), existing);
+  assertMutable(object, 'setControllerReference');
   upsert(object, ref);
 }
 
@@ -153,7 +156,9 @@ export function setOwnerReference(
 ): void {
   const flags =
     options?.blockOwnerDeletion !== undefined ? { blockOwnerDeletion: options.blockOwnerDeletion } : {};
-  upsert(object, checkedReference(owner, object, options, flags));
+  const ref = checkedReference(owner, object, options, flags);
+  assertMutable(object, 'setOwnerReference');
+  upsert(object, ref);
 }
 
 /**
@@ -172,6 +177,7 @@ export function removeOwnerReference(
     throw new OwnerReferenceError(
       `${describe(object).name} does not have an owner reference for ${ref.kind} ${ref.name}`,
     );
+  assertMutable(object, 'removeOwnerReference');
   object.metadata!.ownerReferences = left;
 }
 
@@ -192,6 +198,7 @@ export function removeControllerReference(
     throw new OwnerReferenceError(
       `${describe(object).name} is controlled by ${controller.kind} ${controller.name}, not ${ref.kind} ${ref.name}`,
     );
+  assertMutable(object, 'removeControllerReference');
   object.metadata!.ownerReferences = refs.filter((r) => r !== controller);
 }
 
