@@ -30,20 +30,31 @@ export class ProtobufDecodeError extends Error {
   readonly code = 'ENVTEST_PROTOBUF';
 }
 
+/**
+ * The base-128 varint at `buf[at]`: its value and the offset after it. Throws {@link ProtobufDecodeError} for one
+ * cut off by the end of `buf` (`truncated <what>`) or longer than 64 bits.
+ */
+function readVarint(buf: Buffer, at: number, what: string): [value: bigint, next: number] {
+  let r = 0n;
+  let shift = 0n;
+  let i = at;
+  for (;;) {
+    if (i >= buf.length) throw new ProtobufDecodeError(`truncated ${what}`);
+    const b = buf[i++]!;
+    r |= BigInt(b & 0x7f) << shift;
+    if (!(b & 0x80)) return [r, i];
+    shift += 7n;
+    if (shift > 63n) throw new ProtobufDecodeError('varint too long');
+  }
+}
+
 function fields(buf: Buffer): Field[] {
   const out: Field[] = [];
   let i = 0;
   const varint = (): bigint => {
-    let r = 0n;
-    let shift = 0n;
-    for (;;) {
-      if (i >= buf.length) throw new ProtobufDecodeError('truncated varint');
-      const b = buf[i++]!;
-      r |= BigInt(b & 0x7f) << shift;
-      if (!(b & 0x80)) return r;
-      shift += 7n;
-      if (shift > 63n) throw new ProtobufDecodeError('varint too long');
-    }
+    const [r, next] = readVarint(buf, i, 'varint');
+    i = next;
+    return r;
   };
   while (i < buf.length) {
     const tag = Number(varint());
@@ -142,15 +153,8 @@ function unpack(type: string, buf: Buffer): unknown[] {
   const out: unknown[] = [];
   let i = 0;
   while (i < buf.length) {
-    let r = 0n;
-    let shift = 0n;
-    for (;;) {
-      if (i >= buf.length) throw new ProtobufDecodeError('truncated packed varint');
-      const b = buf[i++]!;
-      r |= BigInt(b & 0x7f) << shift;
-      if (!(b & 0x80)) break;
-      shift += 7n;
-    }
+    const [r, next] = readVarint(buf, i, 'packed varint');
+    i = next;
     out.push(scalar(type, { no: 0, varint: r }));
   }
   return out;
