@@ -43,6 +43,7 @@ describe('C24 an in-flight reconcile at SIGTERM', () => {
       let started = 0;
       let inFlight = false;
       let afterSignal = 0;
+      let resultWritten = false;
       const stop = new AbortController();
       newControllerManagedBy(mgr)
         .for(ConfigMap)
@@ -59,6 +60,7 @@ describe('C24 an in-flight reconcile at SIGTERM', () => {
               { namespace: ns, name: 'result' },
               { type: 'merge', data: { data: { done: req.name } } },
             );
+            resultWritten = true;
             inFlight = false;
           },
         });
@@ -69,6 +71,21 @@ describe('C24 an in-flight reconcile at SIGTERM', () => {
         await done;
       });
       await mgr.elected();
+      // The Lease's write history, each write with whether the reconcile's patch had been answered by then.
+      const leaseWrites: Array<{ holder: string; resultWritten: boolean }> = [];
+      const watchStop = new AbortController();
+      live.cleanups.push(async () => watchStop.abort());
+      void (async () => {
+        try {
+          for await (const ev of api.watch(Lease, { namespace: ns, signal: watchStop.signal })) {
+            if (ev.type !== 'ADDED' && ev.type !== 'MODIFIED') continue;
+            leaseWrites.push({ holder: ev.object.spec?.holderIdentity ?? '', resultWritten });
+          }
+        } catch {
+          // stopped
+        }
+      })();
+      await vi.waitFor(() => expect(leaseWrites.at(-1)?.holder).toBe('a'), { timeout: 20_000 });
       const errorsBefore = await errorsTotal(registry);
       await api.create(ConfigMap, { metadata: { namespace: ns, name: 'work-1' } });
       await vi.waitFor(() => expect(inFlight).toBe(true), { timeout: 20_000 });
@@ -83,11 +100,13 @@ describe('C24 an in-flight reconcile at SIGTERM', () => {
       if (!slow) {
         expect(outcome).toBeUndefined();
         expect(result.data?.done).toBe('work-1');
-        // Released (holder cleared) by a write that came after the reconcile's last patch.
+        // Released (holder cleared) by a write that came after the server had answered the reconcile's last
+        // patch: the watch delivers the release only once it is stored, and by then the patch was done.
         expect(held.spec?.holderIdentity ?? '').toBe('');
-        expect(BigInt(held.metadata?.resourceVersion ?? '0')).toBeGreaterThan(
-          BigInt(result.metadata?.resourceVersion ?? '0'),
-        );
+        await vi.waitFor(() => expect(leaseWrites.some((w) => w.holder === '')).toBe(true), {
+          timeout: 20_000,
+        });
+        expect(leaseWrites.filter((w) => w.holder === '')).toEqual([{ holder: '', resultWritten: true }]);
         expect(await errorsTotal(registry)).toBe(errorsBefore);
       } else {
         expect(outcome).toBeInstanceOf(GracefulShutdownTimeoutError);
