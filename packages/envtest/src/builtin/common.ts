@@ -1,9 +1,10 @@
 /**
- * Building blocks of the hand-written built-in kinds: name validation, scheme defaults of pod specs and
- * containers, container validation, table columns, strategic-merge keys, and `base()` (a ResourceType with
- * the built-in defaults).
+ * Building blocks of the hand-written built-in kinds: name and label-map validation, scheme defaults of pod
+ * specs and containers, container validation, table columns, strategic-merge keys, and `base()` (a
+ * ResourceType with the built-in defaults).
  */
 import { type FieldError, fieldInvalid, fieldRequired } from '../errors.js';
+import { validateLabelValue, validateQualifiedName } from '../label-selector.js';
 import { getPath, type KObject, type ResourceType, type TableColumn } from '../resource-type.js';
 import { ageString } from '../table.js';
 
@@ -40,6 +41,19 @@ export function validateName(name: string, kind: 'subdomain' | 'label'): string 
 
 export function obj(v: unknown): Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+/**
+ * A label map's errors (apimachinery `ValidateLabels`: every error names the map's path). A missing or
+ * non-object map has none. Used for Service selectors and label selectors' matchLabels.
+ */
+export function validateLabels(m: unknown, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  for (const [k, v] of Object.entries(obj(m))) {
+    for (const msg of validateQualifiedName(k)) errs.push(fieldInvalid(path, k, msg));
+    for (const msg of validateLabelValue(String(v ?? ''))) errs.push(fieldInvalid(path, v, msg));
+  }
+  return errs;
 }
 
 export function ensureObj(parent: Record<string, unknown>, key: string): Record<string, unknown> {

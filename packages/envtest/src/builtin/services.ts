@@ -11,7 +11,6 @@ import {
   fieldNotSupported,
   fieldRequired,
 } from '../errors.js';
-import { validateLabelValue, validateQualifiedName } from '../label-selector.js';
 import { getPath, type KObject, type ResourceType } from '../resource-type.js';
 import {
   ageColumn,
@@ -22,6 +21,7 @@ import {
   obj,
   setDefault,
   str,
+  validateLabels,
   validateName,
 } from './common.js';
 
@@ -92,11 +92,7 @@ function validateService(o: KObject): FieldError[] {
   ports.forEach((p, i) => {
     for (const e of validatePort(obj(p), i, ports.length > 1, names)) errs.push(e);
   });
-  if (spec.selector !== undefined && spec.selector !== null)
-    for (const [k, v] of Object.entries(obj(spec.selector))) {
-      for (const msg of validateQualifiedName(k)) errs.push(fieldInvalid('spec.selector', k, msg));
-      for (const msg of validateLabelValue(String(v ?? ''))) errs.push(fieldInvalid('spec.selector', v, msg));
-    }
+  for (const e of validateLabels(spec.selector, 'spec.selector')) errs.push(e);
   const affinity = typeof spec.sessionAffinity === 'string' ? spec.sessionAffinity : '';
   if (affinity === '') errs.push(fieldRequired('spec.sessionAffinity'));
   else if (affinity !== 'ClientIP' && affinity !== 'None')

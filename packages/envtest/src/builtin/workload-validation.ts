@@ -15,7 +15,7 @@ import {
 } from '../errors.js';
 import { validateLabelValue, validateQualifiedName } from '../label-selector.js';
 import type { KObject } from '../resource-type.js';
-import { obj, validateContainers } from './common.js';
+import { obj, validateContainers, validateLabels } from './common.js';
 
 const NEGATIVE = 'must be greater than or equal to 0';
 const NO_MATCH = '`selector` does not match template `labels`';
@@ -50,16 +50,6 @@ export function goLabelSelector(sel: unknown): string {
         .join(', ')}}`
     : '[]v1.LabelSelectorRequirement(nil)';
   return `v1.LabelSelector{MatchLabels:${goStringMap(sel.matchLabels)}, MatchExpressions:${exprs}}`;
-}
-
-/** A label map's errors (apimachinery `ValidateLabels`: every error names the map's path). */
-function validateLabels(m: unknown, path: string): FieldError[] {
-  const errs: FieldError[] = [];
-  for (const [k, v] of Object.entries(obj(m))) {
-    for (const msg of validateQualifiedName(k)) errs.push(fieldInvalid(path, k, msg));
-    for (const msg of validateLabelValue(String(v ?? ''))) errs.push(fieldInvalid(path, v, msg));
-  }
-  return errs;
 }
 
 /** apimachinery `ValidateLabelSelector` (label values checked strictly). */

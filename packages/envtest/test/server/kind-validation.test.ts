@@ -203,6 +203,15 @@ describe('kind validation of the common built-in kinds', () => {
       ['spec.ports[0].targetPort', 'Invalid value: "HTTP": must contain at least one letter (a-z)'],
     ]);
     expect((await svc('v7', { type: 'ExternalName', externalName: 'example.com' })).status).toBe(201);
+    // spec.selector is a label map (core ValidateService: ValidateLabels): key and value checked, path is the map's
+    const sel = await svc('v8', { ports: [{ port: 80 }], selector: { '-app': 'a b' } });
+    expect(sel.status).toBe(422);
+    expect(causes(sel.body).map(([field, message]) => [field, message.split(':')[0]])).toEqual([
+      ['spec.selector', 'Invalid value'],
+      ['spec.selector', 'Invalid value'],
+    ]);
+    expect(sel.body.message).toContain('spec.selector: Invalid value: "-app": name part must consist of');
+    expect(sel.body.message).toContain('spec.selector: Invalid value: "a b": a valid label must be');
   });
 
   it('Job and CronJob: the pod template restartPolicy must be OnFailure or Never', async () => {
