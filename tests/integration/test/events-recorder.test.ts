@@ -1,8 +1,7 @@
 import { newManager } from '@kubeloop/builder';
 import { ConfigMap, type KubeObject, kind } from '@kubeloop/client';
-import { afterEach, describe, expect, it } from 'vitest';
-import { realCluster, useFaultServer } from './support/fault-server.js';
-import { waitFor } from './support.js';
+import { describe, expect, it } from 'vitest';
+import { testConfig, useLiveCluster, waitFor } from './support.js';
 
 interface EventV1 extends KubeObject {
   regarding?: { name?: string };
@@ -13,52 +12,64 @@ interface EventV1 extends KubeObject {
 }
 const EventV1Kind = kind<EventV1>('events.k8s.io/v1', 'Event');
 
-describe.skipIf(realCluster)(
-  'events through the manager (getEventRecorderFor), counted at the server',
-  () => {
-    const ctx = useFaultServer('kubeloop-events');
-    const stops: Array<() => Promise<void>> = [];
-    afterEach(async () => {
-      while (stops.length) await stops.pop()?.();
-    });
+describe('events through the manager (getEventRecorderFor), observed at the server', () => {
+  const live = useLiveCluster();
 
-    it('50 identical warnings in a second → one Event with series.count 50, one POST, the rest folded into PATCHes; flushed on stop', async () => {
-      const ns = await ctx.namespace('events');
-      const cm = await ctx.api.create(ConfigMap, {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { namespace: ns, name: 'noisy' },
-      });
-      const mgr = newManager(ctx.config, { namespace: ns, events: { seriesUpdateIntervalMs: 10_000 } });
-      const stop = new AbortController();
-      const run = mgr.start(stop.signal);
-      stops.push(async () => {
-        stop.abort();
-        await run;
-      });
-      const rec = mgr.getEventRecorderFor('noisy-controller');
-      const t0 = Date.now();
-      for (let i = 0; i < 50; i++) rec.event(cm, 'Warning', 'BackOff', 'Sync', `try ${i}`);
-      // The create goes out at once; the 49 repeats wait for the (long) series interval — until the stop flushes them.
-      await waitFor(
-        async () => (await ctx.api.list(EventV1Kind, { namespace: ns })).items.length === 1,
-        'the Event',
-      );
+  it('50 identical warnings in a second → one Event with series.count 50, written once by create and once by a folding update; flushed on stop', async () => {
+    const { api, ns } = await live.namespace('events');
+    const cm = await api.create(ConfigMap, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { namespace: ns, name: 'noisy' },
+    });
+    // The Event's write history: a watch from the resourceVersion of an (empty) list made before anything is recorded.
+    const { metadata } = await api.list(EventV1Kind, { namespace: ns });
+    const seen: Array<{ type: string; count: number | undefined }> = [];
+    const watchStop = new AbortController();
+    live.cleanups.push(async () => watchStop.abort());
+    void (async () => {
+      try {
+        const from = {
+          namespace: ns,
+          resourceVersion: metadata?.resourceVersion ?? '',
+          signal: watchStop.signal,
+        };
+        for await (const ev of api.watch(EventV1Kind, from)) {
+          if (ev.type !== 'ADDED' && ev.type !== 'MODIFIED' && ev.type !== 'DELETED') continue;
+          if (ev.object.reportingController !== 'noisy-controller') continue;
+          seen.push({ type: ev.type, count: ev.object.series?.count });
+        }
+      } catch {
+        // stopped
+      }
+    })();
+    const mgr = newManager(testConfig(), { namespace: ns, events: { seriesUpdateIntervalMs: 10_000 } });
+    const stop = new AbortController();
+    const run = mgr.start(stop.signal);
+    live.cleanups.push(async () => {
       stop.abort();
       await run;
-      stops.length = 0;
-      const events = (await ctx.api.list(EventV1Kind, { namespace: ns })).items;
-      expect(events).toHaveLength(1);
-      expect(events[0]).toMatchObject({
-        reason: 'BackOff',
-        type: 'Warning',
-        reportingController: 'noisy-controller',
-        regarding: { name: 'noisy' },
-        series: { count: 50 },
-      });
-      const writes = ctx.server.faults.requests({ group: 'events.k8s.io', namespace: ns, since: t0 });
-      expect(writes.filter((r) => r.verb === 'create')).toHaveLength(1);
-      expect(writes.filter((r) => r.verb === 'patch')).toHaveLength(1);
     });
-  },
-);
+    const rec = mgr.getEventRecorderFor('noisy-controller');
+    for (let i = 0; i < 50; i++) rec.event(cm, 'Warning', 'BackOff', 'Sync', `try ${i}`);
+    // The create goes out at once; the 49 repeats wait for the (long) series interval — until the stop flushes them.
+    await waitFor(
+      async () => (await api.list(EventV1Kind, { namespace: ns })).items.length === 1,
+      'the Event',
+    );
+    expect(seen.filter((s) => s.type !== 'ADDED')).toEqual([]);
+    stop.abort();
+    await run;
+    const events = (await api.list(EventV1Kind, { namespace: ns })).items;
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({
+      reason: 'BackOff',
+      type: 'Warning',
+      reportingController: 'noisy-controller',
+      regarding: { name: 'noisy' },
+      series: { count: 50 },
+    });
+    await waitFor(() => seen.some((s) => s.count === 50), 'the watch to see the flushed series');
+    expect(seen.map((s) => s.type)).toEqual(['ADDED', 'MODIFIED']);
+  });
+});
