@@ -6,21 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { goBase64Error } from '../../src/schema/base64.js';
-import { startTestServer, type TestServer } from './helpers.js';
+import { badRequest, startTestServer, type TestServer } from './helpers.js';
 
 const NS = '/api/v1/namespaces/default';
-
-function badRequest(message: string) {
-  return {
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message,
-    reason: 'BadRequest',
-    code: 400,
-  };
-}
 
 describe('Go base64 decoding offsets (encoding/base64 StdEncoding, as encoding/json decodes []byte)', () => {
   it.each([

@@ -5,7 +5,7 @@
  * characters, so non-ASCII text the real server refuses was accepted.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from './helpers.js';
+import { eventV1, startTestServer, type TestServer } from './helpers.js';
 
 describe('length limits count UTF-8 bytes, as kube-apiserver does', () => {
   let t: TestServer;
@@ -28,19 +28,7 @@ describe('length limits count UTF-8 bytes, as kube-apiserver does', () => {
   });
 
   it('an Event note of 600 "é" (1200 bytes) is refused with 422; 512 (1024 bytes) pass', async () => {
-    const ev = (name: string, note: string) => ({
-      apiVersion: 'events.k8s.io/v1',
-      kind: 'Event',
-      metadata: { name },
-      eventTime: '2024-01-01T00:00:00.000000Z',
-      reportingController: 'example.com/ctl',
-      reportingInstance: 'ctl-1',
-      action: 'Testing',
-      reason: 'Tested',
-      type: 'Normal',
-      note,
-      regarding: { kind: 'Pod', namespace: 'default', name: 'p', apiVersion: 'v1' },
-    });
+    const ev = (name: string, note: string) => eventV1(name, { note });
     const path = '/apis/events.k8s.io/v1/namespaces/default/events';
     expect((await t.req('POST', path, ev('note-ok', 'é'.repeat(512)))).status).toBe(201);
     expect((await t.req('POST', path, ev('note-big', 'é'.repeat(600)))).status).toBe(422);

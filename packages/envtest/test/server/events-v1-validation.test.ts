@@ -5,26 +5,9 @@
  * lenient legacy rules.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from './helpers.js';
+import { eventV1, startTestServer, type TestServer } from './helpers.js';
 
 const V1 = '/apis/events.k8s.io/v1/namespaces/default/events';
-
-function event(name: string, extra: Record<string, unknown> = {}) {
-  return {
-    apiVersion: 'events.k8s.io/v1',
-    kind: 'Event',
-    metadata: { name },
-    eventTime: '2024-01-01T00:00:00.000000Z',
-    reportingController: 'example.com/ctl',
-    reportingInstance: 'ctl-1',
-    action: 'Testing',
-    reason: 'Tested',
-    type: 'Normal',
-    note: 'hello',
-    regarding: { kind: 'Pod', namespace: 'default', name: 'p', apiVersion: 'v1' },
-    ...extra,
-  };
-}
 
 describe('events.k8s.io/v1 Event validation', () => {
   let t: TestServer;
@@ -36,15 +19,15 @@ describe('events.k8s.io/v1 Event validation', () => {
   });
 
   it('accepts a well-formed event and a series of count 2', async () => {
-    expect((await t.req('POST', V1, event('ok'))).status).toBe(201);
-    const series = event('series-ok', {
+    expect((await t.req('POST', V1, eventV1('ok'))).status).toBe(201);
+    const series = eventV1('series-ok', {
       series: { count: 2, lastObservedTime: '2024-01-01T00:00:01.000000Z' },
     });
     expect((await t.req('POST', V1, series)).status).toBe(201);
   });
 
   it('refuses series.count below 2 and a series without lastObservedTime, with the server causes', async () => {
-    const r = await t.req('POST', V1, event('series-bad', { series: { count: 1 } }));
+    const r = await t.req('POST', V1, eventV1('series-bad', { series: { count: 1 } }));
     expect(r.status).toBe(422);
     expect(r.body.message).toBe(
       'Event.events.k8s.io "series-bad" is invalid: [series.count: Invalid value: "": should be at least 2, series.lastObservedTime: Required value]',
@@ -66,7 +49,7 @@ describe('events.k8s.io/v1 Event validation', () => {
 
   it('refuses a missing eventTime, an unknown type, missing reporting fields and deprecated fields', async () => {
     const r = await t.req('POST', V1, {
-      ...event('many'),
+      ...eventV1('many'),
       eventTime: undefined,
       type: 'Info',
       action: '',
@@ -78,12 +61,16 @@ describe('events.k8s.io/v1 Event validation', () => {
       'type',
       'count',
     ]);
-    const noReporting = await t.req('POST', V1, { ...event('noreport'), reportingInstance: '', action: '' });
+    const noReporting = await t.req('POST', V1, {
+      ...eventV1('noreport'),
+      reportingInstance: '',
+      action: '',
+    });
     expect(noReporting.body.details.causes).toEqual([
       { reason: 'FieldValueRequired', message: 'Required value', field: 'reportingInstance' },
       { reason: 'FieldValueRequired', message: 'Required value', field: 'action' },
     ]);
-    const longNote = await t.req('POST', V1, event('long', { note: 'x'.repeat(1025) }));
+    const longNote = await t.req('POST', V1, eventV1('long', { note: 'x'.repeat(1025) }));
     expect(longNote.body.details.causes).toEqual([
       {
         reason: 'FieldValueInvalid',
@@ -94,7 +81,7 @@ describe('events.k8s.io/v1 Event validation', () => {
   });
 
   it('on update re-validates a changed series and keeps the rest immutable', async () => {
-    const created = (await t.req('POST', V1, event('upd'))).body;
+    const created = (await t.req('POST', V1, eventV1('upd'))).body;
     const badSeries = await t.req('PUT', `${V1}/upd`, { ...created, series: { count: 0 } });
     expect(badSeries.body.details.causes.map((c: { field: string }) => c.field)).toEqual([
       'series.count',

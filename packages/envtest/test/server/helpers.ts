@@ -138,3 +138,34 @@ export function pod(name: string, labels: Record<string, string> = {}, extra: Js
     spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }], ...(extra.spec ?? {}) },
   };
 }
+
+/** The whole 400 BadRequest Status body kube-apiserver writes with `message`. */
+export function badRequest(message: string): Json {
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message,
+    reason: 'BadRequest',
+    code: 400,
+  };
+}
+
+/** A valid events.k8s.io/v1 Event (reporting fields, eventTime, regarding a pod), with `extra` fields over it. */
+export function eventV1(name: string, extra: Record<string, unknown> = {}): Json {
+  return {
+    apiVersion: 'events.k8s.io/v1',
+    kind: 'Event',
+    metadata: { name },
+    eventTime: '2024-01-01T00:00:00.000000Z',
+    reportingController: 'example.com/ctl',
+    reportingInstance: 'ctl-1',
+    action: 'Testing',
+    reason: 'Tested',
+    type: 'Normal',
+    note: 'hello',
+    regarding: { kind: 'Pod', namespace: 'default', name: 'p', apiVersion: 'v1' },
+    ...extra,
+  };
+}

@@ -8,20 +8,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseKeepingLiterals, quantityError } from '../../src/schema/go-decode.js';
-import { type Json, startTestServer, type TestServer } from './helpers.js';
+import { badRequest, type Json, startTestServer, type TestServer } from './helpers.js';
 
 const NS = '/api/v1/namespaces/default';
 const APPS = '/apis/apps/v1/namespaces/default';
-
-const badRequest = (message: string) => ({
-  kind: 'Status',
-  apiVersion: 'v1',
-  metadata: {},
-  status: 'Failure',
-  message,
-  reason: 'BadRequest',
-  code: 400,
-});
 
 const tpl = (container: Record<string, unknown> = {}) => ({
   metadata: { labels: { app: 'a' } },

@@ -4,7 +4,7 @@
  * NewConflictError / printManager over structured-merge-diff's conflicts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Json, startTestServer, type TestServer } from './helpers.js';
+import { badRequest, type Json, startTestServer, type TestServer } from './helpers.js';
 
 const NS = '/api/v1/namespaces/default';
 const JSONP = { 'content-type': 'application/json-patch+json' };
@@ -22,16 +22,6 @@ const GENERIC_422 = {
   details: {},
   code: 422,
 };
-
-const badRequest = (message: string) => ({
-  kind: 'Status',
-  apiVersion: 'v1',
-  metadata: {},
-  status: 'Failure',
-  message,
-  reason: 'BadRequest',
-  code: 400,
-});
 
 describe('JSON patch errors (apiserver jsonPatcher)', () => {
   let t: TestServer;
