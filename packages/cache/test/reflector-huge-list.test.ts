@@ -5,7 +5,7 @@
 import { FakeClock, isReplyTooLarge, UnexpectedResponseError } from '@kubeloop/client';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type ListCallOptions, Reflector } from '../src/index.js';
-import { FakeServer, RecordingStore } from './support/fake-server.js';
+import { expiredEvent, FakeServer, RecordingStore } from './support/fake-server.js';
 
 const running: AbortController[] = [];
 afterEach(() => {
@@ -24,18 +24,6 @@ function tooLong(): UnexpectedResponseError {
     },
   );
 }
-
-const expiredEvent = {
-  type: 'ERROR' as const,
-  object: {
-    apiVersion: 'v1',
-    kind: 'Status',
-    status: 'Failure',
-    code: 410,
-    reason: 'Expired',
-    message: 'too old',
-  },
-};
 
 /** A FakeServer whose unpaged (or watch-cache) answers are "too large to decode". */
 class HugeServer extends FakeServer {

@@ -6,7 +6,7 @@
 import { FakeClock, TransportError } from '@kubeloop/client';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Reflector } from '../src/index.js';
-import { cm, FakeServer, RecordingStore } from './support/fake-server.js';
+import { cm, FakeServer, RecordingStore, warnRecordingLogger } from './support/fake-server.js';
 
 const running: AbortController[] = [];
 afterEach(() => {
@@ -15,19 +15,8 @@ afterEach(() => {
 
 function start(srv: FakeServer) {
   const clock = new FakeClock();
-  const warns: Array<Record<string, unknown>> = [];
+  const { logger, warns } = warnRecordingLogger();
   const errors: unknown[] = [];
-  const logger = {
-    debug() {},
-    info() {},
-    warn(f: Record<string, unknown>, msg: string) {
-      warns.push({ ...f, msg });
-    },
-    error() {},
-    child() {
-      return logger;
-    },
-  };
   const store = new RecordingStore();
   const r = new Reflector(srv, store, {
     clock,

@@ -14,7 +14,14 @@ import {
   type WatchCallOptions,
 } from '../src/index.js';
 import { isTooLargeResourceVersionError } from '../src/watch-errors.js';
-import { cm, FakeServer, RecordingStore, statusError } from './support/fake-server.js';
+import {
+  cm,
+  expiredEvent,
+  FakeServer,
+  RecordingStore,
+  statusError,
+  warnRecordingLogger,
+} from './support/fake-server.js';
 
 const running: AbortController[] = [];
 afterEach(() => {
@@ -25,18 +32,7 @@ function start(lw: ListerWatcher, opts: ReflectorOptions = {}) {
   const clock = new FakeClock();
   const store = new RecordingStore();
   const errors: unknown[] = [];
-  const warns: Array<Record<string, unknown>> = [];
-  const logger = {
-    debug() {},
-    info() {},
-    warn(f: Record<string, unknown>, msg: string) {
-      warns.push({ ...f, msg });
-    },
-    error() {},
-    child() {
-      return logger;
-    },
-  };
+  const { logger, warns } = warnRecordingLogger();
   const r = new Reflector(lw, store, {
     clock,
     random: () => 0,
@@ -62,18 +58,6 @@ function start(lw: ListerWatcher, opts: ReflectorOptions = {}) {
   };
   return { r, store, clock, errors, warns, ac, done, until, stop };
 }
-
-const expiredEvent = {
-  type: 'ERROR' as const,
-  object: {
-    apiVersion: 'v1',
-    kind: 'Status',
-    status: 'Failure',
-    code: 410,
-    reason: 'Expired',
-    message: 'too old',
-  },
-};
 
 describe('Reflector: resourceVersion rules of the first list, relists and after a 410 (client-go reflector.list)', () => {
   it('first list asks resourceVersion=0 with limit=pageSize; the watch starts at the list RV with bookmarks and a timeout in [min, 2min)', async () => {

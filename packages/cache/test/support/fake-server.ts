@@ -14,6 +14,36 @@ export function statusError(code: number, reason: string, message: string, extra
   });
 }
 
+/** The ERROR event a watch sends when its resourceVersion is too old (410 Expired). */
+export const expiredEvent = {
+  type: 'ERROR' as const,
+  object: {
+    apiVersion: 'v1',
+    kind: 'Status',
+    status: 'Failure',
+    code: 410,
+    reason: 'Expired',
+    message: 'too old',
+  },
+};
+
+/** A Logger that drops all but warnings, which it records in `warns` (fields plus `msg`). */
+export function warnRecordingLogger() {
+  const warns: Array<Record<string, unknown>> = [];
+  const logger = {
+    debug() {},
+    info() {},
+    warn(f: Record<string, unknown>, msg: string) {
+      warns.push({ ...f, msg });
+    },
+    error() {},
+    child() {
+      return logger;
+    },
+  };
+  return { logger, warns };
+}
+
 export const cm = (
   name: string,
   rv: number,
