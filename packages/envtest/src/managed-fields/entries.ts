@@ -3,7 +3,7 @@
  * apimachinery's order, and the bookkeeping of a non-apply write (structured-merge-diff's Update).
  */
 import type { KObject, ResourceType } from '../resource-type.js';
-import { fieldValues, fromFieldsV1, isObj, LIST_MEMBER, NULL_LEAF, toFieldsV1 } from './field-set.js';
+import { fieldValues, fromFieldsV1, isObj, LIST_MEMBER, NULL_LEAF, SEP, toFieldsV1 } from './field-set.js';
 
 /** One managedFields entry. */
 export interface ManagedFieldsEntry {
@@ -80,9 +80,18 @@ export function writeEntries(entries: Owned[]): ManagedFieldsEntry[] {
     }));
 }
 
+/** Whether `p` was a non-empty map or list in `before` (it had members below it). */
+function wasContainer(before: Map<string, string>, p: string): boolean {
+  const prefix = `${p}${SEP}`;
+  for (const q of before.keys()) if (q.startsWith(prefix)) return true;
+  return false;
+}
+
 /**
  * managedFields after a non-apply write (create, update, patch) by `manager`: the manager owns what it
- * changed plus what it owned before and is still there; other managers lose what changed.
+ * changed plus what it owned before and is still there; other managers lose what changed. As
+ * structured-merge-diff does, an entry whose field set ends up empty is dropped, and a write that owns no
+ * field (one that only removes, such as the last finalizer) gives its manager no entry.
  */
 export function updateManagedFields(
   rt: ResourceType,
@@ -103,7 +112,11 @@ export function updateManagedFields(
   for (const [p, v] of after) {
     if (v === NULL_LEAF) continue;
     if (v === LIST_MEMBER && (!old || before.has(p))) continue;
-    if (before.get(p) !== v) changed.add(p);
+    if (before.get(p) === v) continue;
+    // a map or list emptied by this write existed before: structured-merge-diff's compare sees its
+    // members removed, nothing added or modified, so the writer owns nothing for it
+    if ((v === '{}' || v === '[]') && wasContainer(before, p)) continue;
+    changed.add(p);
   }
   const entries = readEntries(old);
   const allAfter = fieldValues(rt, next);
