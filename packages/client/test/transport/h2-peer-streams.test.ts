@@ -5,7 +5,7 @@
 // HTTP/2 transport opens another connection once the server's limit is reached.
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Transport } from '../../src/transport/index.js';
 import { createTestCa, type Issued, type TestCa } from './support/pki.js';
 
@@ -93,91 +93,65 @@ function h2Transport(host: string): Transport {
   );
 }
 
-describe('HTTP/2 pool and the server SETTINGS_MAX_CONCURRENT_STREAMS (breaker3)', () => {
-  let h2: H2Server | undefined;
-  afterAll(async () => {
-    await h2?.close();
-  });
+/** `count` open watches (namespaces n0, n1, ...), ended by `signal`. */
+function openWatches(t: Transport, count: number, signal: AbortSignal) {
+  return Promise.all(
+    Array.from({ length: count }, (_, i) =>
+      t.request({ method: 'GET', path: `/api/v1/namespaces/n${i}/pods?watch=true`, stream: true, signal }),
+    ),
+  );
+}
 
+/** Runs `test` against a fresh h2 server and a transport to it; after it, ends the watches and closes both. */
+async function withH2(
+  maxConcurrentStreams: number,
+  test: (t: Transport, h2: H2Server, signal: AbortSignal) => Promise<void>,
+  http1Requests?: string[],
+): Promise<void> {
+  const h2 = await startH2(maxConcurrentStreams, http1Requests);
+  const t = h2Transport(h2.url);
+  const ac = new AbortController();
+  try {
+    await test(t, h2, ac.signal);
+  } finally {
+    ac.abort();
+    await t.close({ force: true });
+    await h2.close();
+  }
+}
+
+describe('HTTP/2 pool and the server SETTINGS_MAX_CONCURRENT_STREAMS (breaker3)', () => {
   it.each([
     [100, 130],
     [10, 25],
   ])(
     'a server allowing %i streams per connection: %i open watches and a GET are all answered',
-    async (max, watches) => {
-      h2 = await startH2(max);
-      const t = h2Transport(h2.url);
-      const ac = new AbortController();
-      try {
+    (max, watches) =>
+      withH2(max, async (t, h2, signal) => {
         // A first request settles the connection (and the server's SETTINGS) before the burst.
         await (await t.request({ method: 'GET', path: '/api' })).body.dump();
-        const opened = await Promise.all(
-          Array.from({ length: watches }, (_, i) =>
-            t.request({
-              method: 'GET',
-              path: `/api/v1/namespaces/n${i}/pods?watch=true`,
-              stream: true,
-              signal: ac.signal,
-            }),
-          ),
-        );
+        const opened = await openWatches(t, watches, signal);
         expect(opened.every((w) => w.status === 200)).toBe(true);
         const res = await t.request({ method: 'GET', path: '/api' });
         expect(await res.body.text()).toBe('{}');
         expect(h2.peakStreamsPerSession()).toBeLessThanOrEqual(max);
         expect(h2.connections()).toBe(Math.ceil((watches + 1) / max));
-      } finally {
-        ac.abort();
-        await t.close({ force: true });
-        await h2.close();
-        h2 = undefined;
-      }
-    },
+      }),
   );
-  it('a cold burst past a small server limit before its SETTINGS arrive: refused streams are retried, all answered', async () => {
-    h2 = await startH2(10);
-    const t = h2Transport(h2.url);
-    const ac = new AbortController();
-    try {
+  it('a cold burst past a small server limit before its SETTINGS arrive: refused streams are retried, all answered', () =>
+    withH2(10, async (t, h2, signal) => {
       // No first request: the first connection assumes 100 streams until the server's SETTINGS (10) arrive, so
       // the server refuses (REFUSED_STREAM) what came past its limit; refused means unprocessed, so retried.
-      const opened = await Promise.all(
-        Array.from({ length: 25 }, (_, i) =>
-          t.request({
-            method: 'GET',
-            path: `/api/v1/namespaces/n${i}/pods?watch=true`,
-            stream: true,
-            signal: ac.signal,
-          }),
-        ),
-      );
+      const opened = await openWatches(t, 25, signal);
       expect(opened.every((w) => w.status === 200)).toBe(true);
       const res = await t.request({ method: 'POST', path: '/api/v1/namespaces/n0/configmaps', body: '{}' });
       expect(await res.body.text()).toBe('{}');
       expect(h2.peakStreamsPerSession()).toBeLessThanOrEqual(10);
-    } finally {
-      ac.abort();
-      await t.close({ force: true });
-      await h2.close();
-      h2 = undefined;
-    }
-  });
-  it('writes (POST, PUT, PATCH, DELETE) are sent while watches hold streams of the same connection', async () => {
-    h2 = await startH2(100);
-    const t = h2Transport(h2.url);
-    const ac = new AbortController();
-    try {
+    }));
+  it('writes (POST, PUT, PATCH, DELETE) are sent while watches hold streams of the same connection', () =>
+    withH2(100, async (t, h2, signal) => {
       await (await t.request({ method: 'GET', path: '/api' })).body.dump();
-      const watches = await Promise.all(
-        Array.from({ length: 3 }, (_, i) =>
-          t.request({
-            method: 'GET',
-            path: `/api/v1/namespaces/n${i}/pods?watch=true`,
-            stream: true,
-            signal: ac.signal,
-          }),
-        ),
-      );
+      const watches = await openWatches(t, 3, signal);
       expect(watches.every((w) => w.status === 200)).toBe(true);
       // undici held a non-idempotent request (its default for all but GET/HEAD) until no stream was running.
       for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'] as const) {
@@ -186,44 +160,29 @@ describe('HTTP/2 pool and the server SETTINGS_MAX_CONCURRENT_STREAMS (breaker3)'
         expect(await res.body.text()).toBe('{}');
       }
       expect(h2.connections()).toBe(1);
-    } finally {
-      ac.abort();
-      await t.close({ force: true });
-      await h2.close();
-      h2 = undefined;
-    }
-  });
+    }));
   it('a DELETE with DeleteOptions in its body is sent (over HTTP/1.1: undici h2 cannot send a DELETE body)', async () => {
     const http1: string[] = [];
-    h2 = await startH2(100, http1);
-    const t = h2Transport(h2.url);
-    const ac = new AbortController();
-    try {
-      await (await t.request({ method: 'GET', path: '/api' })).body.dump();
-      const w = await t.request({
-        method: 'GET',
-        path: '/api/v1/namespaces/n/pods?watch=true',
-        stream: true,
-        signal: ac.signal,
-      });
-      expect(w.status).toBe(200);
-      const body = '{"propagationPolicy":"Foreground"}';
-      const res = await t.request({
-        method: 'DELETE',
-        path: '/api/v1/namespaces/n/configmaps/x',
-        body,
-        headers: { 'content-type': 'application/json' },
-      });
-      expect(await res.body.text()).toBe('{}');
-      expect(http1).toEqual([`DELETE ${body}`]);
-      // Without a body a DELETE stays on h2.
-      await (await t.request({ method: 'DELETE', path: '/api/v1/namespaces/n/configmaps/y' })).body.dump();
-      expect(http1).toHaveLength(1);
-    } finally {
-      ac.abort();
-      await t.close({ force: true });
-      await h2.close();
-      h2 = undefined;
-    }
+    await withH2(
+      100,
+      async (t, _h2, signal) => {
+        await (await t.request({ method: 'GET', path: '/api' })).body.dump();
+        const [w] = await openWatches(t, 1, signal);
+        expect(w?.status).toBe(200);
+        const body = '{"propagationPolicy":"Foreground"}';
+        const res = await t.request({
+          method: 'DELETE',
+          path: '/api/v1/namespaces/n/configmaps/x',
+          body,
+          headers: { 'content-type': 'application/json' },
+        });
+        expect(await res.body.text()).toBe('{}');
+        expect(http1).toEqual([`DELETE ${body}`]);
+        // Without a body a DELETE stays on h2.
+        await (await t.request({ method: 'DELETE', path: '/api/v1/namespaces/n/configmaps/y' })).body.dump();
+        expect(http1).toHaveLength(1);
+      },
+      http1,
+    );
   });
 });
