@@ -15,17 +15,14 @@ export function statusError(code: number, reason: string, message: string, extra
 }
 
 /** The ERROR event a watch sends when its resourceVersion is too old (410 Expired). */
-export const expiredEvent = {
-  type: 'ERROR' as const,
-  object: {
-    apiVersion: 'v1',
-    kind: 'Status',
-    status: 'Failure',
-    code: 410,
-    reason: 'Expired',
-    message: 'too old',
-  },
-};
+export function expired(message: string) {
+  return {
+    type: 'ERROR' as const,
+    object: { apiVersion: 'v1', kind: 'Status', status: 'Failure', code: 410, reason: 'Expired', message },
+  };
+}
+
+export const expiredEvent = expired('too old');
 
 /** A Logger that drops all but warnings, which it records in `warns` (fields plus `msg`). */
 export function warnRecordingLogger() {
@@ -244,17 +241,7 @@ export class FakeServer implements ListerWatcher {
           },
         } as WatchEvent;
       } else if (from < server.watchCacheStartRV) {
-        yield {
-          type: 'ERROR',
-          object: {
-            apiVersion: 'v1',
-            kind: 'Status',
-            status: 'Failure',
-            code: 410,
-            reason: 'Expired',
-            message: 'too old resource version',
-          },
-        } as WatchEvent;
+        yield expired('too old resource version') as WatchEvent;
         return;
       } else {
         for (const e of server.log) if (e.rv > from) yield { type: e.type, object: structuredClone(e.obj) };
