@@ -14,6 +14,7 @@ import {
 import { pathNotFound } from './errors.js';
 import { negotiate, sendBody, sendText } from './http.js';
 import { openApiDocument, openApiIndex } from './openapi.js';
+import { goRestfulServesGroup } from './resource-handler.js';
 
 /** What the non-resource endpoints read from the server. */
 export interface NonResourceEnv {
@@ -34,7 +35,8 @@ const HEALTH_CHECKS = [
 
 /**
  * Answer one non-resource request.
- * @throws ApiStatusError 404 (a Status) for unknown `/api` and `/apis` paths; other unknown paths get a text 404.
+ * @throws ApiStatusError 404 (a Status) for unknown paths under `/api` and a built-in group's `/apis/<group>`;
+ * other unknown paths (an unknown group, a CRD group's unserved version) get the plain-text 404.
  */
 export function serveNonResource(
   env: NonResourceEnv,
@@ -132,6 +134,12 @@ export function serveNonResource(
       return;
     }
   }
-  if ((segs[0] === 'api' || segs[0] === 'apis') && segs.length >= 2) throw pathNotFound();
+  // under /api and a built-in group go-restful answers a NotFound Status; an unknown group, or a CRD group's
+  // unserved version, reaches apiextensions' discovery handlers, which hand it to the plain-text not-found handler
+  if (
+    (segs[0] === 'api' && segs.length >= 2) ||
+    (segs[0] === 'apis' && segs.length >= 2 && goRestfulServesGroup(segs[1]!))
+  )
+    throw pathNotFound();
   sendText(res, 404, '404 page not found\n');
 }

@@ -39,19 +39,27 @@ const HANDLERS: Record<string, (r: ResourceRequest) => Promise<void>> = {
   deletecollection: handleDeleteCollection,
 };
 
-/** Group/versions kube-apiserver serves through go-restful web services (every built-in one, and all of `/api`). */
-const BUILTIN_GROUP_VERSIONS: ReadonlySet<string> = new Set(
-  BUILTIN_RESOURCES.map((rt) => `${rt.group}/${rt.version}`),
-);
+/** Groups kube-apiserver serves through go-restful web services (every built-in one, and all of `/api`). */
+const BUILTIN_GROUPS: ReadonlySet<string> = new Set(BUILTIN_RESOURCES.map((rt) => rt.group));
+
+/**
+ * Whether kube-apiserver's go-restful container answers a path under `/api` or `/apis/<group>`: its handler
+ * director hands a path to go-restful when it lies under a registered web service's root, and every built-in
+ * group has one at `/apis/<group>` (group discovery), `/api` one at `/api`. Such paths get a NotFound Status
+ * when nothing matches; any other path falls through to apiextensions-apiserver and the plain-text 404.
+ */
+export function goRestfulServesGroup(group: string): boolean {
+  return group === '' || BUILTIN_GROUPS.has(group);
+}
 
 /**
  * The 404 of a path no served resource answers, as kube-apiserver words it: under `/api` and a built-in
- * group/version the go-restful container answers with a NotFound Status ("the server could not find the
- * requested resource"); any other group/version reaches apiextensions-apiserver's CRD handler, which hands
+ * group (any version) the go-restful container answers with a NotFound Status ("the server could not find the
+ * requested resource"); any other group reaches apiextensions-apiserver's CRD handler, which hands
  * it to the not-found handler: a plain-text `404 page not found`.
  */
 export function answerUnknownResource(info: RequestInfo, res: ServerResponse): void {
-  if (info.group === '' || BUILTIN_GROUP_VERSIONS.has(`${info.group}/${info.version}`)) throw pathNotFound();
+  if (goRestfulServesGroup(info.group)) throw pathNotFound();
   sendText(res, 404, '404 page not found\n');
 }
 

@@ -120,6 +120,22 @@ describe('routing of built-in kinds (go-restful routes of endpoints/installer.go
     expect(other.headers['content-type']).toBe('text/plain; charset=utf-8');
     expect(other.text).toBe('404 page not found\n');
   });
+
+  it('discovery of an unknown group or group/version is plain text; under /api and a built-in group a Status', async () => {
+    for (const path of ['/apis/nothing.example.com/v1', '/apis/nothing.example.com', '/apis/nope/v1']) {
+      const r = await t.req('GET', path);
+      expect({ path, status: r.status, type: r.headers['content-type'], text: r.text }).toEqual({
+        path,
+        status: 404,
+        type: 'text/plain; charset=utf-8',
+        text: '404 page not found\n',
+      });
+    }
+    for (const path of ['/apis/apps/v2', '/api/v2', '/apis/apps/v2/deployments']) {
+      const r = await t.req('GET', path);
+      expect({ path, status: r.status, body: r.body }).toEqual({ path, status: 404, body: GO_RESTFUL_404 });
+    }
+  });
 });
 
 describe('routing of custom resources (apiextensions-apiserver crdHandler)', () => {
