@@ -250,12 +250,14 @@ describe('kind validation of the common built-in kinds', () => {
       ['daemonsets', 'DaemonSet', {}],
       ['replicasets', 'ReplicaSet', {}],
     ] as const) {
-      const r = await t.req('POST', `${APPS}/${resource}`, {
-        apiVersion: 'apps/v1',
-        kind,
-        metadata: { name: 'w1' },
-        spec: { selector: { matchLabels: { app: 'a' } }, template: tpl({ app: 'b' }), ...extra },
-      });
+      const create = (name: string, app: string) =>
+        t.req('POST', `${APPS}/${resource}`, {
+          apiVersion: 'apps/v1',
+          kind,
+          metadata: { name },
+          spec: { selector: { matchLabels: { app: 'a' } }, template: tpl({ app }), ...extra },
+        });
+      const r = await create('w1', 'b');
       expect(r.status, kind).toBe(422);
       expect(causes(r.body), kind).toEqual([
         [
@@ -263,12 +265,7 @@ describe('kind validation of the common built-in kinds', () => {
           'Invalid value: map[string]string{"app":"b"}: `selector` does not match template `labels`',
         ],
       ]);
-      const ok = await t.req('POST', `${APPS}/${resource}`, {
-        apiVersion: 'apps/v1',
-        kind,
-        metadata: { name: 'w2' },
-        spec: { selector: { matchLabels: { app: 'a' } }, template: tpl({ app: 'a' }), ...extra },
-      });
+      const ok = await create('w2', 'a');
       expect(ok.status, kind).toBe(201);
     }
     const sts = (await t.req('GET', `${APPS}/statefulsets/w2`)).body;
