@@ -55,9 +55,13 @@ export function replicaConfig(server: ApiServer, identity: string): RestConfig {
   };
 }
 
-/** Starts a replica: leader election on `lease` in `namespace`, plus the stamping leader-only runnable. */
+/**
+ * Starts a replica: leader election on `lease` in `namespace`, plus the stamping leader-only runnable. `target`
+ * is the in-process server (the replica then uses its own token, {@link replicaConfig}) or a RestConfig (the
+ * run's API server, real cluster included).
+ */
 export function startReplica(
-  server: ApiServer,
+  target: ApiServer | RestConfig,
   identity: string,
   namespace: string,
   lease: string,
@@ -77,7 +81,8 @@ export function startReplica(
   } = {},
 ): Replica {
   const registry = newMetricsRegistry();
-  const mgr = newManager(replicaConfig(server, identity), {
+  const config = 'faults' in target ? replicaConfig(target, identity) : target;
+  const mgr = newManager(config, {
     namespace,
     ...(extra.logger ? { logger: extra.logger } : {}),
     metricsRegistry: registry,
