@@ -13,7 +13,14 @@ import { SECRETS } from './builtin/secrets.js';
 import { SERVICES } from './builtin/services.js';
 import type { ResourceType } from './resource-type.js';
 
-export { DNS1123_LABEL_MSG, DNS1123_SUBDOMAIN_MSG, defaultPodSpec, validateName } from './builtin/common.js';
+export {
+  DNS1123_LABEL_MSG,
+  DNS1123_SUBDOMAIN_MSG,
+  defaultPodSpec,
+  type NameRule,
+  nameErrors,
+  validateName,
+} from './builtin/common.js';
 
 export const BUILTIN_RESOURCES: readonly ResourceType[] = [
   PODS,

@@ -27,16 +27,33 @@ export const DNS1123_SUBDOMAIN_MSG =
 export const DNS1123_LABEL_MSG =
   "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 
-/** Validate a name as a DNS-1123 subdomain (≤253) or label (≤63). */
-export function validateName(name: string, kind: 'subdomain' | 'label'): string | undefined {
-  if (kind === 'label') {
-    if (name.length > 63) return 'must be no more than 63 characters';
-    if (!DNS1123_LABEL.test(name)) return DNS1123_LABEL_MSG;
-    return undefined;
-  }
-  if (name.length > 253) return 'must be no more than 253 characters';
-  if (!DNS1123_SUBDOMAIN.test(name)) return DNS1123_SUBDOMAIN_MSG;
-  return undefined;
+export const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+export const DNS1035_LABEL_MSG =
+  "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+
+/** The name rules of apimachinery: DNS-1123 subdomain (≤253), DNS-1123 label (≤63), DNS-1035 label (≤63). */
+export type NameRule = 'subdomain' | 'label' | 'dns1035';
+
+/**
+ * Every message a name breaks, as apimachinery IsDNS1123Subdomain / IsDNS1123Label / IsDNS1035Label give them:
+ * the length error and the regex error are both reported when both apply.
+ */
+export function nameErrors(name: string, rule: NameRule): string[] {
+  const [max, re, msg] =
+    rule === 'subdomain'
+      ? [253, DNS1123_SUBDOMAIN, DNS1123_SUBDOMAIN_MSG]
+      : rule === 'label'
+        ? [63, DNS1123_LABEL, DNS1123_LABEL_MSG]
+        : [63, DNS1035_LABEL, DNS1035_LABEL_MSG];
+  const errs: string[] = [];
+  if (name.length > max) errs.push(`must be no more than ${max} characters`);
+  if (!re.test(name)) errs.push(msg);
+  return errs;
+}
+
+/** The first message of {@link nameErrors}, or undefined for a valid name. */
+export function validateName(name: string, kind: NameRule): string | undefined {
+  return nameErrors(name, kind)[0];
 }
 
 export function obj(v: unknown): Record<string, unknown> {

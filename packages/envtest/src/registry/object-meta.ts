@@ -4,7 +4,7 @@
  * `api/validation/objectmeta.go`).
  */
 import { Buffer } from 'node:buffer';
-import { validateName } from '../builtin-resources.js';
+import { type NameRule, nameErrors } from '../builtin-resources.js';
 import { type FieldError, fieldForbidden, fieldInvalid, fieldRequired, fieldTooLong } from '../errors.js';
 import { validateLabelValue, validateQualifiedName } from '../label-selector.js';
 import { apiVersionOf, type KObject, OBJECT_META_FIELDS, type ResourceType } from '../resource-type.js';
@@ -71,13 +71,17 @@ export function validateMeta(rt: ResourceType, o: KObject, old: KObject | undefi
   if (typeof name !== 'string' || name === '') {
     errs.push(fieldRequired('metadata.name', 'name or generateName is required'));
   } else if (!old) {
-    const style = rt.resource === 'namespaces' || rt.resource === 'services' ? 'label' : 'subdomain';
-    if (rt.crdName === undefined && rt.resource !== 'customresourcedefinitions') {
-      const bad = validateName(name, style);
-      if (bad) errs.push(fieldInvalid('metadata.name', name, bad));
-    } else if (rt.crdName !== undefined) {
-      const bad = validateName(name, 'subdomain');
-      if (bad) errs.push(fieldInvalid('metadata.name', name, bad));
+    // the name function each kind's ValidateObjectMeta call gets upstream: Service ValidateServiceName
+    // (DNS-1035 label), Namespace ValidateNamespaceName (DNS-1123 label), most kinds and custom resources a
+    // DNS-1123 subdomain; CRDs check their name against spec.names themselves. One cause per message.
+    if (rt.crdName !== undefined || rt.resource !== 'customresourcedefinitions') {
+      const rule: NameRule =
+        rt.crdName === undefined && rt.group === '' && rt.resource === 'services'
+          ? 'dns1035'
+          : rt.crdName === undefined && rt.group === '' && rt.resource === 'namespaces'
+            ? 'label'
+            : 'subdomain';
+      for (const msg of nameErrors(name, rule)) errs.push(fieldInvalid('metadata.name', name, msg));
     }
   }
   const labels = m.labels;
