@@ -20,6 +20,7 @@ import { handleDelete, handleDeleteCollection } from './handlers/delete.js';
 import { handleGet } from './handlers/get.js';
 import { handleList } from './handlers/list.js';
 import { handlePatch } from './handlers/patch.js';
+import { handleEviction, handlePodConnect, POD_CONNECT_SUBRESOURCES } from './handlers/pod-subresources.js';
 import { handleUpdate } from './handlers/update.js';
 import { handleWatch } from './handlers/watch.js';
 import { sendText } from './http.js';
@@ -63,12 +64,18 @@ export function answerUnknownResource(info: RequestInfo, res: ServerResponse): v
   sendText(res, 404, '404 page not found\n');
 }
 
+function isCorePods(rt: ResourceType): boolean {
+  return rt.group === '' && rt.resource === 'pods' && rt.crdName === undefined;
+}
+
 /** The subresources envtest serves, and the HTTP methods kube-apiserver installs on each (installer.go). */
 function subresourceMethods(rt: ResourceType, sub: string): readonly string[] | undefined {
   if (sub === 'status') return rt.statusSubresource ? ['GET', 'PUT', 'PATCH'] : undefined;
   if (sub === 'scale') return rt.scale ? ['GET', 'PUT', 'PATCH'] : undefined;
   if (sub === 'log') return rt.resource === 'pods' && rt.group === '' ? ['GET'] : undefined;
   if (sub === 'finalize') return rt.resource === 'namespaces' && rt.group === '' ? ['PUT'] : undefined;
+  if (POD_CONNECT_SUBRESOURCES.has(sub)) return isCorePods(rt) ? ['GET', 'POST'] : undefined;
+  if (sub === 'eviction') return isCorePods(rt) ? ['POST'] : undefined;
   return undefined;
 }
 
@@ -176,7 +183,13 @@ export async function handleResource(
     if (!routeCustom(rt, info, res)) return;
   } else routeBuiltin(rt, info, (req.method ?? 'GET').toUpperCase());
   const sub = info.subresource;
-  const handler = HANDLERS[info.verb];
+  const podSub = rt.crdName === undefined && sub !== undefined && isCorePods(rt);
+  const handler =
+    podSub && POD_CONNECT_SUBRESOURCES.has(sub)
+      ? handlePodConnect
+      : podSub && sub === 'eviction'
+        ? handleEviction
+        : HANDLERS[info.verb];
   if (!handler) throw methodNotSupported(rt.resource, rt.group, info.verb);
   await handler({
     env,
