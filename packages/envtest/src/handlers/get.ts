@@ -1,6 +1,7 @@
 /** GET of one object (and its status, scale and log subresources). */
 import { negotiate, sendBody, sendText } from '../http.js';
 import type { ResourceRequest } from './context.js';
+import { checkContainer } from './pod-subresources.js';
 import { renderOne, toScale } from './render.js';
 
 /** get: one object in the negotiated format. */
@@ -14,6 +15,9 @@ export async function handleGet(r: ResourceRequest): Promise<void> {
   const entry = registry.get(rt, ns, name!);
   const o = registry.view(rt, entry);
   if (sub === 'log') {
+    // pod LogLocation: the container is checked first; a pod on no node has no log location, and the
+    // streamer then answers an empty body (envtest has no kubelet, so every pod answers so)
+    checkContainer(o, name!, q.get('container') ?? '');
     sendText(res, 200, '');
     return;
   }

@@ -14,9 +14,29 @@ import { parseDeleteOptions } from './delete.js';
 /** The subresources of pods answered here. */
 export const POD_CONNECT_SUBRESOURCES: ReadonlySet<string> = new Set(['exec', 'attach', 'portforward']);
 
-function containerNames(pod: Readonly<KObject>): string[] {
+function names(list: unknown): string[] {
+  return (Array.isArray(list) ? list : []).map((c) => String(isObj(c) ? c.name : ''));
+}
+
+/**
+ * The container a log, exec or attach request addresses, as pod validateContainer: `?container=` must name
+ * one of the pod's (init, regular or ephemeral) containers; without it the pod must have exactly one regular
+ * container. @throws ApiStatusError 400 with the server's message otherwise.
+ */
+export function checkContainer(pod: Readonly<KObject>, name: string, container: string): void {
   const spec = isObj(pod.spec) ? pod.spec : {};
-  return (Array.isArray(spec.containers) ? spec.containers : []).map((c) => String(isObj(c) ? c.name : ''));
+  const regular = names(spec.containers);
+  // podutil.VisitContainers order: init containers, containers, ephemeral containers
+  const all = [...names(spec.initContainers), ...regular, ...names(spec.ephemeralContainers)];
+  if (container === '') {
+    if (regular.length === 0) throw badRequest(`a container name must be specified for pod ${name}`);
+    if (regular.length > 1)
+      throw badRequest(
+        `a container name must be specified for pod ${name}, choose one of: [${all.join(' ')}]`,
+      );
+  } else if (!all.includes(container)) {
+    throw badRequest(`container ${container} is not valid for pod ${name}`);
+  }
 }
 
 /**
@@ -29,19 +49,7 @@ function containerNames(pod: Readonly<KObject>): string[] {
 export async function handlePodConnect(r: ResourceRequest): Promise<void> {
   const { rt, ns, name, sub, q } = r;
   const pod = r.env.registry.view(rt, r.env.registry.get(rt, ns, name!));
-  if (sub !== 'portforward') {
-    const names = containerNames(pod);
-    const container = q.get('container') ?? '';
-    if (container === '') {
-      if (names.length === 0) throw badRequest(`a container name must be specified for pod ${name}`);
-      if (names.length > 1)
-        throw badRequest(
-          `a container name must be specified for pod ${name}, choose one of: [${names.join(' ')}]`,
-        );
-    } else if (!names.includes(container)) {
-      throw badRequest(`container ${container} is not valid for pod ${name}`);
-    }
-  }
+  if (sub !== 'portforward') checkContainer(pod, name!, q.get('container') ?? '');
   const spec = isObj(pod.spec) ? pod.spec : {};
   if (!spec.nodeName) throw badRequest(`pod ${name} does not have a host assigned`);
   throw badRequest('Upgrade request required');

@@ -66,6 +66,25 @@ describe('pod exec/attach/portforward/eviction (issue 18)', () => {
     expect((await t.req('PUT', `${NS}/pods/c1/exec`, {})).status).toBe(405);
   });
 
+  it('log checks the container as LogLocation does, then answers an empty body (no kubelet)', async () => {
+    const init = pod('lg');
+    init.spec.initContainers = [{ name: 'setup', image: 'i' }];
+    init.spec.containers = [
+      { name: 'a', image: 'i' },
+      { name: 'b', image: 'i' },
+    ];
+    expect((await t.req('POST', `${NS}/pods`, init)).status).toBe(201);
+    const none = await t.req('GET', `${NS}/pods/lg/log`);
+    expect([none.status, none.body.message]).toEqual([
+      400,
+      'a container name must be specified for pod lg, choose one of: [setup a b]',
+    ]);
+    const wrong = await t.req('GET', `${NS}/pods/lg/log?container=z`);
+    expect([wrong.status, wrong.body.message]).toEqual([400, 'container z is not valid for pod lg']);
+    const ok = await t.req('GET', `${NS}/pods/lg/log?container=setup`);
+    expect([ok.status, ok.text]).toEqual([200, '']);
+  });
+
   it('eviction deletes a pod no PodDisruptionBudget selects: 201 Success Status', async () => {
     expect((await t.req('POST', `${NS}/pods`, pod('ev1', { app: 'free' }))).status).toBe(201);
     const mismatch = await t.req('POST', `${NS}/pods/ev1/eviction`, eviction('other'));
