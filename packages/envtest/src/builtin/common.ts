@@ -31,14 +31,21 @@ export const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 export const DNS1035_LABEL_MSG =
   "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
 
-/** The name rules of apimachinery: DNS-1123 subdomain (≤253), DNS-1123 label (≤63), DNS-1035 label (≤63). */
-export type NameRule = 'subdomain' | 'label' | 'dns1035';
+/**
+ * The name rules of apimachinery: DNS-1123 subdomain (≤253), DNS-1123 label (≤63), DNS-1035 label (≤63), and
+ * `path` (path.IsValidPathSegmentName, the RBAC kinds' rule: anything but `.`, `..`, `/` and `%`).
+ */
+export type NameRule = 'subdomain' | 'label' | 'dns1035' | 'path';
 
 /**
  * Every message a name breaks, as apimachinery IsDNS1123Subdomain / IsDNS1123Label / IsDNS1035Label give them:
  * the length error and the regex error are both reported when both apply.
  */
 export function nameErrors(name: string, rule: NameRule): string[] {
+  if (rule === 'path') {
+    if (name === '.' || name === '..') return [`may not be '${name}'`];
+    return ['/', '%'].filter((c) => name.includes(c)).map((c) => `may not contain '${c}'`);
+  }
   const [max, re, msg] =
     rule === 'subdomain'
       ? [253, DNS1123_SUBDOMAIN, DNS1123_SUBDOMAIN_MSG]

@@ -72,7 +72,8 @@ export function validateMeta(rt: ResourceType, o: KObject, old: KObject | undefi
     errs.push(fieldRequired('metadata.name', 'name or generateName is required'));
   } else if (!old) {
     // the name function each kind's ValidateObjectMeta call gets upstream: Service ValidateServiceName
-    // (DNS-1035 label), Namespace ValidateNamespaceName (DNS-1123 label), most kinds and custom resources a
+    // (DNS-1035 label), Namespace ValidateNamespaceName (DNS-1123 label), RBAC kinds ValidateRBACName (a path
+    // segment: system:controller:... is valid), most kinds and custom resources a
     // DNS-1123 subdomain; CRDs check their name against spec.names themselves. One cause per message.
     if (rt.crdName !== undefined || rt.resource !== 'customresourcedefinitions') {
       const rule: NameRule =
@@ -80,7 +81,9 @@ export function validateMeta(rt: ResourceType, o: KObject, old: KObject | undefi
           ? 'dns1035'
           : rt.crdName === undefined && rt.group === '' && rt.resource === 'namespaces'
             ? 'label'
-            : 'subdomain';
+            : rt.crdName === undefined && rt.group === 'rbac.authorization.k8s.io'
+              ? 'path'
+              : 'subdomain';
       for (const msg of nameErrors(name, rule)) errs.push(fieldInvalid('metadata.name', name, msg));
     }
   }

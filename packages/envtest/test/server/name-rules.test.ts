@@ -51,6 +51,20 @@ describe('object name rules per kind (issue 18)', () => {
     ]);
   });
 
+  it('RBAC names are path segments: colons are fine, % is not', async () => {
+    const role = (name: string) => ({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name },
+      rules: [],
+    });
+    const ok = await t.req('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', role('system:Foo_bar'));
+    expect(ok.status).toBe(201);
+    const bad = await t.req('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', role('a%b'));
+    expect(bad.status).toBe(422);
+    expect(causes(bad)).toEqual([`Invalid value: "a%b": may not contain '%'`]);
+  });
+
   it('a Namespace name must be a DNS-1123 label: digits first are fine, dots are not', async () => {
     const ok = await t.req('POST', '/api/v1/namespaces', {
       apiVersion: 'v1',
