@@ -39,13 +39,17 @@ export type NameRule = 'subdomain' | 'label' | 'dns1035' | 'path';
 
 /**
  * Every message a name breaks, as apimachinery IsDNS1123Subdomain / IsDNS1123Label / IsDNS1035Label give them:
- * the length error and the regex error are both reported when both apply.
+ * the length error and the regex error are both reported when both apply. `prefix` checks a generateName as
+ * the name functions do with prefix=true.
  */
-export function nameErrors(name: string, rule: NameRule): string[] {
+export function nameErrors(name: string, rule: NameRule, prefix = false): string[] {
   if (rule === 'path') {
-    if (name === '.' || name === '..') return [`may not be '${name}'`];
+    // a prefix (IsValidPathSegmentPrefix) may be '.' or '..': a suffix follows
+    if (!prefix && (name === '.' || name === '..')) return [`may not be '${name}'`];
     return ['/', '%'].filter((c) => name.includes(c)).map((c) => `may not contain '${c}'`);
   }
+  // a generateName prefix may end in '-' (maskTrailingDash: the last two characters become 'a')
+  if (prefix && name.length > 1 && name.endsWith('-')) name = `${name.slice(0, -2)}a`;
   const [max, re, msg] =
     rule === 'subdomain'
       ? [253, DNS1123_SUBDOMAIN, DNS1123_SUBDOMAIN_MSG]

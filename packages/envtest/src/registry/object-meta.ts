@@ -68,24 +68,29 @@ export function validateMeta(rt: ResourceType, o: KObject, old: KObject | undefi
   const m = meta(o);
   const errs: FieldError[] = [];
   const name = m.name;
+  // the name function each kind's ValidateObjectMeta call gets upstream: Service ValidateServiceName
+  // (DNS-1035 label), Namespace ValidateNamespaceName (DNS-1123 label), RBAC kinds ValidateRBACName (a path
+  // segment: system:controller:... is valid), most kinds and custom resources a DNS-1123 subdomain; CRDs
+  // check their name against spec.names themselves. One cause per message.
+  const checked = rt.crdName !== undefined || rt.resource !== 'customresourcedefinitions';
+  const rule: NameRule =
+    rt.crdName === undefined && rt.group === '' && rt.resource === 'services'
+      ? 'dns1035'
+      : rt.crdName === undefined && rt.group === '' && rt.resource === 'namespaces'
+        ? 'label'
+        : rt.crdName === undefined && rt.group === 'rbac.authorization.k8s.io'
+          ? 'path'
+          : 'subdomain';
+  const generateName = m.generateName;
+  if (!old && checked && typeof generateName === 'string' && generateName !== '') {
+    // the name function's prefix form, reported before the generated name's own errors
+    for (const msg of nameErrors(generateName, rule, true))
+      errs.push(fieldInvalid('metadata.generateName', generateName, msg));
+  }
   if (typeof name !== 'string' || name === '') {
     errs.push(fieldRequired('metadata.name', 'name or generateName is required'));
-  } else if (!old) {
-    // the name function each kind's ValidateObjectMeta call gets upstream: Service ValidateServiceName
-    // (DNS-1035 label), Namespace ValidateNamespaceName (DNS-1123 label), RBAC kinds ValidateRBACName (a path
-    // segment: system:controller:... is valid), most kinds and custom resources a
-    // DNS-1123 subdomain; CRDs check their name against spec.names themselves. One cause per message.
-    if (rt.crdName !== undefined || rt.resource !== 'customresourcedefinitions') {
-      const rule: NameRule =
-        rt.crdName === undefined && rt.group === '' && rt.resource === 'services'
-          ? 'dns1035'
-          : rt.crdName === undefined && rt.group === '' && rt.resource === 'namespaces'
-            ? 'label'
-            : rt.crdName === undefined && rt.group === 'rbac.authorization.k8s.io'
-              ? 'path'
-              : 'subdomain';
-      for (const msg of nameErrors(name, rule)) errs.push(fieldInvalid('metadata.name', name, msg));
-    }
+  } else if (!old && checked) {
+    for (const msg of nameErrors(name, rule)) errs.push(fieldInvalid('metadata.name', name, msg));
   }
   const labels = m.labels;
   if (labels !== undefined && labels !== null) {

@@ -51,6 +51,20 @@ describe('object name rules per kind (issue 18)', () => {
     ]);
   });
 
+  it('generateName is checked in its prefix form (a trailing dash is fine) before the generated name', async () => {
+    const gen = (generateName: string) => ({ ...service(''), metadata: { generateName } });
+    const ok = await t.req('POST', `${NS}/services`, gen('web-'));
+    expect(ok.status).toBe(201);
+    expect(ok.body.metadata.name).toMatch(/^web-[a-z0-9]{5}$/);
+    const bad = await t.req('POST', `${NS}/services`, gen('1x-'));
+    expect(bad.status).toBe(422);
+    expect(bad.body.details.causes.map((c: Json) => c.field)).toEqual([
+      'metadata.generateName',
+      'metadata.name',
+    ]);
+    expect(causes(bad)[0]).toBe(`Invalid value: "1x-": ${DNS1035}`);
+  });
+
   it('RBAC names are path segments: colons are fine, % is not', async () => {
     const role = (name: string) => ({
       apiVersion: 'rbac.authorization.k8s.io/v1',
