@@ -31,11 +31,12 @@ const workspaces = (
 ).filter((dir) => existsSync(new URL(`./${dir}/vitest.config.ts`, import.meta.url)));
 
 const guard = new URL('./scripts/vitest/fail-on-max-listeners.ts', import.meta.url).pathname;
+const waitDefaults = new URL('./scripts/vitest/wait-for-defaults.ts', import.meta.url).pathname;
 
 const projects: TestProjectInlineConfiguration[] = workspaces.map((dir) => ({
   extends: `./${dir}/vitest.config.ts`,
   root: `./${dir}`,
-  test: { setupFiles: [guard] },
+  test: { setupFiles: [guard, waitDefaults] },
 }));
 
 function maxWorkers(): number | undefined {
