@@ -21,9 +21,15 @@ function withDefaults(options: WaitOptions): { timeout: number; interval: number
   };
 }
 
-const waitFor = vi.waitFor;
-const waitUntil = vi.waitUntil;
-vi.waitFor = ((callback: Parameters<typeof waitFor>[0], options?: WaitOptions) =>
-  waitFor(callback, withDefaults(options))) as typeof vi.waitFor;
-vi.waitUntil = ((callback: Parameters<typeof waitUntil>[0], options?: WaitOptions) =>
-  waitUntil(callback, withDefaults(options))) as typeof vi.waitUntil;
+// With `isolate: false` this file runs once per test file while `vi` stays the same object: wrap only once.
+const wrapped = Symbol.for('kubeloop.waitForDefaults');
+const target = vi as typeof vi & { [wrapped]?: true };
+if (!target[wrapped]) {
+  target[wrapped] = true;
+  const waitFor = vi.waitFor;
+  const waitUntil = vi.waitUntil;
+  vi.waitFor = ((callback: Parameters<typeof waitFor>[0], options?: WaitOptions) =>
+    waitFor(callback, withDefaults(options))) as typeof vi.waitFor;
+  vi.waitUntil = ((callback: Parameters<typeof waitUntil>[0], options?: WaitOptions) =>
+    waitUntil(callback, withDefaults(options))) as typeof vi.waitUntil;
+}
