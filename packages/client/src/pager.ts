@@ -43,17 +43,21 @@ export async function* listPages<T extends KubeObject>(
 ): AsyncGenerator<ListPage<T>, void, undefined> {
   const { pageSize = 500, fullListIfExpired = true, ...listOptions } = options;
   if (!(pageSize >= 1)) throw new RangeError(`listPages: pageSize must be ≥ 1, got ${pageSize}`);
+  // Later pages carry the continue token without resourceVersion(Match): kube-apiserver refuses a continue
+  // token with either ("specifying resource version is not allowed when using continue"); the token holds
+  // the snapshot's resourceVersion. client-go's pager clears both the same way.
+  const { resourceVersion: _rv, resourceVersionMatch: _rvm, ...laterPages } = listOptions;
   let token: string | undefined;
   for (;;) {
     let page: ObjectList<T>;
     try {
-      page = await reader.list(kind, {
-        ...listOptions,
-        limit: pageSize,
-        ...(token ? { continue: token } : {}),
-      });
+      page = await reader.list(
+        kind,
+        token ? { ...laterPages, limit: pageSize, continue: token } : { ...listOptions, limit: pageSize },
+      );
     } catch (err) {
       if (!token || !fullListIfExpired || !(isResourceExpired(err) || isGone(err))) throw err;
+      // At the requested resourceVersion(Match), as client-go's FullListIfExpired.
       const full = await reader.list(kind, listOptions);
       yield Object.assign(full, { restarted: true });
       return;

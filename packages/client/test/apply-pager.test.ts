@@ -113,6 +113,73 @@ describe('listPages / listAll (client-go pager)', () => {
     ]);
   });
 
+  it('later pages carry only the continue token: resourceVersion and resourceVersionMatch go with the first page and the full list after an expired token', async () => {
+    // kube-apiserver refuses a continue token with a resourceVersion ("specifying resource version is not
+    // allowed when using continue") or a resourceVersionMatch; client-go's pager clears both on later pages.
+    type Opts = {
+      limit?: number;
+      continue?: string;
+      resourceVersion?: string;
+      resourceVersionMatch?: string;
+      labelSelector?: unknown;
+    };
+    const serve = (expireOnce: boolean) => {
+      const calls: Opts[] = [];
+      let expiredAlready = false;
+      const all = [0, 1, 2, 3, 4].map(item);
+      return {
+        calls,
+        async list<T extends KubeObject>(_k: Kind<T>, o: Opts = {}) {
+          calls.push({ ...o });
+          if (o.continue && ((o.resourceVersion && o.resourceVersion !== '0') || o.resourceVersionMatch))
+            throw new StatusError({
+              kind: 'Status',
+              code: 422,
+              reason: 'Invalid',
+              message: 'specifying resource version is not allowed when using continue',
+            });
+          if (o.continue && expireOnce && !expiredAlready) {
+            expiredAlready = true;
+            throw expired();
+          }
+          if (!o.limit) return { metadata: { resourceVersion: '7' }, items: all } as ObjectList<T>;
+          const start = o.continue ? Number(o.continue) : 0;
+          const end = start + o.limit;
+          return {
+            metadata: { resourceVersion: '7', ...(end < all.length ? { continue: String(end) } : {}) },
+            items: all.slice(start, end),
+          } as ObjectList<T>;
+        },
+      };
+    };
+    for (const rv of [
+      { resourceVersion: '7' },
+      { resourceVersion: '7', resourceVersionMatch: 'NotOlderThan' as const },
+      { resourceVersion: '0' },
+    ]) {
+      const r = serve(false);
+      const names: unknown[] = [];
+      for await (const o of listAll(r, K, { pageSize: 2, labelSelector: 'a=b', ...rv }))
+        names.push(o.metadata?.name);
+      expect(names).toEqual(['c0', 'c1', 'c2', 'c3', 'c4']);
+      expect(r.calls).toEqual([
+        { limit: 2, labelSelector: 'a=b', ...rv },
+        { limit: 2, labelSelector: 'a=b', continue: '2' },
+        { limit: 2, labelSelector: 'a=b', continue: '4' },
+      ]);
+      // an expired token: the full list is read at the requested resourceVersion (client-go FullListIfExpired)
+      const e = serve(true);
+      const pages = [];
+      for await (const p of listPages(e, K, { pageSize: 2, labelSelector: 'a=b', ...rv }))
+        pages.push({ n: p.items.length, restarted: p.restarted });
+      expect(pages).toEqual([
+        { n: 2, restarted: false },
+        { n: 5, restarted: true },
+      ]);
+      expect(e.calls.at(-1)).toEqual({ labelSelector: 'a=b', ...rv });
+    }
+  });
+
   it('without fullListIfExpired the 410 is thrown; a bad pageSize is refused', async () => {
     const r = fakeReader(true);
     const it = listPages(r, K, { pageSize: 2, fullListIfExpired: false });

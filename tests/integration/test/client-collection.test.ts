@@ -110,6 +110,29 @@ describe('client deleteAllOf and the pager', () => {
       names.push(cm.metadata!.name!);
     expect(names).toHaveLength(25);
     expect(new Set(names).size).toBe(25);
+
+    // At a resourceVersion (with and without resourceVersionMatch): the first page carries it, later pages
+    // only the continue token — the server refuses a continue token with either (client-go's pager).
+    const { resourceVersion } = (await api.list(ConfigMap, { namespace: ns, limit: 1 })).metadata;
+    for (const match of [undefined, 'NotOlderThan', 'Exact'] as const) {
+      const before = requests.length;
+      const got: string[] = [];
+      for await (const cm of api.listAll(ConfigMap, {
+        namespace: ns,
+        pageSize: 10,
+        labelSelector: { pager: 'yes' },
+        resourceVersion,
+        ...(match ? { resourceVersionMatch: match } : {}),
+      }))
+        got.push(cm.metadata!.name!);
+      expect(new Set(got).size).toBe(25);
+      const params = requests.slice(before).map((r) => new URLSearchParams(r.path.split('?')[1]));
+      expect(params.map((q) => [q.get('resourceVersion'), q.get('resourceVersionMatch')])).toEqual([
+        [resourceVersion, match ?? null],
+        [null, null],
+        [null, null],
+      ]);
+    }
   });
 });
 
