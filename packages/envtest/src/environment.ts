@@ -4,7 +4,7 @@
  * - `useExistingCluster` / `USE_EXISTING_CLUSTER=true`: uses the current kubeconfig instead;
  * - `KUBEBUILDER_ASSETS` (or `TEST_ASSET_KUBE_APISERVER` + `TEST_ASSET_ETCD`): starts real etcd and
  *   kube-apiserver binaries as controller-runtime does.
- * In every mode CRDs from `crdDirectoryPaths` / `crds` are installed and awaited (Established).
+ * In every mode CRDs from `crdDirectoryPaths` / `crds` are installed and awaited (Established, then in discovery).
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
@@ -83,7 +83,7 @@ export class Environment {
 
   /**
    * Start the environment (like controller-runtime's `(*Environment).Start`): pick the mode, start or
-   * connect, install CRDs and wait until they are Established.
+   * connect, install CRDs and wait until they are Established and listed in discovery.
    * Calling it again while it is starting or started starts nothing more and resolves to the same RestConfig
    * (controller-runtime's process `State.Start` returns at once when the process is already ready), so one
    * stop() tears everything down; after stop() a new start() starts afresh.
@@ -206,6 +206,24 @@ export class Environment {
         if (Date.now() > deadline)
           throw new EnvtestError('ENVTEST_CRD_INSTALL', `CRD ${name} did not become Established in time`);
         await delay(20);
+      }
+      // kube-apiserver adds an Established CRD to discovery asynchronously (its discovery controller): until
+      // then a client's RESTMapper finds no such kind. Wait until every served version lists the resource, as
+      // controller-runtime's envtest WaitForCRDs does.
+      const spec = crd.spec as
+        | { group?: string; names?: { plural?: string }; versions?: unknown[] }
+        | undefined;
+      const versions = (spec?.versions ?? []) as Array<{ name?: string; served?: boolean }>;
+      for (const v of versions.filter((x) => x.served !== false && x.name)) {
+        const gv = `/apis/${spec?.group}/${v.name}`;
+        for (;;) {
+          const res = await restRequest(config, 'GET', gv);
+          const listed = (res.body as { resources?: Array<{ name?: string }> } | undefined)?.resources ?? [];
+          if (res.status < 300 && listed.some((r) => r.name === spec?.names?.plural)) break;
+          if (Date.now() > deadline)
+            throw new EnvtestError('ENVTEST_CRD_INSTALL', `CRD ${name}: ${gv} does not list it in time`);
+          await delay(20);
+        }
       }
     }
   }

@@ -171,6 +171,48 @@ spec:
     }
   });
 
+  it('installing CRDs waits until discovery lists them, not only for Established (kube-apiserver adds them to discovery asynchronously)', async () => {
+    const outer = new Environment({ env: {} });
+    await outer.start();
+    try {
+      // The group version's discovery document answers 404 three times, as a real server does between
+      // Established and its discovery controller's sync.
+      const gv = '/apis/lagging.example.com/v1';
+      outer.server!.faults.failRequests({ match: { method: 'GET', path: gv }, status: 404, times: 3 });
+      const env = new Environment({
+        env: { USE_EXISTING_CLUSTER: 'true', KUBECONFIG: outer.kubeconfigPath },
+        crds: [
+          {
+            apiVersion: 'apiextensions.k8s.io/v1',
+            kind: 'CustomResourceDefinition',
+            metadata: { name: 'laggards.lagging.example.com' },
+            spec: {
+              group: 'lagging.example.com',
+              scope: 'Namespaced',
+              names: { plural: 'laggards', kind: 'Laggard' },
+              versions: [
+                {
+                  name: 'v1',
+                  served: true,
+                  storage: true,
+                  schema: {
+                    openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+                  },
+                },
+              ],
+            },
+          },
+        ],
+      });
+      await env.start();
+      await env.stop();
+      const reads = outer.server!.faults.requests().filter((r) => r.method === 'GET' && r.path === gv);
+      expect(reads.map((r) => r.status)).toEqual([404, 404, 404, 200]);
+    } finally {
+      await outer.stop();
+    }
+  });
+
   it('USE_EXISTING_CLUSTER loads the kubeconfig with @kubeloop/config: exec plugins and a context from a later file', async () => {
     const outer = new Environment({ env: {} });
     await outer.start();
