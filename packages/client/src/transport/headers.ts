@@ -34,8 +34,20 @@ export function timeoutSecondsOf(path: string): number | undefined {
 }
 
 /**
+ * A header value as the bytes Go's HTTP client sends: the UTF-8 encoding of the text. undici writes a header
+ * string as Latin-1 and refuses one with a character beyond it, so text with non-ASCII characters (a
+ * User-Agent made from a script named `控制器.mjs`, an impersonated user `Юля`) is turned into the string whose
+ * Latin-1 bytes are its UTF-8 bytes; ASCII (every token, every header we make ourselves) is unchanged.
+ */
+function utf8Wire(value: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: any character outside ASCII
+  return /[^\x00-\x7f]/.test(value) ? Buffer.from(value, 'utf8').toString('latin1') : value;
+}
+
+/**
  * The request headers: `User-Agent`, `Accept-Encoding: gzip` unless compression is off, the caller's, then
- * the credentials' (a caller's `Authorization` wins, client-go's bearer round-tripper rule). @internal
+ * the credentials' (a caller's `Authorization` wins, client-go's bearer round-tripper rule). Values with
+ * non-ASCII text go out as their UTF-8 bytes, as client-go sends them. @internal
  */
 export function requestHeaders(
   config: RestConfig,
@@ -43,14 +55,14 @@ export function requestHeaders(
   creds: RequestCredentials,
 ): Record<string, string | string[]> {
   const h: Record<string, string | string[]> = {};
-  h['user-agent'] = config.userAgent;
+  h['user-agent'] = utf8Wire(config.userAgent);
   if (!config.disableCompression) h['accept-encoding'] = 'gzip';
-  for (const [k, v] of Object.entries(callerHeaders ?? {})) h[k.toLowerCase()] = v;
+  for (const [k, v] of Object.entries(callerHeaders ?? {})) h[k.toLowerCase()] = utf8Wire(v);
   for (const [k, v] of Object.entries(creds.headers)) {
     const key = k.toLowerCase();
     if (key === 'authorization' && h.authorization !== undefined) continue;
-    h[key] = v;
+    h[key] = utf8Wire(v);
   }
-  for (const [k, v] of Object.entries(creds.multiHeaders ?? {})) h[k.toLowerCase()] = [...v];
+  for (const [k, v] of Object.entries(creds.multiHeaders ?? {})) h[k.toLowerCase()] = v.map(utf8Wire);
   return h;
 }

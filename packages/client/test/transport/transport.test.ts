@@ -86,6 +86,32 @@ describe('Transport', () => {
     }
   });
 
+  it('sends a User-Agent and impersonation headers beyond Latin-1 as UTF-8 bytes (a script named 控制器.mjs, a user Юля), as Go does', async () => {
+    server.handler = (_req, res) => res.end('{}');
+    const t = new Transport(
+      config({
+        bearerToken: 'tok-1',
+        userAgent: '控制器/v0.0.0 (linux/x64) kubeloop/0.1.0',
+        impersonate: { userName: 'Юля', groups: ['команда'], extra: { 'scopes.example.com/ü': ['знач'] } },
+      }),
+    );
+    try {
+      const res = await t.request({ method: 'GET', path: '/api' });
+      expect(res.status).toBe(200);
+      await res.body.text();
+      // node:http hands header bytes over as Latin-1: read them back as UTF-8.
+      const utf8 = (v: string | string[] | undefined) =>
+        [v ?? []].flat().map((s) => Buffer.from(s, 'latin1').toString('utf8'));
+      const h = server.seen.at(-1)?.headers ?? {};
+      expect(utf8(h['user-agent'])).toEqual(['控制器/v0.0.0 (linux/x64) kubeloop/0.1.0']);
+      expect(utf8(h['impersonate-user'])).toEqual(['Юля']);
+      expect(utf8(h['impersonate-group'])).toEqual(['команда']);
+      expect(utf8(h['impersonate-extra-scopes.example.com%2f%c3%bc'])).toEqual(['знач']);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('decodes a gzip stream incrementally: the first watch event arrives before the stream ends', async () => {
     let finish: (() => void) | undefined;
     server.handler = (_req, res) => {
