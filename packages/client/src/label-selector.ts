@@ -42,20 +42,23 @@ function isSelectorObject(s: object): s is LabelSelectorObject {
  * The wire string for a label selector (what goes into `?labelSelector=`). Map keys are sorted, as
  * `labels.SelectorFromSet(...).String()` does. The empty string selects everything.
  *
- * @throws SelectorParseError for a `LabelSelector` object with an unknown operator or `In` without values.
+ * Keys and values of a map or object are checked as `labels.NewRequirement` does
+ * (`metav1.LabelSelectorAsSelector`): a value holding selector syntax (`web,!admin`) is refused, never turned
+ * into more requirements on the wire.
+ *
+ * @throws SelectorParseError for a map or `LabelSelector` object with an invalid key or value, an unknown
+ *   operator, `In`/`NotIn` without values or `Exists`/`DoesNotExist` with values.
  */
 export function formatLabelSelector(sel: LabelSelectorInput | undefined): string {
   if (sel === undefined) return '';
   if (typeof sel === 'string') return sel.trim();
   if (isSelectorObject(sel)) {
     const parts: string[] = [];
-    for (const [k, v] of Object.entries(sel.matchLabels ?? {}).sort(([a], [b]) =>
-      a < b ? -1 : a > b ? 1 : 0,
-    )) {
-      parts.push(`${k}=${v}`);
-    }
+    for (const [k, v] of sortedEntries(sel.matchLabels ?? {}, 'matchLabels')) parts.push(`${k}=${v}`);
     for (const e of sel.matchExpressions ?? []) {
+      checkLabel(e.key, undefined, 'matchExpressions');
       const values = [...(e.values ?? [])].sort();
+      for (const v of values) checkLabel(e.key, v, 'matchExpressions');
       switch (e.operator) {
         case 'In':
         case 'NotIn':
@@ -64,10 +67,10 @@ export function formatLabelSelector(sel: LabelSelectorInput | undefined): string
           parts.push(`${e.key} ${e.operator === 'In' ? 'in' : 'notin'} (${values.join(',')})`);
           break;
         case 'Exists':
-          parts.push(e.key);
-          break;
         case 'DoesNotExist':
-          parts.push(`!${e.key}`);
+          if (values.length > 0)
+            throw new SelectorParseError(`${e.operator} for key ${e.key} takes no values`);
+          parts.push(e.operator === 'Exists' ? e.key : `!${e.key}`);
           break;
         default:
           throw new SelectorParseError(`unknown label selector operator ${JSON.stringify(e.operator)}`);
@@ -75,10 +78,31 @@ export function formatLabelSelector(sel: LabelSelectorInput | undefined): string
     }
     return parts.join(',');
   }
-  return Object.entries(sel as Record<string, string>)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  return sortedEntries(sel as Record<string, string>, 'map')
     .map(([k, v]) => `${k}=${v}`)
     .join(',');
+}
+
+/** The entries of a label map sorted by key, every key and value checked. */
+function sortedEntries(m: Readonly<Record<string, string>>, where: string): Array<[string, string]> {
+  const entries = Object.entries(m);
+  for (const [k, v] of entries) checkLabel(k, v, where);
+  return entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** @throws SelectorParseError naming `where`, the key and the value when either is not a valid label key or value. */
+function checkLabel(key: unknown, value: unknown, where: string): void {
+  const keyProblem = typeof key === 'string' ? labelKeyProblem(key) : 'it is not a string';
+  if (keyProblem)
+    throw new SelectorParseError(
+      `label selector ${where}: invalid key ${JSON.stringify(key)}: ${keyProblem}`,
+    );
+  if (value === undefined) return;
+  const valueProblem = typeof value === 'string' ? labelValueProblem(value) : 'it is not a string';
+  if (valueProblem)
+    throw new SelectorParseError(
+      `label selector ${where}: invalid value ${JSON.stringify(value)} for key ${key}: ${valueProblem}`,
+    );
 }
 
 const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;

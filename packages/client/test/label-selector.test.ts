@@ -26,6 +26,32 @@ describe('label selectors', () => {
     ).toThrow(SelectorParseError);
   });
 
+  it('a map or LabelSelector object with an invalid key or value is refused, never rewritten into other requirements (metav1.LabelSelectorAsSelector / labels.NewRequirement)', () => {
+    // A value holding selector syntax (from a custom resource's spec, say) would otherwise turn into more
+    // requirements on the wire: {app: 'web,!admin'} into app=web AND no admin label.
+    const bad = [
+      { app: 'web,!admin' },
+      { app: 'a b' },
+      { 'bad key': 'x' },
+      { matchLabels: { app: 'web,tier=db' } },
+      { matchLabels: { app: 'x'.repeat(64) } },
+      { matchExpressions: [{ key: 'env', operator: 'In' as const, values: ['a,b'] }] },
+      { matchExpressions: [{ key: 'env', operator: 'NotIn' as const, values: ['a)'] }] },
+      { matchExpressions: [{ key: 'env!', operator: 'Exists' as const }] },
+      { matchExpressions: [{ key: 'env', operator: 'Exists' as const, values: ['a'] }] },
+      { matchExpressions: [{ key: 'env', operator: 'DoesNotExist' as const, values: ['a'] }] },
+    ];
+    for (const sel of bad)
+      expect(() => formatLabelSelector(sel), JSON.stringify(sel)).toThrow(SelectorParseError);
+    // valid ones still format
+    expect(formatLabelSelector({ 'example.com/app': 'web-1', empty: '' })).toBe(
+      'empty=,example.com/app=web-1',
+    );
+    expect(formatLabelSelector({ matchExpressions: [{ key: 'env', operator: 'Exists', values: [] }] })).toBe(
+      'env',
+    );
+  });
+
   it('percent-encodes selectors the way the API server decodes them (C19)', () => {
     const q = new URLSearchParams({ labelSelector: 'env in (a,b),tier!=web,!legacy' });
     expect(q.toString()).toBe('labelSelector=env+in+%28a%2Cb%29%2Ctier%21%3Dweb%2C%21legacy');
