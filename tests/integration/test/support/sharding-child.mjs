@@ -1,5 +1,6 @@
 // One sharded replica in a child process for the sharding subprocess test (run with `node`, imports the
-// built @kubeloop/builder). Reconciles ConfigMaps of NAMESPACE in the sharding group "cm" as IDENTITY,
+// built @kubeloop/builder). Reconciles ConfigMaps of NAMESPACE in the sharding group "cm" as IDENTITY, with
+// the lease timings LEASE_DURATION_MS, RENEW_DEADLINE_MS, RETRY_PERIOD_MS and DRAIN_TIMEOUT_MS,
 // each reconcile 20-100 ms and revisited about every 2 s. Prints one JSON line per reconcile start/end (and
 // 'loaded' once its modules are loaded).
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -55,10 +56,11 @@ const sharding = newSharding(mgr, {
   name: 'cm',
   namespace: env.NAMESPACE,
   identity: env.IDENTITY,
-  leaseDurationMs: 2000,
-  renewDeadlineMs: 1500,
-  retryPeriodMs: 500,
-  drainTimeoutMs: 1000,
+  // The test's timings (sharding-subprocess.test.ts TIMINGS), in ms.
+  leaseDurationMs: Number(env.LEASE_DURATION_MS),
+  renewDeadlineMs: Number(env.RENEW_DEADLINE_MS),
+  retryPeriodMs: Number(env.RETRY_PERIOD_MS),
+  drainTimeoutMs: Number(env.DRAIN_TIMEOUT_MS),
 });
 sharding.complete(newControllerManagedBy(mgr).withOptions({ maxConcurrentReconciles: 8 }), ConfigMap, {
   async reconcile(ctx, req) {
