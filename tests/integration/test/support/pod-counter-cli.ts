@@ -14,21 +14,43 @@ export interface CliRun {
   readonly stderr: string;
 }
 
-/** Runs the CLI with `args` until it exits. Rejects only when the process cannot be started. */
-export function runPodCounter(args: readonly string[]): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [podCounterCli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
+/** A CLI process started by {@link startPodCounter}. */
+export interface CliProcess {
+  /** Everything it wrote to stdout so far. */
+  stdout(): string;
+  /** Sends it `signal` (SIGTERM by default) unless it has exited. */
+  kill(signal?: NodeJS.Signals): void;
+  /** Settles when it has exited and its output is closed. Rejects only when the process cannot be started. */
+  readonly exited: Promise<CliRun>;
+}
+
+/** Starts the CLI with `args`, for tests that stop it on a condition instead of after a wall-clock `--duration`. */
+export function startPodCounter(args: readonly string[]): CliProcess {
+  const child = spawn(process.execPath, [podCounterCli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => {
+    stdout += d;
+  });
+  child.stderr.on('data', (d) => {
+    stderr += d;
+  });
+  const exited = new Promise<CliRun>((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+  return {
+    stdout: () => stdout,
+    kill(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    },
+    exited,
+  };
+}
+
+/** Runs the CLI with `args` until it exits. Rejects only when the process cannot be started. */
+export function runPodCounter(args: readonly string[]): Promise<CliRun> {
+  return startPodCounter(args).exited;
 }
 
 /** The JSON log records among `stdout`'s lines (lines that are not JSON objects are skipped). */
