@@ -8,6 +8,7 @@ import {
   newSharding,
   type Sharding,
 } from '@kubeloop/builder';
+import { rendezvousOwner } from '@kubeloop/builder/sharding';
 import { type ApiClient, Namespace, newClient } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
 import { type ApiServer, startApiServer } from '@kubeloop/envtest';
@@ -34,6 +35,8 @@ interface Run {
   readonly replica: string;
   readonly key: string;
   readonly start: number;
+  /** Wall clock (ms since the epoch) at the start, to set beside the server's request log. */
+  readonly startedAt: number;
   end: number | undefined;
   readonly value: string | undefined;
 }
@@ -54,6 +57,8 @@ interface ShardingEnv {
   configOf(id: string): RestConfig;
   /** Makes every request of replica `id` fail until the returned `clear` (fault injection; envtest only). */
   readonly partition?: (id: string) => { clear(): void };
+  /** With `partition`: when the server took each successful write of the named Lease (wall clock, ms). */
+  readonly leaseWriteTimes?: (leaseName: string) => number[];
   /** The key set is the same every run (fixed namespace), so the spread bound is a fixed fact of the hash. */
   readonly fixedKeys: boolean;
 }
@@ -98,13 +103,14 @@ async function shardingCase(env: ShardingEnv): Promise<void> {
       async reconcile(ctx, req) {
         const key = `${req.namespace}/${req.name}`;
         const t = performance.now();
+        const startedAt = Date.now();
         let value: string | undefined;
         try {
           value = (await client.get(ConfigMap, req, { signal: ctx.signal })).data?.v;
         } catch {
           value = undefined;
         }
-        const run: Run = { replica: id, key, start: t, end: undefined, value };
+        const run: Run = { replica: id, key, start: t, startedAt, end: undefined, value };
         runs.push(run);
         try {
           // A reconcile with some work in it (20-120 ms), cut short by the signal.
@@ -190,14 +196,29 @@ async function shardingCase(env: ShardingEnv): Promise<void> {
 
     let fencedMs = Number.NaN;
     let partitionMs = Number.NaN;
+    let takeoverAfterLastWriteMs = Number.NaN;
     if (env.partition) {
       // Partition one: every request of replica b fails; it fences itself, the others take over after expiry.
       const tPart = performance.now();
+      const tPartAt = Date.now();
       const fault = env.partition('b');
       await waitFor(() => (replicas.get('b') as Replica).sharding.state.fenced, 'b fenced', WAIT_MS);
       fencedMs = performance.now() - tPart;
       await waitFor(settled(['a', 'd']), 'a and d own everything', WAIT_MS);
       partitionMs = performance.now() - tPart;
+      // The first reconcile by a or d of a key b owns in the view {a, b, d}: they may start one only once
+      // b's Lease expired, a lease duration after they first saw its last write, which is after the server
+      // took that write. One retry period of slack: a list may read just before a write it raced with
+      // landed. An order of events on one clock; load only makes the gap longer.
+      const view = ['replica-a', 'replica-b', 'replica-d'];
+      const takenOver = () =>
+        runs.filter(
+          (r) => r.replica !== 'b' && r.startedAt >= tPartAt && rendezvousOwner(r.key, view) === 'replica-b',
+        );
+      await waitFor(() => takenOver().length > 0, 'a key of b reconciled by a or d', WAIT_MS);
+      const lastWrite = Math.max(...(env.leaseWriteTimes?.('cm-shard-replica-b') ?? []));
+      const takeover = Math.min(...takenOver().map((r) => r.startedAt));
+      takeoverAfterLastWriteMs = takeover - lastWrite;
       fault.clear();
       await waitFor(settled(['a', 'b', 'd']), 'b back after the partition healed', WAIT_MS);
     }
@@ -245,15 +266,18 @@ async function shardingCase(env: ShardingEnv): Promise<void> {
     console.log(
       `sharding figures (N=${N}, churn ${CHURN_PER_S}/s, ${runs.length} reconciles, ${seq} patches): ` +
         `overlaps ${overlaps}; spread max/mean ${spread.toFixed(3)} (owned ${owned.join('/')}); ` +
-        `rebalance join ${joinMs.toFixed(0)} ms, leave ${leaveMs.toFixed(0)} ms, partition fenced after ${fencedMs.toFixed(0)} ms, taken over after ${partitionMs.toFixed(0)} ms; ` +
+        `rebalance join ${joinMs.toFixed(0)} ms, leave ${leaveMs.toFixed(0)} ms, partition fenced after ${fencedMs.toFixed(0)} ms, taken over after ${partitionMs.toFixed(0)} ms (first key ${takeoverAfterLastWriteMs} ms after b's last Lease write); ` +
         `last changes reconciled ${latest.size - unreconciled().length}/${latest.size}; ` +
         `handover observations on a: ${(handover?.values as Array<{ metricName?: string; value: number }> | undefined)?.find((v) => v.metricName?.endsWith('_count'))?.value ?? 0}`,
     );
     expect(examples).toEqual([]);
     expect(overlaps).toBe(0);
     if (env.fixedKeys) expect(spread).toBeLessThanOrEqual(1.2);
-    // Rebalance bounds: a join needs no expiry; a partition needs the lease duration plus a few retry periods.
-    if (env.partition) expect(partitionMs).toBeGreaterThanOrEqual(TIMINGS.renewDeadlineMs);
+    // A partitioned member's keys move only after its Lease expired (a join needs no expiry).
+    if (env.partition)
+      expect(takeoverAfterLastWriteMs).toBeGreaterThanOrEqual(
+        TIMINGS.leaseDurationMs - TIMINGS.retryPeriodMs,
+      );
     // Replicas ran side by side: each of the four reconciled something.
     for (const id of IDS) expect(runs.some((r) => r.replica === id)).toBe(true);
   } finally {
@@ -303,6 +327,11 @@ describe.skipIf(realCluster)(
             ns,
             configOf: (id) => replicaConfig(server, id),
             partition: (id) => server.faults.failRequests({ match: { token: tokenOf(id) }, status: 503 }),
+            leaseWriteTimes: (name) =>
+              server.faults
+                .requests({ verb: ['create', 'update', 'patch'], resource: 'leases', name })
+                .filter((r) => r.status !== undefined && r.status < 300)
+                .map((r) => r.time),
             fixedKeys: true,
           });
         } finally {
