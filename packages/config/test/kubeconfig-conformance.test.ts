@@ -287,6 +287,23 @@ contexts: [{name: c, context: {cluster: k, user: dev}}]
     },
   },
   {
+    name: 'an exec command not found says the installHint (client-go prints it when the plugin is missing)',
+    files: {
+      config: kc(`current-context: c
+clusters: [{name: k, cluster: {server: "https://a:1"}}]
+users: [{name: dev, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: gke-gcloud-auth-plugin, interactiveMode: Never, installHint: "Install gke-gcloud-auth-plugin: gcloud components install gke-gcloud-auth-plugin"}}}]
+contexts: [{name: c, context: {cluster: k, user: dev}}]
+`),
+    },
+    options: (d) => ({ kubeconfig: `${d}/config`, env: { PATH: `${d}/nowhere` } }),
+    want: {
+      error: (d) => ({
+        code: 'InvalidEntry',
+        message: `${d}/config: users[dev].exec.command: not found on PATH; Install gke-gcloud-auth-plugin: gcloud components install gke-gcloud-auth-plugin`,
+      }),
+    },
+  },
+  {
     name: 'exec v1 without interactiveMode is an error',
     files: {
       config: simple(

@@ -1,6 +1,7 @@
 /** The `users[…].exec` entry of a kubeconfig (client-go `clientcmdapi.ExecConfig`), checked at load time. */
 import fs from 'node:fs';
 import path from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { KubeconfigError } from '../errors.js';
 import type { Env } from '../options.js';
 import type { ExecConfig } from '../rest-config.js';
@@ -34,12 +35,15 @@ export function execConfigOf(
   }
   const command = str(e.command, file, `${at}.command`);
   if (!command) throw new KubeconfigError('InvalidEntry', 'missing', { file, field: `${at}.command` });
+  const installHint = str(e.installHint, file, `${at}.installHint`);
+  // client-go prints the installHint when the plugin is missing: say how to install it.
+  const hint = installHint ? `; ${stripVTControlCharacters(installHint).trim()}` : '';
   let resolvedCommand: string | undefined;
   if (path.isAbsolute(command)) {
     try {
       fs.accessSync(command, fs.constants.X_OK);
     } catch {
-      throw new KubeconfigError('InvalidEntry', 'not found or not executable', {
+      throw new KubeconfigError('InvalidEntry', `not found or not executable${hint}`, {
         file,
         field: `${at}.command`,
       });
@@ -47,7 +51,10 @@ export function execConfigOf(
   } else {
     resolvedCommand = lookPath(command, env);
     if (!resolvedCommand)
-      throw new KubeconfigError('InvalidEntry', 'not found on PATH', { file, field: `${at}.command` });
+      throw new KubeconfigError('InvalidEntry', `not found on PATH${hint}`, {
+        file,
+        field: `${at}.command`,
+      });
   }
   let args: string[] | undefined;
   if (e.args !== undefined && e.args !== null) {
@@ -87,7 +94,6 @@ export function execConfigOf(
       field: `${at}.interactiveMode`,
     });
   }
-  const installHint = str(e.installHint, file, `${at}.installHint`);
   const provideClusterInfo = bool(e.provideClusterInfo, file, `${at}.provideClusterInfo`);
   return {
     apiVersion,
