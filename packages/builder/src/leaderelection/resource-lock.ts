@@ -159,12 +159,14 @@ export function resolveLeaseNamespace(namespace?: string, namespaceFile = IN_CLU
     text = readFileSync(namespaceFile, 'utf8');
   } catch {
     throw new LeaderElectionConfigError(
-      `no leader election namespace given and ${namespaceFile} is not readable (not running in a cluster?): set the namespace`,
+      `no leader election namespace given and ${namespaceFile} is not readable (not running in a cluster?): set the namespace (\`leaderElectionNamespace\` of the manager, \`namespace\` of newResourceLock)`,
     );
   }
   const ns = text.trim();
   if (!ns)
-    throw new LeaderElectionConfigError(`${namespaceFile} is empty: set the leader election namespace`);
+    throw new LeaderElectionConfigError(
+      `${namespaceFile} is empty: set the leader election namespace (\`leaderElectionNamespace\` of the manager, \`namespace\` of newResourceLock)`,
+    );
   return ns;
 }
 

@@ -141,6 +141,10 @@ describe('LeaderElector (client-go tools/leaderelection) against envtest', () =>
     expect(() => resolveLeaseNamespace(undefined, '/nonexistent/namespace')).toThrow(
       /not running in a cluster/,
     );
+    // the message names the option to set
+    expect(() => resolveLeaseNamespace(undefined, '/nonexistent/namespace')).toThrow(
+      /leaderElectionNamespace/,
+    );
     expect(resolveLeaseNamespace('given', '/nonexistent')).toBe('given');
   });
 
