@@ -73,10 +73,16 @@ export function refOf(o: KubeObject | ObjectReference): ObjectReference {
   return { ...(o as ObjectReference) };
 }
 
-/** A key telling references apart (for isomorphic Events). @internal */
+/**
+ * A key telling references apart (for isomorphic Events): every field, `resourceVersion` included, as
+ * client-go's `eventKey` compares the whole `ObjectReference` (which `reference.GetReference` fills with the
+ * object's resourceVersion), so an Event about a changed object is a new Event, not a repeat. @internal
+ */
 export function refKey(r: ObjectReference | undefined): string {
   if (!r) return '';
-  return [r.apiVersion, r.kind, r.namespace, r.name, r.uid, r.fieldPath].map((v) => v ?? '').join('\u0000');
+  return [r.apiVersion, r.kind, r.namespace, r.name, r.uid, r.resourceVersion, r.fieldPath]
+    .map((v) => v ?? '')
+    .join('\u0000');
 }
 
 /** `ms` as a MicroTime string (RFC 3339 with six fractional digits). @internal */

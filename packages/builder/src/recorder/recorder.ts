@@ -181,7 +181,10 @@ export class EventBroadcaster {
       }
       this.#recorded += 1;
       const related = relatedIn ? refOf(relatedIn) : undefined;
-      const key = [refKey(regarding), refKey(related), action, reason, controller, instance].join('\u0001');
+      // client-go tools/events getKey: type, action, reason, reporting controller and instance, regarding, related
+      const key = [refKey(regarding), refKey(related), type, action, reason, controller, instance].join(
+        '\u0001',
+      );
       const now = Date.now();
       const known = this.#cache.get(key);
       if (known && now - known.lastObserved < this.#finishMs) {

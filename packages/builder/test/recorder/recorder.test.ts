@@ -127,6 +127,27 @@ describe('event recorder (client-go tools/events, events.k8s.io/v1) against envt
     expect(b.stats()).toEqual({ recorded: 50, dropped: 0, failed: 0 });
   });
 
+  it('a repeat about a changed object (another resourceVersion) or of another type is a new Event, as client-go keys the whole reference', async () => {
+    const cm = await target();
+    const name = cm.metadata?.name ?? '';
+    const rec = broadcaster().newRecorder('widget-controller');
+    rec.event(cm, 'Normal', 'ConfigMapSynced', 'Reconcile', 'created');
+    rec.event(cm, 'Normal', 'ConfigMapSynced', 'Reconcile', 'created again'); // same resourceVersion: a repeat
+    const changed = await client.update(ConfigMap, { ...cm, data: { a: '1' } });
+    rec.event(changed, 'Normal', 'ConfigMapSynced', 'Reconcile', 'updated');
+    rec.event(changed, 'Warning', 'ConfigMapSynced', 'Reconcile', 'updated, with a warning');
+    await vi.waitFor(async () => expect(await eventsAbout(name)).toHaveLength(3));
+    const events = await eventsAbout(name);
+    const byNote = new Map(events.map((e) => [e.note, e]));
+    expect([...byNote.keys()].sort()).toEqual(['created', 'updated', 'updated, with a warning']);
+    expect(byNote.get('created')?.regarding.resourceVersion).toBe(cm.metadata?.resourceVersion);
+    expect(byNote.get('updated')?.regarding.resourceVersion).toBe(changed.metadata?.resourceVersion);
+    await vi.waitFor(async () => {
+      const created = (await eventsAbout(name)).find((e) => e.note === 'created');
+      expect(created?.series?.count).toBe(2);
+    });
+  });
+
   it('different reasons are different Events; an unsupported type is dropped; recording never throws', async () => {
     const cm = await target();
     const rec = broadcaster().newRecorder('c');
