@@ -551,6 +551,38 @@ contexts: [{name: c, context: {cluster: k}}]
     want: { config: () => ({ host: 'https://a:1', tlsClientConfig: { insecure: true } }) },
   },
   {
+    name: 'YAML 1.1 as kubectl reads it (sigs.k8s.io/yaml): yes/on are booleans, merge keys work, timestamps and 1:20 stay text',
+    files: {
+      config: kc(`current-context: c
+clusters: [{name: k, cluster: {server: "https://a:1", insecure-skip-tls-verify: yes, disable-compression: on}}]
+base: &base {token: 2001-12-14}
+users: [{name: u, user: {<<: *base}}]
+contexts: [{name: c, context: {cluster: k, user: u, namespace: 1:20}}]
+`),
+    },
+    options: (d) => ({ kubeconfig: `${d}/config` }),
+    want: {
+      config: () => ({
+        host: 'https://a:1',
+        tlsClientConfig: { insecure: true },
+        disableCompression: true,
+        bearerToken: '2001-12-14',
+        namespace: '1:20',
+      }),
+    },
+  },
+  {
+    name: 'YAML 1.1: an unquoted no is a boolean, not a namespace (the Norway problem, an error in client-go too)',
+    files: { config: simple('https://a:1').replace('user: u}', 'user: u, namespace: no}') },
+    options: (d) => ({ kubeconfig: `${d}/config` }),
+    want: {
+      error: (d) => ({
+        code: 'InvalidEntry',
+        message: `${d}/config: contexts[c].namespace: must be a string`,
+      }),
+    },
+  },
+  {
     name: 'C17: a CA together with insecure-skip-tls-verify is a config error',
     files: {
       config: simple(

@@ -6,7 +6,14 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { parse as parseYaml, YAMLParseError } from 'yaml';
+import {
+  type DocumentOptions,
+  type ParseOptions,
+  parse as parseYaml,
+  type SchemaOptions,
+  type Tags,
+  YAMLParseError,
+} from 'yaml';
 import { KubeconfigError } from '../errors.js';
 
 /** A named entry and the file that defined it. */
@@ -49,6 +56,23 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/**
+ * How kubectl reads a kubeconfig: client-go decodes it with sigs.k8s.io/yaml, i.e. go-yaml v2, which is YAML
+ * 1.1 — unquoted `yes`/`no`/`on`/`off`/`y`/`n` are booleans (so `insecure-skip-tls-verify: yes` is true and
+ * `namespace: no` is not a string), `0644` is octal, `<<` merge keys work — while timestamps and `1:20`
+ * (sexagesimal) stay text when read into an untyped value, as go-yaml v2 keeps them.
+ */
+const KUBECONFIG_YAML: ParseOptions & DocumentOptions & SchemaOptions = {
+  version: '1.1',
+  customTags: (tags: Tags) =>
+    tags.filter(
+      (t) => typeof t === 'string' || (t.format !== 'TIME' && t.tag !== 'tag:yaml.org,2002:timestamp'),
+    ),
+  prettyErrors: true,
+  uniqueKeys: false,
+  logLevel: 'error',
+};
+
 /** Read and parse one kubeconfig file into a plain object; errors name the file, never a parser stack. */
 export function readKubeconfigFile(file: string): Record<string, unknown> {
   let text: string;
@@ -63,7 +87,7 @@ export function readKubeconfigFile(file: string): Record<string, unknown> {
   try {
     // logLevel 'error': the parser's warnings (an unresolved tag, …) go to process warnings quoting the source
     // line, which can hold a token; the loader reports problems itself, naming file and field, never the text.
-    doc = parseYaml(text, { prettyErrors: true, uniqueKeys: false, logLevel: 'error' });
+    doc = parseYaml(text, KUBECONFIG_YAML);
   } catch (e) {
     if (e instanceof YAMLParseError) {
       const pos = e.linePos?.[0];
