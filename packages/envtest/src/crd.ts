@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { type FieldError, fieldInvalid, fieldRequired } from './errors.js';
+import { firstJsonPathValue } from './jsonpath.js';
 import type { KObject, ResourceType, ScaleSpec, TableColumn } from './resource-type.js';
 import { getPath } from './resource-type.js';
 import { ageString } from './table.js';
@@ -182,7 +183,8 @@ function printerColumns(version: Record<string, unknown>): TableColumn[] {
     ? version.additionalPrinterColumns.map(obj)
     : [];
   const out: TableColumn[] = cols.map((c) => {
-    const get = jsonPathGetter(String(c.jsonPath ?? ''));
+    // client-go jsonpath as the table convertor runs it: filters, indexes, [*]; the first result is the cell
+    const get = firstJsonPathValue(String(c.jsonPath ?? ''));
     const type = String(c.type ?? 'string');
     return {
       name: String(c.name ?? ''),
