@@ -8,6 +8,7 @@ import {
 import { FakeClock, Namespace, type NewClientOptions, newClient, Pod } from '@kubeloop/client';
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import { runClockUntil } from './support/fake-time.js';
 import { realCluster, useFaultServer } from './support/fault-server.js';
 import { podManifest, uniqueName, waitFor } from './support.js';
 
@@ -190,7 +191,11 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
   it('C05: deletes during a watch gap reach handlers as typed tombstones, exactly once each', async () => {
     const names = Array.from({ length: 1000 }, (_, i) => `p${i}`);
     const ns = await namespaceWithPods('c05', names);
-    const { inf, deletes } = await informer(ns);
+    // The informer backs off on an injected clock: during the outage it waits without requests however long
+    // the 400 deletes take under load (on the real clock its backoff grew to 12-25 s and the recovery outlasted
+    // the test), and the test moves the clock from wait to wait once the outage is over.
+    const clock = new FakeClock();
+    const { inf, deletes } = await informer(ns, { clock });
     expect(inf.getIndexer().size()).toBe(1000);
     // Cut the informer off: lists and watches fail, and the open watch is dropped.
     const outage = ctx.server.faults.failRequests({
@@ -208,10 +213,10 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
     }
     ctx.server.faults.compact();
     outage.clear();
-    await waitFor(
+    await runClockUntil(
+      clock,
       () => inf.getIndexer().size() === 600,
       () => `store size 600 (is ${inf.getIndexer().size()})`,
-      30_000,
     );
     await waitFor(async () => cacheRVs(inf).join() === (await serverRVs(ns)).join(), 'cache equals server');
     expect(deletes).toHaveLength(400);
@@ -219,7 +224,7 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
     const tomb = deletes[0] as DeletedFinalStateUnknown<V1Pod>;
     expect(tomb.key).toBe(`${ns}/${tomb.obj.metadata?.name}`);
     expect(new Set(deletes.map((d) => objectOfDelete(d).metadata?.name))).toEqual(new Set(gone));
-  });
+  }, 120_000); // 1,000 pods made and 400 deleted: a deadline for a loaded machine, not a timing claim
 
   it('C07: after a failed watch the informer recovers by itself with no replayed callbacks; one real change gives one update', async () => {
     const ns = await namespaceWithPods('c07', ['a', 'b', 'c']);
