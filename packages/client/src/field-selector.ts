@@ -21,14 +21,42 @@ export function escapeFieldValue(v: string): string {
   return v.replace(/[\\,=]/g, (c) => `\\${c}`);
 }
 
-/** The wire string for a field selector; map keys sorted, values escaped. */
+/**
+ * The wire string for a field selector; map keys sorted, values escaped; null or undefined: none.
+ * @throws SelectorParseError for a selector that is neither a string nor a map, a field with selector syntax in
+ *   it, or a value that is not a string.
+ */
 export function formatFieldSelector(sel: FieldSelectorInput | undefined): string {
-  if (sel === undefined) return '';
+  if (sel === undefined || (sel as unknown) === null) return '';
   if (typeof sel === 'string') return sel.trim();
-  return Object.entries(sel)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  return fieldMapEntries(sel)
     .map(([k, v]) => `${k}=${escapeFieldValue(v)}`)
     .join(',');
+}
+
+/**
+ * The entries of an equality map, sorted by field. A field must be a non-empty path without selector syntax
+ * (`,`, `=`, `!`, spaces): it is not escaped on the wire, so `{'a=x,b': 'y'}` would become two requirements.
+ * null is no selector, as undefined is (JSON's "none").
+ * @throws SelectorParseError for a selector that is neither a string nor a map, a bad field or a non-string value.
+ */
+function fieldMapEntries(sel: unknown): Array<[string, string]> {
+  if (typeof sel !== 'object' || sel === null || Array.isArray(sel))
+    throw new SelectorParseError(
+      `field selector must be a string or a map of field to value, got ${Array.isArray(sel) ? 'an array' : typeof sel}`,
+    );
+  const entries = Object.entries(sel as Record<string, unknown>);
+  for (const [k, v] of entries) {
+    if (k === '' || /[\s,=!]/.test(k))
+      throw new SelectorParseError(
+        `field selector: invalid field ${JSON.stringify(k)}: a field path such as metadata.name, without ",", "=", "!" or spaces`,
+      );
+    if (typeof v !== 'string')
+      throw new SelectorParseError(
+        `field selector: the value of ${k} must be a string, got ${v === null ? 'null' : typeof v}`,
+      );
+  }
+  return (entries as Array<[string, string]>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
 /**
@@ -66,11 +94,9 @@ export function parseFieldSelector(selector: string): FieldRequirement[] {
  * parsed as {@link formatFieldSelector} sends it (trimmed), so the cache reads what the server would.
  */
 export function fieldRequirementsOf(sel: FieldSelectorInput | undefined): FieldRequirement[] {
-  if (sel === undefined) return [];
+  if (sel === undefined || (sel as unknown) === null) return [];
   if (typeof sel === 'string') return parseFieldSelector(sel.trim());
-  return Object.entries(sel)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([field, value]) => ({ field, operator: '=', value }));
+  return fieldMapEntries(sel).map(([field, value]) => ({ field, operator: '=', value }));
 }
 
 /**

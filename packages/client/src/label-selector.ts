@@ -50,8 +50,13 @@ function isSelectorObject(s: object): s is LabelSelectorObject {
  *   operator, `In`/`NotIn` without values or `Exists`/`DoesNotExist` with values.
  */
 export function formatLabelSelector(sel: LabelSelectorInput | undefined): string {
-  if (sel === undefined) return '';
+  // null (JSON's "none", e.g. a custom resource's `spec.selector: null`) is no selector, as undefined is.
+  if (sel === undefined || (sel as unknown) === null) return '';
   if (typeof sel === 'string') return sel.trim();
+  if (typeof sel !== 'object' || Array.isArray(sel))
+    throw new SelectorParseError(
+      `label selector must be a string, a map or a LabelSelector object, got ${Array.isArray(sel) ? 'an array' : typeof sel}`,
+    );
   if (isSelectorObject(sel)) {
     const parts: string[] = [];
     for (const [k, v] of sortedEntries(sel.matchLabels ?? {}, 'matchLabels')) parts.push(`${k}=${v}`);

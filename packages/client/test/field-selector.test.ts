@@ -27,6 +27,24 @@ describe('parseFieldSelector (the one field-selector parser, issue 16 item 5)', 
     expect(parseFieldSelector('  ')).toEqual([]);
   });
 
+  it('null is no selector; a map with a non-string value or a field holding selector syntax, or a number, is refused as a SelectorParseError (not a TypeError)', () => {
+    // JSON null (a custom resource's spec.fieldSelector: null) means "none", as an absent option does.
+    expect(formatFieldSelector(null as never)).toBe('');
+    expect(fieldRequirementsOf(null as never)).toEqual([]);
+    for (const bad of [
+      5,
+      true,
+      { 'metadata.name': 5 },
+      { 'metadata.name': null },
+      { 'metadata.name=x,metadata.namespace': 'y' },
+      { 'spec.nodeName!': 'n1' },
+      { '': 'x' },
+    ]) {
+      expect(() => formatFieldSelector(bad as never), JSON.stringify(bad)).toThrow(SelectorParseError);
+      expect(() => fieldRequirementsOf(bad as never), JSON.stringify(bad)).toThrow(SelectorParseError);
+    }
+  });
+
   it('refuses a term without operator, and an invalid escape, naming the term', () => {
     expect(() => parseFieldSelector('metadata.name')).toThrow(SelectorParseError);
     expect(() => parseFieldSelector('a=b\\x')).toThrow(/"a=b\\\\x".*escape/);

@@ -52,6 +52,12 @@ describe('label selectors', () => {
     );
   });
 
+  it('null is no selector; a number, boolean or array is refused as a SelectorParseError (not a TypeError)', () => {
+    expect(formatLabelSelector(null as never)).toBe('');
+    for (const bad of [5, true, ['app=web'], { app: 5 }, { matchLabels: { app: null } }])
+      expect(() => formatLabelSelector(bad as never), JSON.stringify(bad)).toThrow(SelectorParseError);
+  });
+
   it('percent-encodes selectors the way the API server decodes them (C19)', () => {
     const q = new URLSearchParams({ labelSelector: 'env in (a,b),tier!=web,!legacy' });
     expect(q.toString()).toBe('labelSelector=env+in+%28a%2Cb%29%2Ctier%21%3Dweb%2C%21legacy');
