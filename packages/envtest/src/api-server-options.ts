@@ -1,5 +1,6 @@
 /** The options of the in-process API server (`startApiServer`). */
 import type { TokenOptions } from './auth.js';
+import type { ServerClock } from './clock.js';
 
 /** Options of {@link startApiServer}. */
 export interface ApiServerOptions {
@@ -15,7 +16,12 @@ export interface ApiServerOptions {
   readonly kubeconfigPath?: string;
   /** Watch events kept per resource for replay (default 10000). */
   readonly watchHistoryLimit?: number;
-  /** Period of BOOKMARK events on watches with allowWatchBookmarks (ms, default 60000). */
+  /**
+   * How often a watch with allowWatchBookmarks is due for a BOOKMARK (ms, default 60000, the watch cache's
+   * bookmark frequency); it also is 2 s before its deadline. A due watch gets one only when its resource's
+   * watch cache has moved past the RV the watch started from (see the README). 0: none but the
+   * `k8s.io/initial-events-end` one.
+   */
   readonly bookmarkIntervalMs?: number;
   /** Stream length of watches without timeoutSeconds (ms, default 1800 s × rand[1,2) as upstream). */
   readonly defaultWatchTimeoutMs?: number;
@@ -37,6 +43,11 @@ export interface ApiServerOptions {
    * reference to it (Orphan).
    */
   readonly garbageCollection?: boolean;
+  /**
+   * The clock of watch deadlines, bookmark times and etcd's 10-minute progress notifications (default: real
+   * time). The shape of `@kubeloop/client`'s `Clock`, so its `FakeClock` can drive them in a test.
+   */
+  readonly clock?: ServerClock;
   /** `gitVersion` reported by /version (default `v1.32.4-kubeloop`). */
   readonly gitVersion?: string;
 }

@@ -14,6 +14,7 @@ import type { ApiServerOptions } from './api-server-options.js';
 import { Authenticator, type UserInfo } from './auth.js';
 import { authorizeRestricted } from './authorization.js';
 import { CertificateAuthority, type CertificatePair } from './certs.js';
+import { realClock } from './clock.js';
 import { validateCrd } from './crd.js';
 import { type CrdHost, crdLifecycle } from './crd-lifecycle.js';
 import { ApiStatusError, EnvtestError, unauthorized } from './errors.js';
@@ -32,6 +33,9 @@ import { Store } from './store.js';
 import { WatchSet } from './watch.js';
 
 export type { ApiServerOptions } from './api-server-options.js';
+
+/** etcd's default `--experimental-watch-progress-notify-interval` (envtest of controller-runtime sets none). */
+const ETCD_PROGRESS_NOTIFY_INTERVAL_MS = 600_000;
 
 /** One served request, for tests that count requests at the server (the one request log's record). */
 export type RequestLogEntry = RequestRecord;
@@ -77,6 +81,7 @@ export class ApiServer {
   #requestId = 0;
   #tempDir: string | undefined;
   readonly #defaultTimeoutMs: number | undefined;
+  #progressTimer: { cancel(): void } | undefined;
 
   /** @internal use {@link startApiServer} */
   constructor(
@@ -104,6 +109,7 @@ export class ApiServer {
     this.store = new Store({ historyLimit: options.watchHistoryLimit });
     this.registry = this.#newRegistry(this.store);
     this.#seed();
+    this.store.startWatchCaches();
     this.faults = new FaultInjector(this);
   }
 
@@ -188,11 +194,24 @@ export class ApiServer {
     this.#server = listening.server;
     this.#port = listening.port;
     this.url = `https://${host}:${this.#port}`;
+    this.#scheduleProgressNotify();
+  }
+
+  /** etcd's periodic watch progress notification, which moves quiet resources' watch-cache RVs (store.ts). */
+  #scheduleProgressNotify(): void {
+    const clock = this.#options.clock ?? realClock;
+    this.#progressTimer?.cancel();
+    this.#progressTimer = clock.setTimer(() => {
+      this.store.progressNotify();
+      this.#scheduleProgressNotify();
+    }, ETCD_PROGRESS_NOTIFY_INTERVAL_MS);
   }
 
   async #close(): Promise<void> {
     const server = this.#server;
     this.#server = undefined;
+    this.#progressTimer?.cancel();
+    this.#progressTimer = undefined;
     this.#watches.stopAll();
     if (server) await closeHttps(server, this.#sockets);
   }
@@ -225,6 +244,7 @@ export class ApiServer {
       this.registry = this.#newRegistry(this.store);
       for (const t of this.resources.all()) if (t.crdName !== undefined) this.resources.removeCrd(t.crdName);
       this.#seed();
+      this.store.startWatchCaches();
     }
     await this.listen(this.#port);
   }
@@ -287,6 +307,7 @@ export class ApiServer {
           watches: this.#watches,
           bookmarkIntervalMs: this.#options.bookmarkIntervalMs ?? 60_000,
           defaultWatchTimeoutMs: this.#defaultTimeoutMs ?? Math.floor(1800_000 * (1 + Math.random())),
+          ...(this.#options.clock !== undefined ? { clock: this.#options.clock } : {}),
           ...(this.#options.watchBufferBytes !== undefined
             ? { watchBufferBytes: this.#options.watchBufferBytes }
             : {}),

@@ -102,6 +102,17 @@ class Bucket {
   /** Highest RV of any event dropped from this bucket's history (0 = none dropped). */
   truncatedRv = 0;
   readonly listeners = new Set<StoreListener>();
+  /**
+   * The resourceVersion this resource's watch cache has processed (the cacher's `lastProcessedResourceVersion`):
+   * the RV of its last event, or a later one learnt from an etcd progress notification.
+   */
+  cacheRv: number;
+  /** No event since the last progress tick (etcd elides the progress notification of a watcher that got events). */
+  quiet = true;
+
+  constructor(cacheRv: number) {
+    this.cacheRv = cacheRv;
+  }
 
   sortedKeys(): string[] {
     if (this.dirty) {
@@ -160,11 +171,14 @@ export class Store {
   #compactedRv = 0;
   #historyLimit: number;
   readonly #buckets = new Map<string, Bucket>();
+  /** The RV the watch caches started at (kube-apiserver start): a bucket made later begins its cache RV here. */
+  #cacheStartRv: number;
 
   /** @param historyLimit events kept per bucket for watch replay (default 10000). */
   constructor(options: { historyLimit?: number; initialRv?: number } = {}) {
     this.#historyLimit = options.historyLimit ?? 10000;
     this.#rv = options.initialRv ?? 1;
+    this.#cacheStartRv = this.#rv;
   }
 
   /** The current (latest) resourceVersion. */
@@ -186,7 +200,7 @@ export class Store {
   #bucket(storageKey: string): Bucket {
     let b = this.#buckets.get(storageKey);
     if (!b) {
-      b = new Bucket();
+      b = new Bucket(this.#cacheStartRv);
       this.#buckets.set(storageKey, b);
     }
     return b;
@@ -241,6 +255,8 @@ export class Store {
 
   #emit(b: Bucket, ev: StoreEvent): void {
     b.pushEvent(ev, this.#historyLimit);
+    b.cacheRv = ev.rv;
+    b.quiet = false;
     for (const l of [...b.listeners]) {
       try {
         l(ev);
@@ -316,6 +332,40 @@ export class Store {
     if (b && fromRv < b.truncatedRv) throw new ExpiredError(fromRv, b.truncatedRv);
   }
 
+  /**
+   * The resourceVersion the watch cache of one resource has processed (kube-apiserver's cacher keeps one per
+   * resource: `lastProcessedResourceVersion` in `dispatchEvents`, the RV its bookmarks carry). It is the RV of
+   * the resource's last event, or the global RV of a later progress notification ({@link requireFresh},
+   * {@link progressNotify}), or the RV the caches started at.
+   */
+  cacheRv(storageKey: string): number {
+    return this.#buckets.get(storageKey)?.cacheRv ?? this.#cacheStartRv;
+  }
+
+  /**
+   * A read from the watch cache that needs it at `minRv` or later (a consistent list needs the current RV; a
+   * list or watch from an RV the cache has not reached): kube-apiserver 1.32's watch cache then asks etcd for
+   * a progress notification (`waitingUntilFresh`, ConsistentListFromCache), which brings its RV to etcd's
+   * current revision even when the resource saw no event.
+   */
+  requireFresh(storageKey: string, minRv: number): void {
+    const b = this.#bucket(storageKey);
+    if (minRv > b.cacheRv) b.cacheRv = this.#rv;
+  }
+
+  /**
+   * etcd's periodic progress notification (`--experimental-watch-progress-notify-interval`, 10 min by default):
+   * each resource's watch that got no event since the previous tick learns the current revision, so its cache
+   * RV (and the bookmarks it sends) moves on.
+   */
+  progressNotify(): void {
+    for (const b of this.#buckets.values()) {
+      if (b.quiet) b.cacheRv = this.#rv;
+      b.quiet = true;
+    }
+    this.#cacheStartRv = this.#rv;
+  }
+
   /** Number of active listeners on a bucket (for tests and diagnostics). */
   listenerCount(storageKey: string): number {
     return this.#buckets.get(storageKey)?.listeners.size ?? 0;
@@ -340,7 +390,15 @@ export class Store {
       b.history = [];
       b.historyStart = 0;
       b.truncatedRv = Math.max(b.truncatedRv, this.#rv);
+      b.cacheRv = this.#rv;
     }
+    this.#cacheStartRv = this.#rv;
+  }
+
+  /** The watch caches (re)start at the current RV, as kube-apiserver's cachers list etcd when it starts. */
+  startWatchCaches(): void {
+    for (const b of this.#buckets.values()) b.cacheRv = this.#rv;
+    this.#cacheStartRv = this.#rv;
   }
 
   /**

@@ -3,14 +3,24 @@
  * synthetic ADDED events, bookmarks, sendInitialEvents with the `k8s.io/initial-events-end` bookmark,
  * timeoutSeconds, and ERROR 410 for a resourceVersion older than the history. Every write goes through the
  * fault injector's per-watch hooks.
+ *
+ * Bookmarks follow kube-apiserver 1.32's watch cache (storage/cacher: `cacheWatcher.nextBookmarkTime`,
+ * `Cacher.dispatchEvents`, `cacheWatcher.process`): a watch with allowWatchBookmarks is due for one every
+ * `bookmarkIntervalMs` (the cacher's `defaultBookmarkFrequency`, 1 min) and 2 s before its deadline, and none
+ * once that time has passed (so `timeoutSeconds` ≤ 2 gets none); a due watch gets a BOOKMARK carrying the RV its
+ * resource's watch cache has processed ({@link Store.cacheRv}) only when that RV is past the RV the watch started
+ * from (after its initial or replayed events). A quiet resource type therefore sends none; another object of the
+ * same resource changing, a consistent list of it, or etcd's progress notification moves that RV. The stream
+ * ends at the deadline without a bookmark of its own.
  */
 import type { ServerResponse } from 'node:http';
+import { realClock, type ServerClock } from './clock.js';
 import { expired, failureStatus, invalid } from './errors.js';
 import type { RequestContext, WatchFaults, WatchWriter } from './faults/index.js';
 import { baseHeaders } from './http.js';
 import { parseRv, type Registry } from './registry.js';
 import { apiVersionOf, type KObject, type ResourceType } from './resource-type.js';
-import { type Entry, ExpiredError, type StoreEvent } from './store.js';
+import { type Entry, ExpiredError, type Store, type StoreEvent } from './store.js';
 import { columnDefinitions, tableRow } from './table.js';
 
 function lowerBound(keys: readonly string[], key: string): number {
@@ -32,7 +42,10 @@ export interface WatchOptions {
   readonly namespace?: string;
   readonly query: URLSearchParams;
   readonly encoding: WatchEncoding;
-  /** Interval between periodic BOOKMARK events when allowed (ms). */
+  /**
+   * Interval between the times a watch with allowWatchBookmarks is due for a BOOKMARK (ms; the cacher's
+   * `defaultBookmarkFrequency`, 60000). 0: no periodic or pre-timeout bookmarks.
+   */
   readonly bookmarkIntervalMs: number;
   /** Default stream length when `timeoutSeconds` is absent (ms). */
   readonly defaultTimeoutMs: number;
@@ -41,6 +54,27 @@ export interface WatchOptions {
    * {@link DEFAULT_WATCH_BUFFER_BYTES}).
    */
   readonly maxBufferedBytes?: number;
+  /** Clock of the deadline and bookmark timers (default: the real one). */
+  readonly clock?: ServerClock;
+}
+
+/** kube-apiserver's last bookmark before a watch's deadline comes this long before it (`nextBookmarkTime`). */
+export const PRE_TIMEOUT_BOOKMARK_MS = 2000;
+
+/**
+ * The cacher's bookmark timer ticks about every second (1 s, jitter 0.25) and serves the watchers due by then;
+ * a watch due "immediately" (a streaming list whose end bookmark is still owed) waits for the next tick.
+ */
+const BOOKMARK_TICK_MS = 1000;
+
+/**
+ * When a watch is next due for a bookmark, as `cacheWatcher.nextBookmarkTime`: `bookmarkIntervalMs` from now,
+ * but no later than 2 s before the deadline; `undefined` when that time is not after now (upstream serves a
+ * watch due exactly now once more on the next tick of its 1 s timer, when that time has passed).
+ */
+export function nextBookmarkAt(nowMs: number, deadlineMs: number, intervalMs: number): number | undefined {
+  const at = Math.min(nowMs + intervalMs, deadlineMs - PRE_TIMEOUT_BOOKMARK_MS);
+  return at <= nowMs ? undefined : at;
 }
 
 /**
@@ -238,14 +272,18 @@ export async function serveWatch(
     emit(type, object, `{"type":"${type}","object":${json}}\n`);
   };
 
-  let lastRv = fromRv ?? registry.store.rv;
-  const sendBookmark = (annotations?: Record<string, string>) => {
+  const store: Store = registry.store;
+  const clock = opts.clock ?? realClock;
+  const deadline = clock.now() + timeoutMs;
+  // The RV the watch has reached by its initial (or replayed) events: a periodic bookmark is sent only past it.
+  let startRv = fromRv ?? store.cacheRv(rt.storageKey);
+  const sendBookmark = (rv: number, annotations?: Record<string, string>) => {
     const object =
       opts.encoding === 'table'
         ? {
             kind: 'Table',
             apiVersion: 'meta.k8s.io/v1',
-            metadata: { resourceVersion: String(lastRv) },
+            metadata: { resourceVersion: String(rv) },
             columnDefinitions: null,
             rows: null,
           }
@@ -253,7 +291,7 @@ export async function serveWatch(
             kind: opts.encoding === 'partial' ? 'PartialObjectMetadata' : rt.kind,
             apiVersion: opts.encoding === 'partial' ? 'meta.k8s.io/v1' : apiVersion,
             metadata: {
-              resourceVersion: String(lastRv),
+              resourceVersion: String(rv),
               creationTimestamp: null,
               ...(annotations ? { annotations } : {}),
             },
@@ -266,8 +304,9 @@ export async function serveWatch(
 
   const onEvent = (ev: StoreEvent) => {
     if (ended) return;
-    lastRv = Math.max(lastRv, ev.rv);
     const cur = matches(ev.entry);
+    // the replay moves the watch's start RV by the events it passes on (watchCacheInterval's filter)
+    if (!live && (cur || (ev.prev !== undefined && matches(ev.prev)))) startRv = Math.max(startRv, ev.rv);
     if (ev.type === 'ADDED') {
       if (cur) sendEntry('ADDED', ev.entry, ev);
       return;
@@ -287,18 +326,14 @@ export async function serveWatch(
   const finished = new Promise<void>((r) => {
     done = r;
   });
-  let timeoutTimer: NodeJS.Timeout | undefined;
-  let bookmarkTimer: NodeJS.Timeout | undefined;
+  let timeoutTimer: { cancel(): void } | undefined;
+  let bookmarkTimer: { cancel(): void } | undefined;
   const stop = (reason: 'timeout' | 'close' | 'error' | 'server' | 'slow' | 'gone') => {
     if (ended) return;
-    if (reason === 'timeout' && bookmarks) {
-      lastRv = Math.max(lastRv, registry.store.rv);
-      sendBookmark();
-    }
     ended = true;
     cancel?.();
-    if (timeoutTimer) clearTimeout(timeoutTimer);
-    if (bookmarkTimer) clearInterval(bookmarkTimer);
+    timeoutTimer?.cancel();
+    bookmarkTimer?.cancel();
     unregister();
     try {
       wf.close();
@@ -319,8 +354,9 @@ export async function serveWatch(
     res.cork();
     try {
       if (initial) {
+        if (sendInitialEvents) store.requireFresh(rt.storageKey, rvParam === '' ? store.rv : (fromRv ?? 0));
+        startRv = store.cacheRv(rt.storageKey);
         const snap = registry.store.snapshot(rt.storageKey);
-        lastRv = snap.rv;
         const keys = snap.keys;
         let i = 0;
         let end = keys.length;
@@ -333,7 +369,10 @@ export async function serveWatch(
           const e = snap.get(keys[i]!);
           if (e && matches(e)) sendEntry('ADDED', e);
         }
-        if (sendInitialEvents) sendBookmark({ 'k8s.io/initial-events-end': 'true' });
+        // The end bookmark carries the watch cache's RV, made fresh first when the request needs it
+        // (setInitialEventsEndBookmarkIfRequested after waitUntilWatchCacheFreshAndForceAllEvents).
+        if (sendInitialEvents)
+          sendBookmark(store.cacheRv(rt.storageKey), { 'k8s.io/initial-events-end': 'true' });
       } else {
         for (const ev of sub.replay) onEvent(ev);
       }
@@ -353,11 +392,24 @@ export async function serveWatch(
     stop('error');
     return finished;
   }
-  timeoutTimer = setTimeout(() => stop('timeout'), timeoutMs);
-  if (bookmarks && opts.bookmarkIntervalMs > 0)
-    bookmarkTimer = setInterval(() => {
-      lastRv = Math.max(lastRv, registry.store.rv);
-      if (!ended) sendBookmark();
-    }, opts.bookmarkIntervalMs);
+  timeoutTimer = clock.setTimer(() => stop('timeout'), deadline - clock.now());
+  if (bookmarks && opts.bookmarkIntervalMs > 0) {
+    const schedule = (at: number | undefined) => {
+      if (at === undefined || ended) return;
+      bookmarkTimer = clock.setTimer(() => {
+        if (ended) return;
+        // cacheWatcher.process: a bookmark goes out only when it is past what the watch already has
+        const rv = store.cacheRv(rt.storageKey);
+        if (rv > startRv) sendBookmark(rv);
+        // from the due time at least: a real timer may fire a fraction of a millisecond early
+        schedule(nextBookmarkAt(Math.max(clock.now(), at), deadline, opts.bookmarkIntervalMs));
+      }, at - clock.now());
+    };
+    // A streaming list is due at the next tick of the cacher's bookmark timer; any other watch a minute on.
+    const now = clock.now();
+    schedule(
+      sendInitialEvents ? now + BOOKMARK_TICK_MS : nextBookmarkAt(now, deadline, opts.bookmarkIntervalMs),
+    );
+  }
   return finished;
 }

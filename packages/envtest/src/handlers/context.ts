@@ -3,6 +3,7 @@
  * parsed request, and small helpers shared by the write verbs (field manager, dryRun, warnings).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerClock } from '../clock.js';
 import { badRequest, invalid } from '../errors.js';
 import type { RequestContext, WatchFaults, WatchWriter } from '../faults/index.js';
 import type { Registry } from '../registry.js';
@@ -17,6 +18,8 @@ export interface HandlerEnv {
   readonly watches: WatchSet;
   readonly bookmarkIntervalMs: number;
   readonly defaultWatchTimeoutMs: number;
+  /** Clock of watch deadlines and bookmarks. */
+  readonly clock?: ServerClock;
   /** Unread bytes after which a slow watcher is closed. */
   readonly watchBufferBytes?: number;
 }

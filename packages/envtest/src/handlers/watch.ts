@@ -22,6 +22,7 @@ export async function handleWatch(r: ResourceRequest): Promise<void> {
           : ('json' as const),
     bookmarkIntervalMs: env.bookmarkIntervalMs,
     defaultTimeoutMs: env.defaultWatchTimeoutMs,
+    ...(env.clock !== undefined ? { clock: env.clock } : {}),
     ...(env.watchBufferBytes !== undefined ? { maxBufferedBytes: env.watchBufferBytes } : {}),
   };
   const prepared = prepareWatch(registry, wopts);

@@ -130,9 +130,14 @@ export async function listObjects(reg: Registry, rt: ResourceType, opts: ListOpt
       }
     } else {
       if (n > reg.store.rv) await waitForRv(reg.store, n);
+      // served by the watch cache once it reaches n (a progress request moves it, WaitUntilFreshAndList)
+      reg.store.requireFresh(rt.storageKey, n);
       snap = reg.store.snapshot(rt.storageKey);
     }
   } else {
+    // a consistent list (no RV) is served by the watch cache made fresh to etcd's current revision
+    // (ConsistentListFromCache, beta and on in 1.32); RV=0 takes the cache as it is
+    if (!rvParam) reg.store.requireFresh(rt.storageKey, reg.store.rv);
     snap = reg.store.snapshot(rt.storageKey);
   }
 

@@ -340,12 +340,17 @@ describe('@kubernetes/client-node conformance', { timeout: 60_000 }, () => {
 
   it('Watch: allowWatchBookmarks with timeoutSeconds gets a BOOKMARK and a clean end from the server', async () => {
     const list = await core.listNamespacedConfigMap({ namespace: NS });
+    // a configmap elsewhere moves the configmaps' watch cache past the list RV: kube-apiserver then sends the
+    // watch a BOOKMARK 2 s before its deadline (a quiet resource would get none)
+    const elsewhere = `cn-bm-${Date.now().toString(36)}`;
+    await core.createNamespace({ body: { metadata: { name: elsewhere } } });
+    await core.createNamespacedConfigMap({ namespace: elsewhere, body: { metadata: { name: 'moved' } } });
     const types: string[] = [];
     const bookmarks: KubernetesObject[] = [];
     let done: { err: unknown } | undefined;
     const ctl = await new Watch(kc).watch(
       `/api/v1/namespaces/${NS}/configmaps`,
-      { resourceVersion: list.metadata?.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 1 },
+      { resourceVersion: list.metadata?.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 3 },
       (type, obj: KubernetesObject) => {
         types.push(type);
         if (type === 'BOOKMARK') bookmarks.push(obj);
@@ -359,7 +364,7 @@ describe('@kubernetes/client-node conformance', { timeout: 60_000 }, () => {
       expect(ended.err).toBeNull();
       expect(types).toEqual(['BOOKMARK']);
       expect(bookmarks[0]?.kind).toBe('ConfigMap');
-      expect(Number(bookmarks[0]?.metadata?.resourceVersion)).toBeGreaterThanOrEqual(
+      expect(Number(bookmarks[0]?.metadata?.resourceVersion)).toBeGreaterThan(
         Number(list.metadata?.resourceVersion),
       );
     } finally {
