@@ -31,10 +31,18 @@ export interface Source {
 }
 
 /** Calls `fn`, reporting a throw or a rejection of what it returns to `queue.handlerError`: never fatal, never unhandled. */
-function deliver(queue: HandlerQueue, details: Record<string, unknown>, fn: () => unknown): void {
+function deliver(
+  queue: HandlerQueue,
+  details: Record<string, unknown>,
+  fn: () => unknown,
+  track?: (p: Promise<unknown>) => void,
+): void {
   try {
     const r = fn();
-    if (r instanceof Promise) r.catch((err: unknown) => queue.handlerError(err, details));
+    if (r instanceof Promise) {
+      r.catch((err: unknown) => queue.handlerError(err, details));
+      track?.(r);
+    }
   } catch (err) {
     queue.handlerError(err, details);
   }
@@ -80,6 +88,11 @@ export class KindSource<T extends KubeObject = KubeObject> implements Source {
   #registration: ResourceEventHandlerRegistration | undefined;
   #registered: Promise<boolean> | undefined;
   #syncError: unknown;
+  /**
+   * Async handler calls (an owner lookup, a map function) not settled yet, tracked until the source has
+   * synced: their requests reach the queue only when they settle.
+   */
+  #pending: Set<Promise<unknown>> | undefined = new Set();
 
   constructor(cache: Cache, kind: Kind<T>, handler: EventHandler<T>, options: KindSourceOptions<T> = {}) {
     this.#cache = cache;
@@ -101,33 +114,60 @@ export class KindSource<T extends KubeObject = KubeObject> implements Source {
     const handler = this.#handler;
     const kind = this.#kind.kind;
     const low = lowPriority(queue);
+    const track = (p: Promise<unknown>): void => {
+      const pending = this.#pending;
+      if (!pending) return;
+      pending.add(p);
+      const drop = (): void => {
+        pending.delete(p);
+      };
+      p.then(drop, drop);
+    };
     this.#registration = this.#cache.getInformer(this.#kind).addEventHandler({
       onAdd: (obj, isInInitialList) =>
-        deliver(queue, { kind, event: 'create' }, () => {
-          if (ps.every((p) => p.create?.(obj) ?? true))
-            return handler.create({ object: obj, isInInitialList }, isInInitialList ? low : queue);
-        }),
+        deliver(
+          queue,
+          { kind, event: 'create' },
+          () => {
+            if (ps.every((p) => p.create?.(obj) ?? true))
+              return handler.create({ object: obj, isInInitialList }, isInInitialList ? low : queue);
+          },
+          track,
+        ),
       onUpdate: (a, b) =>
-        deliver(queue, { kind, event: 'update' }, () => {
-          if (!ps.every((p) => p.update?.(a, b) ?? true)) return;
-          const resync = a === b || a.metadata?.resourceVersion === b.metadata?.resourceVersion;
-          return handler.update({ objectOld: a, objectNew: b }, resync ? low : queue);
-        }),
+        deliver(
+          queue,
+          { kind, event: 'update' },
+          () => {
+            if (!ps.every((p) => p.update?.(a, b) ?? true)) return;
+            const resync = a === b || a.metadata?.resourceVersion === b.metadata?.resourceVersion;
+            return handler.update({ objectOld: a, objectNew: b }, resync ? low : queue);
+          },
+          track,
+        ),
       onDelete: (tomb) =>
-        deliver(queue, { kind, event: 'delete' }, () => {
-          const obj = objectOfDelete(tomb);
-          const deleteStateUnknown = obj !== tomb;
-          if (ps.every((p) => p.delete?.(obj, deleteStateUnknown) ?? true))
-            return handler.delete({ object: obj, deleteStateUnknown }, queue);
-        }),
+        deliver(
+          queue,
+          { kind, event: 'delete' },
+          () => {
+            const obj = objectOfDelete(tomb);
+            const deleteStateUnknown = obj !== tomb;
+            if (ps.every((p) => p.delete?.(obj, deleteStateUnknown) ?? true))
+              return handler.delete({ object: obj, deleteStateUnknown }, queue);
+          },
+          track,
+        ),
     });
     onAbort(signal, () => this.#registration?.remove());
     return true;
   }
 
   /**
-   * Resolves `true` once the kind is served, the handler registered and the informer synced; `false` if
-   * `signal` aborts first. {@link KindSource.syncError} then tells why, when a lookup failed.
+   * Resolves `true` once the kind is served, the handler registered, the informer synced and every async
+   * handler call made so far has settled — so the requests of the initial list are in the queue before the
+   * workers start, as controller-runtime's `Kind.WaitForSync` waits for the handler registration's
+   * `HasSynced` (its handlers enqueue synchronously; here `enqueueRequestForOwner` and map functions may
+   * await); `false` if `signal` aborts first. {@link KindSource.syncError} then tells why, when a lookup failed.
    */
   async waitForSync(signal: AbortSignal): Promise<boolean> {
     if (!this.#registered) return false;
@@ -139,7 +179,18 @@ export class KindSource<T extends KubeObject = KubeObject> implements Source {
       abort.off();
     }
     if (!registered) return false;
-    return this.#cache.getInformer(this.#kind).waitForSync(signal);
+    if (!(await this.#cache.getInformer(this.#kind).waitForSync(signal))) return false;
+    const pending = whenAborted(signal);
+    try {
+      while (this.#pending?.size) {
+        await Promise.race([Promise.allSettled([...this.#pending]), pending.promise]);
+        if (signal.aborted) return false;
+      }
+    } finally {
+      pending.off();
+    }
+    this.#pending = undefined;
+    return true;
   }
 
   syncError(): unknown {

@@ -219,6 +219,66 @@ describe('KindSource (controller-runtime source.Kind)', () => {
     ac.abort();
     expect(fc.handler()).toBeUndefined();
   });
+
+  it('waitForSync resolves only once async handler calls of the initial list have enqueued (controller-runtime waits for the handler registration), so workers never start before them', async () => {
+    // An owns() source maps through enqueueRequestForOwner, which awaits a RESTMapper lookup: before, the
+    // source reported synced while those adds were still pending, the workers took the for() request and the
+    // owner's late add reconciled it a second time at start-up.
+    const fc = fakeCache();
+    const { q, added } = recordingQueue();
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const src = new KindSource(fc.cache, Widget, {
+      create: async (e, queue) => {
+        await gate;
+        queue.add({ namespace: 'ns', name: `owner-of-${e.object.metadata?.name}` });
+      },
+      update: () => undefined,
+      delete: () => undefined,
+    });
+    const ac = new AbortController();
+    src.start(ac.signal, q);
+    await vi.waitFor(() => expect(fc.handler()).toBeDefined());
+    (fc.handler() as ResourceEventHandler).onAdd?.(w('child'), true);
+    fc.sync();
+    let synced: boolean | undefined;
+    const waiting = src.waitForSync(ac.signal).then((v) => {
+      synced = v;
+    });
+    // The informer has synced; the handler's add is held by the gate, so the source must not be synced yet.
+    await fc.cache.getInformer(Widget).waitForSync();
+    for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
+    expect(synced).toBeUndefined();
+    expect(added).toEqual([]);
+    release();
+    await waiting;
+    expect(synced).toBe(true);
+    expect(added).toEqual([{ namespace: 'ns', name: 'owner-of-child', priority: LOW_PRIORITY }]);
+    // after the sync nothing is tracked any more: a later async call does not hold anything
+    (fc.handler() as ResourceEventHandler).onAdd?.(w('later'), false);
+    expect(await src.waitForSync(ac.signal)).toBe(true);
+    ac.abort();
+  });
+
+  it('waitForSync gives false when the signal aborts while an async handler call is pending', async () => {
+    const fc = fakeCache();
+    const { q } = recordingQueue();
+    const src = new KindSource(fc.cache, Widget, {
+      create: () => new Promise<void>(() => undefined), // never settles
+      update: () => undefined,
+      delete: () => undefined,
+    });
+    const ac = new AbortController();
+    src.start(ac.signal, q);
+    await vi.waitFor(() => expect(fc.handler()).toBeDefined());
+    (fc.handler() as ResourceEventHandler).onAdd?.(w('stuck'), true);
+    fc.sync();
+    const waiting = src.waitForSync(ac.signal);
+    ac.abort();
+    expect(await waiting).toBe(false);
+  });
 });
 
 describe('ChannelSource (controller-runtime source.Channel)', () => {
