@@ -325,8 +325,13 @@ export class ApiServer {
         return;
       }
       const err = statusFromUnknown(e);
-      if (err.httpCode === 429 && !err.headers['Retry-After']) {
-        sendStatus(res, new ApiStatusError(err.status, 429, { 'Retry-After': '1' }));
+      // responsewriters.ErrorNegotiated: Retry-After from details.retryAfterSeconds when it is > 0
+      const retryAfter = Number(err.status.details?.retryAfterSeconds ?? 0);
+      if (retryAfter > 0 && !err.headers['Retry-After']) {
+        sendStatus(
+          res,
+          new ApiStatusError(err.status, err.httpCode, { ...err.headers, 'Retry-After': String(retryAfter) }),
+        );
         return;
       }
       sendStatus(res, err);

@@ -3,9 +3,11 @@
  * (streaming connections proxied to the kubelet) and eviction (registry/core/pod/storage/eviction.go).
  */
 import { BUILTIN_RESOURCES } from '../builtin/index.js';
-import { ApiStatusError, badRequest, failureStatus } from '../errors.js';
+import { ApiStatusError, badRequest, conflict, failureStatus, forbiddenBy } from '../errors.js';
 import { contentTypeOf, decodeBody, negotiate, readBody, sendBody } from '../http.js';
 import { parseLabelSelector } from '../label-selector.js';
+import type { DeleteOptions } from '../registry.js';
+import { nowTimestamp } from '../registry.js';
 import type { KObject } from '../resource-type.js';
 import type { ResourceRequest } from './context.js';
 import { isObj } from './context.js';
@@ -72,25 +74,102 @@ function selectorString(sel: Record<string, unknown>): string {
   return parts.join(',');
 }
 
-function tooManyRequests(cause: string): ApiStatusError {
+/**
+ * 429 "Cannot evict pod as it would violate the pod's disruption budget." with one DisruptionBudget cause, as
+ * eviction.go's two forms: `retryAfterSeconds` 10 for a budget still being processed, none for one at 0.
+ */
+function tooManyRequests(cause: string, retryAfterSeconds?: number): ApiStatusError {
   return new ApiStatusError(
     failureStatus(
       429,
       'TooManyRequests',
       "Cannot evict pod as it would violate the pod's disruption budget.",
       {
+        ...(retryAfterSeconds ? { retryAfterSeconds } : {}),
         causes: [{ reason: 'DisruptionBudget', message: cause }],
       },
     ),
   );
 }
 
+/** createTooManyRequestsError: the budget's status is behind its generation (no disruption controller ran). */
+const stillProcessing = (pdb: string) =>
+  tooManyRequests(`The disruption budget ${pdb} is still being processed by the server.`, 10);
+
+const MAX_DISRUPTED_POD_SIZE = 2000;
+
+function isPodReady(pod: Readonly<KObject>): boolean {
+  const st = isObj(pod.status) ? pod.status : {};
+  const conds = Array.isArray(st.conditions) ? st.conditions : [];
+  return conds.some((c) => isObj(c) && c.type === 'Ready' && c.status === 'True');
+}
+
 /**
- * POST pods/eviction (an policy/v1 Eviction), as EvictionREST.Create: the Eviction's name must be the pod's
- * (400); the pod must exist (404). A pod no PodDisruptionBudget selects, or a terminal one (Succeeded/Failed),
- * is deleted with the Eviction's deleteOptions and the answer is a Success Status with code 201. A PDB the
- * disruption controller has not processed (status.observedGeneration below generation: always so without
- * kube-controller-manager) refuses with 429; one with status.disruptionsAllowed 0 too; more than one PDB is 500.
+ * checkAndDecrement: refuse unless the budget was processed and allows a disruption, else take one
+ * (`status.disruptionsAllowed` − 1, the `DisruptionAllowed` condition False/InsufficientPods at 0, the pod in
+ * `status.disruptedPods`) and write the status as the eviction REST's client does (`kube-apiserver` manager);
+ * a dry run takes nothing.
+ */
+function checkAndDecrement(
+  r: ResourceRequest,
+  pdb: Readonly<KObject>,
+  podName: string,
+  dryRun: boolean,
+): void {
+  if (!PDB) return;
+  const pm = isObj(pdb.metadata) ? pdb.metadata : {};
+  const st = isObj(pdb.status) ? pdb.status : {};
+  const pdbName = String(pm.name);
+  if (Number(st.observedGeneration ?? 0) < Number(pm.generation ?? 0)) throw stillProcessing(pdbName);
+  const allowed = Number(st.disruptionsAllowed ?? 0);
+  if (allowed < 0)
+    throw forbiddenBy('poddisruptionbudget', 'policy', pdbName, 'pdb disruptions allowed is negative');
+  if (Object.keys(isObj(st.disruptedPods) ? st.disruptedPods : {}).length > MAX_DISRUPTED_POD_SIZE)
+    throw forbiddenBy(
+      'poddisruptionbudget',
+      'policy',
+      pdbName,
+      'DisruptedPods map too big - too many evictions not confirmed by PDB controller',
+    );
+  if (allowed === 0)
+    throw tooManyRequests(
+      `The disruption budget ${pdbName} needs ${Number(st.desiredHealthy ?? 0)} healthy pods and has ${Number(st.currentHealthy ?? 0)} currently`,
+    );
+  if (dryRun) return;
+  const now = nowTimestamp();
+  const status: Record<string, unknown> = structuredClone(st);
+  status.disruptionsAllowed = allowed - 1;
+  if (allowed - 1 === 0) {
+    // pdbhelper.UpdateDisruptionAllowedCondition with apimeta.SetStatusCondition
+    const conds = (Array.isArray(status.conditions) ? status.conditions : []) as Record<string, unknown>[];
+    const cond = conds.find((c) => isObj(c) && c.type === 'DisruptionAllowed');
+    const next = {
+      type: 'DisruptionAllowed',
+      status: 'False',
+      observedGeneration: status.observedGeneration ?? 0,
+      lastTransitionTime: cond && cond.status === 'False' ? cond.lastTransitionTime : now,
+      reason: 'InsufficientPods',
+      message: typeof cond?.message === 'string' ? cond.message : '',
+    };
+    status.conditions = cond ? conds.map((c) => (c === cond ? next : c)) : [...conds, next];
+  }
+  status.disruptedPods = { ...(isObj(st.disruptedPods) ? st.disruptedPods : {}), [podName]: now };
+  const body = { ...structuredClone(pdb), status } as KObject;
+  r.env.registry.update(PDB, r.ns, pdbName, body, { fieldManager: 'kube-apiserver', subresource: 'status' });
+}
+
+/**
+ * POST pods/eviction (an policy/v1 Eviction), as EvictionREST.Create in 1.32: the Eviction's name must be the
+ * pod's (400); the pod must exist (404). A pod whose budget need not be checked (canIgnorePDB: Pending — every
+ * pod in envtest, which runs no kubelet, unless a test writes its status —, Succeeded, Failed, or already
+ * terminating) is deleted at once. Otherwise the PodDisruptionBudgets whose selector matches its labels decide:
+ * none → delete; more than one → a 500 Status; an unready pod (no Ready=True condition) under a budget with
+ * `unhealthyPodEvictionPolicy: AlwaysAllow`, or whose budget has `currentHealthy >= desiredHealthy > 0`, is
+ * deleted without taking a disruption; else the budget must allow one ({@link checkAndDecrement}: 429 while
+ * `status.observedGeneration` is behind — always so without kube-controller-manager, so a PDB blocks the
+ * eviction of a Running pod — or at 0, 403 negative). The delete uses the Eviction's deleteOptions (plus the
+ * pod's resourceVersion as a precondition where upstream adds one) after the pod gets the `DisruptionTarget`
+ * condition (PodDisruptionConditions, GA); the answer is a Success Status with code 201.
  */
 export async function handleEviction(r: ResourceRequest): Promise<void> {
   const { rt, ns, name, req, res } = r;
@@ -101,40 +180,123 @@ export async function handleEviction(r: ResourceRequest): Promise<void> {
   const eviction = isObj(body) ? body : {};
   const meta = isObj(eviction.metadata) ? eviction.metadata : {};
   if (meta.name !== name) throw badRequest('name in URL does not match name in Eviction object');
+  const original = parseDeleteOptions(
+    isObj(eviction.deleteOptions) ? eviction.deleteOptions : undefined,
+    r.q,
+  );
   const pod = registry.view(rt, registry.get(rt, ns, name!));
+  const pm = isObj(pod.metadata) ? pod.metadata : {};
   const phase = isObj(pod.status) ? pod.status.phase : undefined;
-  if (PDB && phase !== 'Succeeded' && phase !== 'Failed') {
-    const labels = (isObj(pod.metadata) && isObj(pod.metadata.labels) ? pod.metadata.labels : {}) as Record<
-      string,
-      string
-    >;
-    const pdbs = (await registry.list(PDB, { namespace: ns })).entries
+  const terminating = pm.deletionTimestamp !== undefined && pm.deletionTimestamp !== null;
+  const rvUnset = original.preconditions?.resourceVersion === undefined;
+  const withRv = (o: DeleteOptions): DeleteOptions => ({
+    ...o,
+    preconditions: { ...o.preconditions, resourceVersion: String(pm.resourceVersion) },
+  });
+  const success = () =>
+    sendBody(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }, fmt);
+
+  if (phase === 'Succeeded' || phase === 'Failed' || phase === 'Pending' || terminating) {
+    // shouldEnforceResourceVersion: a Pending pod is pinned to the version just read
+    const enforce = phase === 'Pending' && !terminating && rvUnset;
+    markAndDelete(r, pod, enforce ? withRv(original) : original);
+    success();
+    return;
+  }
+  let pdbs: Readonly<KObject>[] = [];
+  if (PDB) {
+    const labels = (isObj(pm.labels) ? pm.labels : {}) as Record<string, string>;
+    pdbs = (await registry.list(PDB, { namespace: ns })).entries
       .map((e) => registry.view(PDB, e))
       .filter((p) => {
         const sel = isObj(p.spec) ? p.spec.selector : undefined;
         return isObj(sel) && parseLabelSelector(selectorString(sel)).matches(labels);
       });
-    if (pdbs.length > 1)
-      throw new ApiStatusError(
-        failureStatus(
-          500,
-          'InternalError',
-          'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.',
-        ),
+  }
+  if (pdbs.length > 1) {
+    // returned as the result object, not an error: no reason, the code is the HTTP status
+    const message =
+      'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.';
+    sendBody(
+      res,
+      500,
+      { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, code: 500 },
+      fmt,
+    );
+    return;
+  }
+  let pinned = false;
+  const pdb = pdbs[0];
+  if (pdb) {
+    const spec = isObj(pdb.spec) ? pdb.spec : {};
+    const st = isObj(pdb.status) ? pdb.status : {};
+    const desired = Number(st.desiredHealthy ?? 0);
+    if (
+      !isPodReady(pod) &&
+      (spec.unhealthyPodEvictionPolicy === 'AlwaysAllow' ||
+        (Number(st.currentHealthy ?? 0) >= desired && desired > 0))
+    )
+      pinned = true;
+    else checkAndDecrement(r, pdb, name!, original.dryRun === true);
+  }
+  try {
+    markAndDelete(r, pod, pinned ? withRv(original) : original);
+  } catch (e) {
+    if (pinned && rvUnset && e instanceof ApiStatusError && e.httpCode === 409)
+      throw stillProcessing(String(isObj(pdb?.metadata) ? pdb.metadata.name : ''));
+    throw e;
+  }
+  success();
+}
+
+/**
+ * addConditionAndDeletePod: unless a dry run, the pod first gets the `DisruptionTarget` condition (True,
+ * EvictionByEvictionAPI, "Eviction API: evicting") in a status write, then it is deleted with `opts`.
+ */
+function markAndDelete(r: ResourceRequest, pod: Readonly<KObject>, opts: DeleteOptions): void {
+  const { rt, ns, name } = r;
+  const { registry } = r.env;
+  let del = opts;
+  if (!opts.dryRun) {
+    const pm = isObj(pod.metadata) ? pod.metadata : {};
+    const pre = opts.preconditions ?? {};
+    if (pre.uid !== undefined && pre.uid !== pm.uid)
+      throw conflict(
+        'Pod',
+        '',
+        name!,
+        `the UID in the precondition (${pre.uid}) does not match the UID in record (${String(pm.uid)}). The object might have been deleted and then recreated`,
       );
-    const pdb = pdbs[0];
-    if (pdb) {
-      const pm = isObj(pdb.metadata) ? pdb.metadata : {};
-      const st = isObj(pdb.status) ? pdb.status : {};
-      if (Number(st.observedGeneration ?? 0) < Number(pm.generation ?? 0))
-        throw tooManyRequests(`The disruption budget ${pm.name} is still being processed by the server.`);
-      if (Number(st.disruptionsAllowed ?? 0) <= 0)
-        throw tooManyRequests(
-          `The disruption budget ${pm.name} needs ${Number(st.desiredHealthy ?? 0)} healthy pods and has ${Number(st.currentHealthy ?? 0)} currently`,
-        );
+    if (pre.resourceVersion !== undefined && pre.resourceVersion !== pm.resourceVersion)
+      throw conflict(
+        'Pod',
+        '',
+        name!,
+        `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${String(pm.resourceVersion)}). The object might have been modified`,
+      );
+    const next = structuredClone(pod) as KObject;
+    const status = (isObj(next.status) ? next.status : {}) as Record<string, unknown>;
+    const conds = (Array.isArray(status.conditions) ? status.conditions : []) as Record<string, unknown>[];
+    const cur = conds.find((c) => isObj(c) && c.type === 'DisruptionTarget');
+    const now = nowTimestamp();
+    const cond = {
+      type: 'DisruptionTarget',
+      status: 'True',
+      lastProbeTime: null,
+      lastTransitionTime: cur && cur.status === 'True' ? cur.lastTransitionTime : now,
+      reason: 'EvictionByEvictionAPI',
+      message: 'Eviction API: evicting',
+    };
+    status.conditions = cur ? conds.map((c) => (c === cur ? cond : c)) : [...conds, cond];
+    next.status = status;
+    const written = registry.update(rt, ns, name!, next, {
+      fieldManager: 'kube-apiserver',
+      subresource: 'status',
+    });
+    if (pre.resourceVersion !== undefined) {
+      const rv = isObj(written.object.metadata) ? written.object.metadata.resourceVersion : undefined;
+      del = { ...opts, preconditions: { ...pre, resourceVersion: String(rv) } };
     }
   }
-  const opts = parseDeleteOptions(isObj(eviction.deleteOptions) ? eviction.deleteOptions : undefined, r.q);
-  registry.delete(rt, ns, name!, opts);
-  sendBody(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }, fmt);
+  registry.delete(rt, ns, name!, del);
 }

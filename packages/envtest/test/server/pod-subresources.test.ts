@@ -99,26 +99,162 @@ describe('pod exec/attach/portforward/eviction (issue 18)', () => {
     expect((await t.req('GET', `${NS}/pods/ev1/eviction`)).status).toBe(405);
   });
 
-  it('a PodDisruptionBudget the disruption controller has not processed refuses the eviction (429)', async () => {
-    expect((await t.req('POST', `${NS}/pods`, pod('ev2', { app: 'guarded' }))).status).toBe(201);
-    const pdb = {
+  const PDBS = '/apis/policy/v1/namespaces/default/poddisruptionbudgets';
+  const merge = { 'content-type': 'application/merge-patch+json' };
+  /** A pod a kubelet would have started: phase Running, Ready as given (envtest runs no kubelet). */
+  async function runningPod(name: string, labels: Record<string, string>, ready = true): Promise<void> {
+    expect((await t.req('POST', `${NS}/pods`, pod(name, labels))).status).toBe(201);
+    const status = {
+      phase: 'Running',
+      conditions: [
+        { type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: '2026-01-01T00:00:00Z' },
+      ],
+    };
+    expect((await t.req('PATCH', `${NS}/pods/${name}/status`, { status }, merge)).status).toBe(200);
+  }
+  /** A PDB; with `status`, written as the disruption controller would (observedGeneration = generation 1). */
+  async function budget(name: string, app: string, status?: Json, spec: Json = {}): Promise<void> {
+    const body = {
       apiVersion: 'policy/v1',
       kind: 'PodDisruptionBudget',
-      metadata: { name: 'guard' },
-      spec: { minAvailable: 1, selector: { matchLabels: { app: 'guarded' } } },
+      metadata: { name },
+      spec: { minAvailable: 1, selector: { matchLabels: { app } }, ...spec },
     };
-    expect((await t.req('POST', '/apis/policy/v1/namespaces/default/poddisruptionbudgets', pdb)).status).toBe(
-      201,
+    expect((await t.req('POST', PDBS, body)).status).toBe(201);
+    if (status)
+      expect(
+        (
+          await t.req(
+            'PATCH',
+            `${PDBS}/${name}/status`,
+            { status: { observedGeneration: 1, ...status } },
+            merge,
+          )
+        ).status,
+      ).toBe(200);
+  }
+
+  it('a Pending pod is evicted whatever its budget says (canIgnorePDB), after a DisruptionTarget condition', async () => {
+    expect((await t.req('POST', `${NS}/pods`, pod('pend', { app: 'pend' }))).status).toBe(201);
+    await budget('pend-guard', 'pend');
+    const rv = (await t.req('GET', `${NS}/pods`)).body.metadata.resourceVersion;
+    const w = await t.watch(`${NS}/pods?watch=true&resourceVersion=${rv}&fieldSelector=metadata.name%3Dpend`);
+    const r = await t.req('POST', `${NS}/pods/pend/eviction`, eviction('pend'));
+    expect(r.status).toBe(201);
+    await w.until((ev) => ev.some((e) => e.type === 'DELETED'));
+    w.close();
+    const modified = w.events.find((e) => e.type === 'MODIFIED');
+    expect(modified?.object.status.conditions).toContainEqual(
+      expect.objectContaining({
+        type: 'DisruptionTarget',
+        status: 'True',
+        reason: 'EvictionByEvictionAPI',
+        message: 'Eviction API: evicting',
+      }),
     );
+    expect((await t.req('GET', `${NS}/pods/pend`)).status).toBe(404);
+  });
+
+  it('a budget the disruption controller has not processed refuses a running pod: 429, Retry-After 10', async () => {
+    await runningPod('ev2', { app: 'guarded' });
+    await budget('guard', 'guarded');
     const r = await t.req('POST', `${NS}/pods/ev2/eviction`, eviction('ev2'));
     expect(r.status).toBe(429);
+    expect(r.headers['retry-after']).toBe('10');
     expect(r.body.message).toBe("Cannot evict pod as it would violate the pod's disruption budget.");
-    expect(r.body.details.causes).toEqual([
+    expect(r.body.details).toEqual({
+      causes: [
+        {
+          reason: 'DisruptionBudget',
+          message: 'The disruption budget guard is still being processed by the server.',
+        },
+      ],
+      retryAfterSeconds: 10,
+    });
+    expect((await t.req('GET', `${NS}/pods/ev2`)).status).toBe(200);
+  });
+
+  it('an eviction takes one disruption from the budget; at 0 the next one is 429 without Retry-After', async () => {
+    await runningPod('dec1', { app: 'dec' });
+    await runningPod('dec2', { app: 'dec' });
+    await budget('dec-guard', 'dec', {
+      disruptionsAllowed: 1,
+      currentHealthy: 2,
+      desiredHealthy: 1,
+      expectedPods: 2,
+    });
+    const dry = await t.req('POST', `${NS}/pods/dec1/eviction?dryRun=All`, eviction('dec1'));
+    expect(dry.status).toBe(201);
+    expect((await t.req('GET', `${PDBS}/dec-guard`)).body.status.disruptionsAllowed).toBe(1);
+    expect((await t.req('GET', `${NS}/pods/dec1`)).status).toBe(200);
+
+    const r = await t.req('POST', `${NS}/pods/dec1/eviction`, eviction('dec1'));
+    expect(r.status).toBe(201);
+    expect((await t.req('GET', `${NS}/pods/dec1`)).status).toBe(404);
+    const st = (await t.req('GET', `${PDBS}/dec-guard`)).body.status;
+    expect(st.disruptionsAllowed).toBe(0);
+    expect(Object.keys(st.disruptedPods)).toEqual(['dec1']);
+    expect(st.conditions).toEqual([
+      expect.objectContaining({
+        type: 'DisruptionAllowed',
+        status: 'False',
+        reason: 'InsufficientPods',
+        observedGeneration: 1,
+      }),
+    ]);
+
+    const refused = await t.req('POST', `${NS}/pods/dec2/eviction`, eviction('dec2'));
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after']).toBeUndefined();
+    expect(refused.body.details).toEqual({
+      causes: [
+        {
+          reason: 'DisruptionBudget',
+          message: 'The disruption budget dec-guard needs 1 healthy pods and has 2 currently',
+        },
+      ],
+    });
+    expect((await t.req('GET', `${NS}/pods/dec2`)).status).toBe(200);
+  });
+
+  it('an unready pod is evicted without taking a disruption when the budget is healthy or AlwaysAllow', async () => {
+    await runningPod('unready1', { app: 'healthy' }, false);
+    await budget('healthy-guard', 'healthy', { disruptionsAllowed: 0, currentHealthy: 2, desiredHealthy: 2 });
+    expect((await t.req('POST', `${NS}/pods/unready1/eviction`, eviction('unready1'))).status).toBe(201);
+    expect((await t.req('GET', `${PDBS}/healthy-guard`)).body.status.disruptionsAllowed).toBe(0);
+    await runningPod('unready2', { app: 'always' }, false);
+    await budget('always-guard', 'always', undefined, { unhealthyPodEvictionPolicy: 'AlwaysAllow' });
+    expect((await t.req('POST', `${NS}/pods/unready2/eviction`, eviction('unready2'))).status).toBe(201);
+    expect((await t.req('GET', `${NS}/pods/unready2`)).status).toBe(404);
+    // a ready pod under the same unprocessed AlwaysAllow budget is still refused
+    await runningPod('ready3', { app: 'always' });
+    expect((await t.req('POST', `${NS}/pods/ready3/eviction`, eviction('ready3'))).status).toBe(429);
+  });
+
+  it('two budgets selecting a running pod: a 500 Status without a reason; a negative budget: 403', async () => {
+    await runningPod('two', { app: 'two' });
+    await budget('two-a', 'two');
+    await budget('two-b', 'two');
+    const r = await t.req('POST', `${NS}/pods/two/eviction`, eviction('two'));
+    expect([r.status, r.body]).toEqual([
+      500,
       {
-        reason: 'DisruptionBudget',
-        message: 'The disruption budget guard is still being processed by the server.',
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message:
+          'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.',
+        code: 500,
       },
     ]);
-    expect((await t.req('GET', `${NS}/pods/ev2`)).status).toBe(200);
+    await runningPod('neg', { app: 'neg' });
+    await budget('neg-guard', 'neg', { disruptionsAllowed: -1 });
+    const f = await t.req('POST', `${NS}/pods/neg/eviction`, eviction('neg'));
+    expect([f.status, f.body.reason, f.body.message]).toEqual([
+      403,
+      'Forbidden',
+      'poddisruptionbudget.policy "neg-guard" is forbidden: pdb disruptions allowed is negative',
+    ]);
   });
 });
