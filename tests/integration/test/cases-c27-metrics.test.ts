@@ -1,5 +1,5 @@
 import { newControllerManagedBy, newManager, newMetricsRegistry } from '@kubeloop/builder';
-import { ConfigMap } from '@kubeloop/client';
+import { ConfigMap, FakeClock } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
 import { afterEach, describe, expect, it } from 'vitest';
 import { realCluster, useFaultServer } from './support/fault-server.js';
@@ -14,9 +14,16 @@ function sample(body: string, series: string): number | undefined {
 
 /**
  * A manager on `config` watching `ns` with controllers a (2 workers, 200 ms reconciles) and b (fails once, then
- * requeues after 10 min), its metrics served on a free port; stopped through `stops`.
+ * requeues after 10 min), its metrics served on a free port; stopped through `stops`. With `clock`, controller
+ * a's queue and reconcile timing run on it and each of its reconciles moves it on by exactly 200 ms (so both
+ * durations are exact, whatever the load); without, a reconcile waits 200 ms of real time.
  */
-async function startMetricsManager(config: RestConfig, ns: string, stops: Array<() => Promise<void>>) {
+async function startMetricsManager(
+  config: RestConfig,
+  ns: string,
+  stops: Array<() => Promise<void>>,
+  clock?: FakeClock,
+) {
   const registry = newMetricsRegistry();
   const mgr = newManager(config, {
     namespace: ns,
@@ -26,8 +33,13 @@ async function startMetricsManager(config: RestConfig, ns: string, stops: Array<
   const a = newControllerManagedBy(mgr)
     .for(ConfigMap)
     .named('a')
-    .withOptions({ maxConcurrentReconciles: 2 })
-    .complete({ reconcile: () => new Promise((r) => setTimeout(r, 200)) });
+    .withOptions({ maxConcurrentReconciles: 2, ...(clock ? { clock } : {}) })
+    .complete({
+      async reconcile() {
+        if (clock) clock.setTime(clock.now() + 200);
+        else await new Promise<void>((r) => setTimeout(r, 200));
+      },
+    });
   let bCalls = 0;
   const b = newControllerManagedBy(mgr)
     .for(ConfigMap)
@@ -118,16 +130,25 @@ describe.skipIf(realCluster)(
       while (stops.length) await stops.pop()?.();
     });
 
-    it('C27: with the ConfigMap list held 3 s, reconcile time excludes the queue wait before the workers start', async () => {
+    it('C27: with the ConfigMap list held, reconcile time excludes the queue wait before the workers start', async () => {
       const ns = await ctx.namespace('c27');
-      // The ConfigMap list is held 3 s: the caches sync (and workers start) only then.
-      ctx.server.faults.delayRequests({ match: { verb: 'list', resource: 'configmaps' }, delayMs: 3000 });
-      const { a, b, scrape } = await startMetricsManager(ctx.config, ns, stops);
+      // The ConfigMap list is held until the test lets it go (a barrier no count reaches; clear() releases
+      // it): the caches sync, and the workers start, only then. Controller a's timing runs on a fake clock.
+      const list = ctx.server.faults.delayRequests({
+        match: { verb: 'list', resource: 'configmaps', namespace: ns },
+        barrier: 1_000_000,
+        delayMs: 120_000,
+      });
+      const clock = new FakeClock();
+      const { a, b, scrape } = await startMetricsManager(ctx.config, ns, stops, clock);
+      await waitFor(() => list.hits >= 1, 'the ConfigMap list held at the server');
       expectZeroSeries(await scrape());
 
-      // One request waits in a's queue until the workers start (≥ 2 s), then reconciles in 200 ms.
+      // One request waits in a's queue 2 s (of a's clock) before the workers start, then reconciles in 200 ms.
       a.queue.add({ namespace: ns, name: 'x' });
       b.queue.add({ namespace: ns, name: 'y' });
+      clock.setTime(clock.now() + 2000);
+      list.clear();
       const after = await expectOutcomes(scrape, new URL(ctx.server.url).host);
       expect(
         sample(after, 'controller_runtime_reconcile_time_seconds_bucket{le="0.15",controller="a"}'),
