@@ -1,15 +1,16 @@
 // Two pod-counter processes with --leader-elect against one API server: exactly one reconciles; SIGKILL on
 // the leader (no release) hands over to the other once the Lease expires. Lease timings are shortened by
-// flags (2 s / 1.5 s / 0.5 s) so the test takes seconds.
+// flags (6 s / 4 s / 1 s) so the test takes seconds; not shorter, because on a loaded CI box a leader whose
+// renewals took over 1.5 s lost a 2 s / 1.5 s lease and exited 1 before it had counted (seen at load 14).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { Pod } from '@kubeloop/client';
 import { describe, expect, inject, it } from 'vitest';
 import { podCounterCli as cli } from './support/pod-counter-cli.js';
 import { podManifest, useLiveCluster, waitFor } from './support.js';
 
-const LEASE_S = 2;
-const RENEW_S = 1.5;
-const RETRY_S = 0.5;
+const LEASE_S = 6;
+const RENEW_S = 4;
+const RETRY_S = 1;
 
 /** What the replicas did, in the order the test saw it (one log shared by both replicas). */
 type Happening =
