@@ -1,6 +1,8 @@
 // A manager in a child process for the graceful-shutdown test (run with `node`, imports the built
-// @kubeloop/builder). One controller on ConfigMaps whose reconcile takes RECONCILE_MS and ends with a
-// patch; leader election with release-on-cancel. Prints one JSON line per event on stdout.
+// @kubeloop/builder). One controller on ConfigMaps whose reconcile takes RECONCILE_MS (or, with
+// RECONCILE_MS=signal, lasts until the process gets its first signal) and ends with a patch; leader
+// election with release-on-cancel (6 s / 4 s / 1 s: a shorter lease is lost on a loaded CI box before the
+// test signals). Prints one JSON line per event on stdout.
 import { ConfigMap, newControllerManagedBy, newManager, setupSignalHandler } from '@kubeloop/builder';
 
 const env = process.env;
@@ -22,18 +24,24 @@ const mgr = newManager(config, {
   leaderElectionNamespace: ns,
   leaderElectionIdentity: 'child',
   leaderElectionReleaseOnCancel: true,
-  leaseDurationMs: 2000,
-  renewDeadlineMs: 1500,
-  retryPeriodMs: 500,
+  leaseDurationMs: 6000,
+  renewDeadlineMs: 4000,
+  retryPeriodMs: 1000,
   gracefulShutdownTimeoutMs: Number(env.GRACE_MS),
 });
 const client = mgr.getClient();
+const signal = setupSignalHandler();
+signal.addEventListener('abort', () => say('signal'));
+const work = () =>
+  env.RECONCILE_MS === 'signal'
+    ? new Promise((r) => (signal.aborted ? r() : signal.addEventListener('abort', r, { once: true })))
+    : new Promise((r) => setTimeout(r, Number(env.RECONCILE_MS)));
 newControllerManagedBy(mgr)
   .for(ConfigMap)
   .complete({
     async reconcile(_ctx, req) {
       say('reconcile-start', { name: req.name });
-      await new Promise((r) => setTimeout(r, Number(env.RECONCILE_MS)));
+      await work();
       await client.patch(ConfigMap, req, {
         type: 'merge',
         data: { metadata: { annotations: { done: 'yes' } } },
@@ -41,8 +49,6 @@ newControllerManagedBy(mgr)
       say('reconcile-end', { name: req.name });
     },
   });
-const signal = setupSignalHandler();
-signal.addEventListener('abort', () => say('signal'));
 void mgr.elected().then(() => say('elected'));
 try {
   await mgr.start(signal);
