@@ -51,7 +51,9 @@ const SERVER_SET_METADATA = [
  */
 export function pruneUnset(value: unknown): unknown {
   if (Array.isArray(value)) return value.filter((v) => v !== null && v !== undefined).map(pruneUnset);
-  if (value === null || typeof value !== 'object') return value;
+  // A Date (client-node's timestamp type) is a value, not an object to walk (it has no own keys: it was
+  // pruned into {} and sent as such).
+  if (value === null || typeof value !== 'object' || value instanceof Date) return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
     if (v === undefined || v === null) continue;
@@ -63,7 +65,13 @@ export function pruneUnset(value: unknown): unknown {
 }
 
 function isEmptyObject(v: unknown): boolean {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0;
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    !Array.isArray(v) &&
+    !(v instanceof Date) &&
+    Object.keys(v).length === 0
+  );
 }
 
 /**

@@ -11,6 +11,7 @@ import { formatFieldSelector } from './field-selector.js';
 import type { HttpRequest, HttpTransport } from './http.js';
 import type { Client, StatusWriter, SubResourceClient } from './interfaces.js';
 import type { ClientInternals } from './internal/client-internals.js';
+import { jsonBody } from './internal/json-body.js';
 import { mappingForRequest, objectNamespaceUse } from './internal/request-mapping.js';
 import {
   gvkOf,
@@ -284,7 +285,7 @@ export class ApiClient implements Client {
       required: `${kind.kind}: metadata.namespace is required to create a namespaced object`,
     });
     const path = withQuery(collectionPath(mapping, ns), this.#writeQuery(options));
-    const body = JSON.stringify({ ...obj, apiVersion: kind.apiVersion, kind: kind.kind });
+    const body = jsonBody({ ...obj, apiVersion: kind.apiVersion, kind: kind.kind });
     return withTypeMeta(
       kind,
       await this.#sendObject<T>({
@@ -301,7 +302,7 @@ export class ApiClient implements Client {
     refuseMetadataOnly(kind, 'update');
     const key = { namespace: obj.metadata?.namespace, name: obj.metadata?.name ?? '' };
     const { path } = await this.#objectPath(kind, key);
-    const body = JSON.stringify({ ...obj, apiVersion: kind.apiVersion, kind: kind.kind });
+    const body = jsonBody({ ...obj, apiVersion: kind.apiVersion, kind: kind.kind });
     return withTypeMeta(
       kind,
       await this.#sendObject<T>({
@@ -329,7 +330,7 @@ export class ApiClient implements Client {
         await this.#sendObject<T>({
           method: 'PATCH',
           path: withQuery(path, q),
-          body: JSON.stringify(patch.data),
+          body: jsonBody(patch.data),
           headers: {
             'content-type': contentType,
             ...(isMetadataOnly(kind) ? { accept: PARTIAL_OBJECT_METADATA_ACCEPT } : {}),
@@ -365,7 +366,7 @@ export class ApiClient implements Client {
       method: 'DELETE',
       path,
       signal: options?.signal,
-      ...(hasBody ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}),
+      ...(hasBody ? { body: jsonBody(body), headers: { 'content-type': 'application/json' } } : {}),
     });
   }
 

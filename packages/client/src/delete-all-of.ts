@@ -4,6 +4,7 @@
 
 import { type FieldSelectorInput, formatFieldSelector } from './field-selector.js';
 import type { ClientInternals } from './internal/client-internals.js';
+import { jsonBody } from './internal/json-body.js';
 import type { Kind } from './kinds.js';
 import { formatLabelSelector, type LabelSelectorInput } from './label-selector.js';
 import type { CallOptions } from './options.js';
@@ -54,7 +55,7 @@ export async function deleteAllOf(
   return internals.request<unknown>(kind, use, (m) => ({
     method: 'DELETE',
     path: withQuery(collectionPath(m, options.namespace), q),
-    body: JSON.stringify(body),
+    body: jsonBody(body),
     headers: { 'content-type': 'application/json' },
     signal: options.signal,
   }));

@@ -7,6 +7,7 @@ import { type ApplyConfiguration, type ApplyOptions, applyBody } from './apply.j
 import { InvalidRequestError } from './errors.js';
 import type { SubResourceClient } from './interfaces.js';
 import type { ClientInternals } from './internal/client-internals.js';
+import { jsonBody } from './internal/json-body.js';
 import { objectNamespaceUse } from './internal/request-mapping.js';
 import { isMetadataOnly, type Kind, type KubeObject, type ObjectKey, objectKeyFromObject } from './kinds.js';
 import type { GetOptions, Patch, PatchOptions, SubResourceUpdateOptions, WriteOptions } from './options.js';
@@ -109,7 +110,7 @@ export class ApiSubResourceClient implements SubResourceClient {
     return this.#internals.request<S>(kind, objectNamespaceUse(kind, key), (m) => ({
       method,
       path: withQuery(objectPath(m, key, this.#name), this.#internals.writeQuery(options)),
-      body: JSON.stringify(body),
+      body: jsonBody(body),
       headers: { 'content-type': 'application/json' },
       signal: options?.signal,
     }));
@@ -131,7 +132,7 @@ export class ApiSubResourceClient implements SubResourceClient {
     return this.#internals.request<S>(kind, objectNamespaceUse(kind, key), (m) => ({
       method: 'PATCH',
       path: withQuery(objectPath(m, key, this.#name), q),
-      body: JSON.stringify(patch.data),
+      body: jsonBody(patch.data),
       headers: { 'content-type': contentType },
       signal: options?.signal,
     }));

@@ -112,3 +112,55 @@ describe('ApiClient reply shapes (a reply that is not what the protocol promises
     }
   });
 });
+
+describe('request bodies: Date values (client-node types timestamps as Date)', () => {
+  /** Records the bodies sent; answers `{}` objects. */
+  function bodies(): HttpTransport & { sent: string[] } {
+    const sent: string[] = [];
+    const t = recording({ metadata: { name: 'x' } });
+    return {
+      sent,
+      request: (req: HttpRequest) => {
+        if (req.body !== undefined) sent.push(String(req.body));
+        return t.request(req);
+      },
+      close: async () => {},
+    };
+  }
+
+  it('a Date goes out as RFC 3339 with six fractional digits in UTC, which metav1.MicroTime (Lease renewTime, Event eventTime) requires and metav1.Time accepts', async () => {
+    // kube-apiserver parses MicroTime with the exact layout 2006-01-02T15:04:05.000000Z07:00: the three-digit
+    // "…:55.926Z" JSON.stringify makes of a Date is a 400 for a Lease's renewTime.
+    const t = bodies();
+    const c = new ApiClient({ transport: t, restMapper: mapper, fieldOwner: 'test' });
+    const at = new Date(Date.UTC(2026, 11, 1, 5, 27, 55, 926));
+    const pod = {
+      metadata: { namespace: 'default', name: 'x', creationTimestamp: at },
+      status: { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: at }] },
+    } as never;
+    await c.create(Pod, pod);
+    await c.update(Pod, pod);
+    await c.patch(
+      Pod,
+      { namespace: 'default', name: 'x' },
+      { type: 'merge', data: { status: { startTime: at } } },
+    );
+    await c.status().update(Pod, pod);
+    await c.status().patch(Pod, { namespace: 'default', name: 'x' }, { type: 'merge', data: { t: [at] } });
+    // server-side apply: the apply body keeps a Date a Date (it was pruned into {} before)
+    await c.apply(Pod, { metadata: { namespace: 'default', name: 'x' }, spec: { t: at } } as never);
+    await c.status().apply(Pod, pod);
+    expect(t.sent).toHaveLength(7);
+    for (const body of t.sent) {
+      expect(body).toContain('"2026-12-01T05:27:55.926000Z"');
+      expect(body).not.toContain('55.926Z');
+    }
+    // an invalid Date stays null, as JSON.stringify makes it
+    await c.patch(
+      Pod,
+      { namespace: 'default', name: 'x' },
+      { type: 'merge', data: { d: new Date(Number.NaN) } },
+    );
+    expect(t.sent.at(-1)).toBe('{"d":null}');
+  });
+});

@@ -3,6 +3,7 @@ import {
   InvalidRequestError,
   isConflict,
   isNotFound,
+  Lease,
   Namespace,
   type StatusError,
 } from '@kubeloop/client';
@@ -57,6 +58,33 @@ describe('client.apply (server-side apply with apply configurations)', () => {
       { fieldManager: 'mgr-b' },
     );
     expect(dropped.data).toEqual({ b: '2' });
+  });
+
+  it('a Date in a Lease (client-node types timestamps as Date) is sent as a MicroTime, by create, update, patch and apply', async () => {
+    // kube-apiserver parses metav1.MicroTime strictly (six fractional digits): JSON.stringify's ".926Z" is a 400,
+    // and the apply body turned a Date into {}.
+    const { api, ns } = await setup();
+    const at = new Date(Date.UTC(2026, 11, 1, 5, 27, 55, 926));
+    const micro = '2026-12-01T05:27:55.926000Z';
+    const key = { namespace: ns, name: 'dated' };
+    const created = await api.create(Lease, {
+      metadata: key,
+      spec: { holderIdentity: 'a', leaseDurationSeconds: 10, acquireTime: at, renewTime: at },
+    } as never);
+    expect([created.spec?.acquireTime, created.spec?.renewTime]).toEqual([micro, micro]);
+    const updated = await api.update(Lease, {
+      ...created,
+      spec: { ...created.spec, renewTime: at },
+    } as never);
+    expect(updated.spec?.renewTime).toBe(micro);
+    const patched = await api.patch(Lease, key, { type: 'merge', data: { spec: { renewTime: at } } });
+    expect(patched.spec?.renewTime).toBe(micro);
+    const applied = await api.apply(
+      Lease,
+      { metadata: { namespace: ns, name: 'applied' }, spec: { holderIdentity: 'b', renewTime: at } } as never,
+      { fieldManager: 'dates' },
+    );
+    expect(applied.spec?.renewTime).toBe(micro);
   });
 
   it('is refused before sending without a field manager or a name', async () => {
