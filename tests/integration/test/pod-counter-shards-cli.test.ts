@@ -22,8 +22,9 @@ describe('pod-counter --shards as two processes (issue 15 item 6)', () => {
     const spaces = await Promise.all(['sh-a', 'sh-b', 'sh-c', 'sh-d'].map((p) => live.namespace(p)));
     for (const { api, ns } of spaces) await api.create(Pod, podManifest(ns, 'p'));
     const leaseNs = spaces[0]!.ns;
-    // Roomy lease timings (a member Lease request times out after half the renew deadline): under load a
-    // short lease only fences healthy replicas, which this test is not about. The replicas are stopped by
+    // Roomy lease timings (a member Lease request times out after half the renew deadline, and the release
+    // on stop after one retry period): under load short ones fence healthy replicas and cut the release
+    // short (a 1 s retry period left a Lease behind at load 14), which this test is not about. The replicas are stopped by
     // SIGTERM once they have counted, not by a wall-clock --duration that a slow start could outlast.
     const args = () => [
       '--kubeconfig',
@@ -39,7 +40,7 @@ describe('pod-counter --shards as two processes (issue 15 item 6)', () => {
       '--leader-elect-renew-deadline',
       '10',
       '--leader-elect-retry-period',
-      '1',
+      '3',
       '--metrics-bind-address',
       '127.0.0.1:0',
       '--health-probe-bind-address',
@@ -69,6 +70,11 @@ describe('pod-counter --shards as two processes (issue 15 item 6)', () => {
     expect(a?.code, a?.stderr).toBe(0);
     expect(b?.code, b?.stderr).toBe(0);
     expect(union()).toEqual(spaces.map((s) => s.ns).sort());
-    expect(await memberLeases()).toBe(0);
-  }, 60_000);
+    const releases = [a, b].map((r) =>
+      jsonLogRecords(r?.stdout ?? '')
+        .filter((l) => /member Lease/.test(l.msg))
+        .map((l) => l.msg),
+    );
+    expect(await memberLeases(), JSON.stringify(releases)).toBe(0);
+  }, 90_000);
 });
