@@ -1,13 +1,14 @@
 import { connect } from 'node:http2';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pod, startTestServer, type TestServer, waitFor } from './helpers.js';
 
 describe('foundation: CRUD, list and watch over real HTTPS', () => {
   let t: TestServer;
-  beforeAll(async () => {
+  // a fresh server per test: tests write objects (and compact) that others list
+  beforeEach(async () => {
     t = await startTestServer();
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await t.close();
   });
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Json, pod, startTestServer, type TestServer } from './helpers.js';
 
 const NS = '/api/v1/namespaces/default';
@@ -6,13 +6,14 @@ const names = (l: Json) => l.items.map((i: Json) => i.metadata.name);
 
 describe('list: selectors, paging, resourceVersion rules', () => {
   let t: TestServer;
-  beforeAll(async () => {
+  // a fresh server per test: tests write objects (and compact) that others list
+  beforeEach(async () => {
     t = await startTestServer();
     await t.req('POST', `${NS}/pods`, pod('a', { app: 'web', tier: 'x' }));
     await t.req('POST', `${NS}/pods`, pod('b', { app: 'web', tier: 'y', env: 'prod' }));
     await t.req('POST', `${NS}/pods`, pod('c', { app: 'db', old: 'true' }, { spec: { nodeName: 'n1' } }));
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await t.close();
   });
 
@@ -156,10 +157,11 @@ describe('list: selectors, paging, resourceVersion rules', () => {
 
 describe('watch: resourceVersion, selectors, bookmarks, history, initial events', () => {
   let t: TestServer;
-  beforeAll(async () => {
+  // a fresh server per test: tests write objects (and compact) that others list
+  beforeEach(async () => {
     t = await startTestServer();
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await t.close();
   });
   const cm = (name: string, labels: Record<string, string> = {}) => ({
@@ -229,6 +231,7 @@ describe('watch: resourceVersion, selectors, bookmarks, history, initial events'
   });
 
   it('sends initial events then the k8s.io/initial-events-end bookmark (sendInitialEvents)', async () => {
+    await t.req('POST', `${NS}/configmaps`, cm('initial'));
     const w = await t.watch(
       `${NS}/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true`,
     );

@@ -3,7 +3,7 @@
  * built-in kind (go-restful routes from endpoints/installer.go) and for custom resources (apiextensions-apiserver's
  * crdHandler), and the NamespaceLifecycle admission answers. Envtest-only: it walks envtest's own resource table.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BUILTIN_RESOURCES } from '../../src/builtin/index.js';
 import type { ResourceType } from '../../src/resource-type.js';
 import { type Json, startTestServer, type TestServer, waitFor } from './helpers.js';
@@ -169,7 +169,8 @@ describe('routing of custom resources (apiextensions-apiserver crdHandler)', () 
     });
   };
 
-  beforeAll(async () => {
+  // a fresh server (with its CRDs and g1) per test: tests create CRs of their own (g3) and delete some
+  beforeEach(async () => {
     t = await startTestServer();
     for (const c of [crd('gizmos', 'Gizmo', 'Namespaced'), crd('clusterthings', 'ClusterThing', 'Cluster')]) {
       expect((await t.req('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', c)).status).toBe(
@@ -180,7 +181,7 @@ describe('routing of custom resources (apiextensions-apiserver crdHandler)', () 
     const g = { apiVersion: 'route.example.com/v1', kind: 'Gizmo', metadata: { name: 'g1' } };
     expect((await t.req('POST', `${G}/namespaces/default/gizmos`, g)).status).toBe(201);
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await t.close();
   });
 

@@ -57,15 +57,17 @@ describe('scale', () => {
   }, 120_000);
 
   it('fans one event out to 100 watchers with one shared encoded line', async () => {
-    const rv = (await t.req('GET', '/api/v1/namespaces/default/pods?limit=1')).body.metadata.resourceVersion;
+    // its own namespace: the paging test counts exactly the N pods of default, in any test order
+    expect((await t.req('POST', '/api/v1/namespaces', { metadata: { name: 'fanout' } })).status).toBe(201);
+    const rv = (await t.req('GET', '/api/v1/namespaces/fanout/pods?limit=1')).body.metadata.resourceVersion;
     const watchers = await Promise.all(
       Array.from({ length: 100 }, () =>
-        t.watch(`/api/v1/namespaces/default/pods?watch=true&resourceVersion=${rv}`),
+        t.watch(`/api/v1/namespaces/fanout/pods?watch=true&resourceVersion=${rv}`),
       ),
     );
     const captured: { lines: Map<string, string> }[] = [];
     const off = t.server.store.subscribe('/pods', undefined, (ev) => captured.push(ev));
-    await t.req('POST', '/api/v1/namespaces/default/pods', {
+    await t.req('POST', '/api/v1/namespaces/fanout/pods', {
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { name: 'fanout' },
