@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { withReadValues } from '../src/controllerutil/equality.js';
 import {
   AlreadyOwnedError,
   addFinalizer,
@@ -213,6 +214,31 @@ describe('isUnchanged / createMergePatch', () => {
         template: { spec: { containers: [{ name: 'app', image: 'x:2', imagePullPolicy: 'IfNotPresent' }] } },
       },
     });
+  });
+
+  it('a Date set by mutate (client-node types timestamps as Date) is a value: it shows as a change and stays a Date in the patch and the PUT body, never {}', () => {
+    const at = new Date(Date.UTC(2026, 11, 1, 5, 27, 55, 926));
+    const base = {
+      metadata: { name: 'p' },
+      status: { startTime: '2026-01-01T00:00:00Z', conditions: [{ type: 'Ready', status: 'False' }] },
+    };
+    // biome-ignore lint/suspicious/noExplicitAny: free-form edits of JSON test data
+    const m = structuredClone(base) as Record<string, any>;
+    m.status.startTime = at;
+    m.status.conditions = [{ type: 'Ready', status: 'True', lastTransitionTime: at }];
+    expect(isUnchanged(base, m)).toBe(false);
+    const patch = createMergePatch(base, m) as {
+      status: { startTime: unknown; conditions: Array<Record<string, unknown>> };
+    };
+    expect(patch.status.startTime).toBe(at);
+    expect(patch.status.conditions[0]?.lastTransitionTime).toBe(at);
+    const body = withReadValues(base, m) as typeof m;
+    expect(body.status.startTime).toBe(at);
+    expect(body.status.conditions[0].lastTransitionTime).toBe(at);
+    // a Date where the object had a map is a value too
+    expect(withReadValues({ t: { a: 1 } }, { t: at })).toEqual({ t: at });
+    // two Dates of the same instant are no change
+    expect(isUnchanged({ t: at }, { t: new Date(at.getTime()) })).toBe(true);
   });
 
   it('property: a merge patch applied to the base gives the mutated object (without undefined)', () => {

@@ -5,8 +5,9 @@
 
 type Json = Record<string, unknown>;
 
+/** A JSON object to walk key by key. A Date (client-node's timestamp type) is a value, not an object with no keys. */
 function isPlainObject(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
 }
 
 /** `undefined`, `null`, an absent property and an empty array all mean "not set" (Go: nil slice = empty slice). */
@@ -37,6 +38,7 @@ export function isUnchanged(base: unknown, mutated: unknown): boolean {
     for (const k of Object.keys(base)) if (!(k in mutated) && !isUnset(base[k])) return false;
     return true;
   }
+  if (base instanceof Date && mutated instanceof Date) return base.getTime() === mutated.getTime();
   return base === mutated;
 }
 
