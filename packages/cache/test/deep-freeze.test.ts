@@ -284,3 +284,153 @@ describe('deepFreeze against the previous version (an update)', () => {
     );
   });
 });
+
+/** A small deterministic random source (mulberry32), so a fast-check seed reproduces a mutation. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Changes a few places of a JSON value in place (a leaf, a member added or removed, an array grown, a type). */
+function mutate(v: Json, rand: () => number, rate: number): Json {
+  if (v === null || typeof v !== 'object') return rand() < rate ? (typeof v === 'number' ? `${v}` : 7) : v;
+  if (rand() < rate / 3) return Array.isArray(v) ? { ...v } : Object.values(v);
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) v[i] = mutate(v[i], rand, rate);
+    if (rand() < rate) v.push({});
+    if (rand() < rate) v.pop();
+    return v;
+  }
+  for (const k of Object.keys(v)) {
+    if (rand() < rate / 2) delete v[k];
+    else v[k] = mutate(v[k], rand, rate);
+  }
+  if (rand() < rate) v[`n${Math.floor(rand() * 4)}`] = rand() < 0.5 ? {} : [];
+  return v;
+}
+
+/** Deep equality as the freeze defines it: same own enumerable keys, `===` primitives, same prototypes. */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a) !== Array.isArray(b) || Object.getPrototypeOf(a) !== Object.getPrototypeOf(b))
+    return false;
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  return ka.every(
+    (k) =>
+      Object.hasOwn(b, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]),
+  );
+}
+
+/**
+ * Walks the frozen `next` and `prev` in step with the unfrozen copies they were made from, and checks the
+ * sharing rule at every path below the top: a subtree is the previous version's own object exactly when it is
+ * deeply equal to it. Below an object that was an array before (or the reverse) nothing is compared.
+ */
+function checkSharing(next: unknown, prev: unknown, nextSrc: unknown, prevSrc: unknown, path: string): void {
+  if (next === null || typeof next !== 'object') return;
+  const hasPrev = prev !== null && typeof prev === 'object' && Array.isArray(prev) === Array.isArray(next);
+  if (path !== '') {
+    const equal = hasPrev && sameJson(nextSrc, prevSrc);
+    expect(next === prev, `shared at ${path || '.'}`).toBe(equal);
+    if (equal) return;
+  }
+  for (const k of Object.keys(next)) {
+    const p = hasPrev && Object.hasOwn(prev as object, k) ? (prev as Json)[k] : undefined;
+    const ps = hasPrev && Object.hasOwn(prevSrc as object, k) ? (prevSrc as Json)[k] : undefined;
+    checkSharing((next as Json)[k], p, (nextSrc as Json)[k], ps, `${path}/${k}`);
+  }
+}
+
+describe('deepFreeze against the previous version: the comparison writes only where it differs', () => {
+  it("property: a subtree is the previous version's exactly when deeply equal to it, at every path", () => {
+    fc.assert(
+      fc.property(
+        fc.jsonValue({ maxDepth: 5 }),
+        fc.integer(),
+        fc.constantFrom(0, 0.05, 0.2, 0.6),
+        (base, seed, rate) => {
+          const prevSrc = { o: structuredClone(base), list: [structuredClone(base), 1] };
+          const nextSrc = mutate(structuredClone(prevSrc), rng(seed), rate);
+          const prev = deepFreeze(structuredClone(prevSrc));
+          const next = structuredClone(nextSrc);
+          expect(deepFreeze(next, prev)).toBe(next);
+          expect(next).toEqual(nextSrc);
+          expect(prev).toEqual(prevSrc); // the previous version is untouched
+          for (const o of objectsIn(next)) expect(Object.isFrozen(o)).toBe(true);
+          checkSharing(next, prev, nextSrc, prevSrc, '');
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('a value equal to the previous one holds the previous members, and stays the object returned', () => {
+    const prev = deepFreeze(pod('a', '1')) as Json;
+    const next = pod('a', '1') as Json;
+    expect(deepFreeze(next, prev)).toBe(next);
+    expect(next).not.toBe(prev);
+    expect(next.metadata).toBe(prev.metadata);
+    expect(next.spec).toBe(prev.spec);
+  });
+
+  it('members equal before the first difference, and a member the previous version has more, are shared', () => {
+    const prev = deepFreeze({ o: { a: { x: 1 }, b: [{ y: 2 }], c: 3 }, p: { a: { x: 1 }, z: 1 } }) as Json;
+    const n2 = { o: { a: { x: 1 }, b: [{ y: 2 }], c: 4 }, p: { a: { x: 1 } } } as Json;
+    deepFreeze(n2, prev);
+    expect(n2.o).not.toBe(prev.o);
+    expect(n2.o.a).toBe(prev.o.a);
+    expect(n2.o.b).toBe(prev.o.b);
+    expect(n2.p).not.toBe(prev.p);
+    expect(n2.p.a).toBe(prev.p.a);
+    expect(n2).toEqual({ o: { a: { x: 1 }, b: [{ y: 2 }], c: 4 }, p: { a: { x: 1 } } });
+  });
+
+  it('never shares across prototypes: a class instance and a plain object with the same members', () => {
+    class Box {
+      constructor(readonly v: number) {}
+    }
+    const prev = deepFreeze({ plain: { v: 1 }, boxed: Object.freeze(new Box(1)), rv: '1' }) as Json;
+    const next = { plain: new Box(1), boxed: { v: 1 }, rv: '2' } as Json;
+    deepFreeze(next, prev);
+    expect(next.plain).not.toBe(prev.plain);
+    expect(next.plain).toBeInstanceOf(Box);
+    expect(next.boxed).not.toBe(prev.boxed);
+    expect(Object.getPrototypeOf(next.boxed)).toBe(Object.prototype);
+    for (const o of objectsIn(next)) expect(Object.isFrozen(o)).toBe(true);
+  });
+
+  it('does not share a member of a frozen previous version that is itself not frozen', () => {
+    const prev = Object.freeze({ s: { v: 1 }, e: {}, rv: '1' }); // frozen on top only
+    const next = deepFreeze({ s: { v: 1 }, e: {}, rv: '2' }, prev) as Json;
+    expect(next.s).not.toBe(prev.s);
+    expect(Object.isFrozen(next.s)).toBe(true);
+    expect(Object.isFrozen(next.e)).toBe(true);
+    expect(Object.isFrozen(prev.s)).toBe(false); // the previous version is not changed
+  });
+
+  it('leaves a frozen subtree of the value as it is, equal to the previous one or not', () => {
+    const prev = deepFreeze({ a: { x: 1, inner: { y: 1 } }, b: { x: 1 }, rv: '1' }) as Json;
+    const frozenEqual = Object.freeze({ x: 1, inner: Object.freeze({ y: 1 }) });
+    const frozenOther = Object.freeze({ x: 2 });
+    const next = { a: frozenEqual, b: frozenOther, rv: '2' } as Json;
+    expect(() => deepFreeze(next, prev)).not.toThrow();
+    expect(next.b).toBe(frozenOther);
+    expect([frozenEqual, prev.a]).toContain(next.a); // equal: either is the same value
+    expect(next).toEqual({ a: { x: 1, inner: { y: 1 } }, b: { x: 2 }, rv: '2' });
+    // a frozen member whose own members are shared by the previous version's would need a write: left alone
+    const inner = prev.a.inner;
+    const holder = Object.freeze({ x: 1, inner: { y: 1 }, z: 1 });
+    const n3 = { a: holder, rv: '3' } as Json;
+    expect(() => deepFreeze(n3, prev)).not.toThrow();
+    expect(n3.a).toBe(holder);
+    expect(holder.inner).not.toBe(inner);
+  });
+});
