@@ -68,31 +68,34 @@ describe('@kubernetes/client-node conformance', { timeout: 60_000 }, () => {
   });
 
   it('CoreV1Api: create, read, list with selectors, replace, patch, conflict, delete', async () => {
-    const created = await core.createNamespacedPod({ namespace: NS, body: podBody('a', { app: 'web' }) });
+    // its own namespace: it lists exactly the pods it made, whatever ran before
+    const ns = 'cn-core';
+    await core.createNamespace({ body: { metadata: { name: ns } } });
+    const created = await core.createNamespacedPod({ namespace: ns, body: podBody('a', { app: 'web' }) });
     expect(created.metadata?.uid).toMatch(/^[0-9a-f-]{36}$/);
     expect(created.metadata?.creationTimestamp).toBeInstanceOf(Date);
     expect(created.status?.phase).toBe('Pending');
-    await core.createNamespacedPod({ namespace: NS, body: podBody('b', { app: 'db' }) });
-    expect((await cluster.get(`/api/v1/namespaces/${NS}/pods/a`)).body.metadata.uid).toBe(
+    await core.createNamespacedPod({ namespace: ns, body: podBody('b', { app: 'db' }) });
+    expect((await cluster.get(`/api/v1/namespaces/${ns}/pods/a`)).body.metadata.uid).toBe(
       created.metadata?.uid,
     );
 
-    const read = await core.readNamespacedPod({ name: 'a', namespace: NS });
+    const read = await core.readNamespacedPod({ name: 'a', namespace: ns });
     expect(read.metadata?.resourceVersion).toBe(created.metadata?.resourceVersion);
 
-    const all = await core.listNamespacedPod({ namespace: NS });
+    const all = await core.listNamespacedPod({ namespace: ns });
     expect(all.items.map((p) => p.metadata?.name)).toEqual(['a', 'b']);
     expect(all.metadata?.resourceVersion).toMatch(/^\d+$/);
-    const web = await core.listNamespacedPod({ namespace: NS, labelSelector: 'app in (web)' });
+    const web = await core.listNamespacedPod({ namespace: ns, labelSelector: 'app in (web)' });
     expect(web.items.map((p) => p.metadata?.name)).toEqual(['a']);
-    const byField = await core.listNamespacedPod({ namespace: NS, fieldSelector: 'metadata.name=b' });
+    const byField = await core.listNamespacedPod({ namespace: ns, fieldSelector: 'metadata.name=b' });
     expect(byField.items.map((p) => p.metadata?.name)).toEqual(['b']);
-    const page = await core.listNamespacedPod({ namespace: NS, limit: 1 });
+    const page = await core.listNamespacedPod({ namespace: ns, limit: 1 });
     expect(page.items).toHaveLength(1);
     expect(page.metadata?._continue).toBeTruthy();
     expect(page.metadata?.remainingItemCount).toBe(1);
     const rest = await core.listNamespacedPod({
-      namespace: NS,
+      namespace: ns,
       limit: 1,
       _continue: page.metadata?._continue,
     });
@@ -100,40 +103,40 @@ describe('@kubernetes/client-node conformance', { timeout: 60_000 }, () => {
 
     const toReplace = structuredClone(read);
     toReplace.metadata = { ...toReplace.metadata, labels: { app: 'web', replaced: 'yes' } };
-    const replaced = await core.replaceNamespacedPod({ name: 'a', namespace: NS, body: toReplace });
+    const replaced = await core.replaceNamespacedPod({ name: 'a', namespace: ns, body: toReplace });
     expect(replaced.metadata?.labels).toEqual({ app: 'web', replaced: 'yes' });
     expect(Number(replaced.metadata?.resourceVersion)).toBeGreaterThan(
       Number(read.metadata?.resourceVersion),
     );
 
-    const stale = await apiError(core.replaceNamespacedPod({ name: 'a', namespace: NS, body: toReplace }));
+    const stale = await apiError(core.replaceNamespacedPod({ name: 'a', namespace: ns, body: toReplace }));
     expect(stale.code).toBe(409);
     const staleStatus = JSON.parse(stale.body);
     expect(staleStatus.reason).toBe('Conflict');
     expect(staleStatus.message).toContain('the object has been modified');
 
     const patched = await core.patchNamespacedPod(
-      { name: 'a', namespace: NS, body: { metadata: { labels: { replaced: null, patched: 'yes' } } } },
+      { name: 'a', namespace: ns, body: { metadata: { labels: { replaced: null, patched: 'yes' } } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
     expect(patched.metadata?.labels).toEqual({ app: 'web', patched: 'yes' });
     const jsonPatched = await core.patchNamespacedPod(
-      { name: 'a', namespace: NS, body: [{ op: 'add', path: '/metadata/annotations', value: { n: '1' } }] },
+      { name: 'a', namespace: ns, body: [{ op: 'add', path: '/metadata/annotations', value: { n: '1' } }] },
       setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
     );
     expect(jsonPatched.metadata?.annotations).toEqual({ n: '1' });
-    expect((await cluster.get(`/api/v1/namespaces/${NS}/pods/a`)).body.metadata.labels).toEqual({
+    expect((await cluster.get(`/api/v1/namespaces/${ns}/pods/a`)).body.metadata.labels).toEqual({
       app: 'web',
       patched: 'yes',
     });
 
-    const dup = await apiError(core.createNamespacedPod({ namespace: NS, body: podBody('b') }));
+    const dup = await apiError(core.createNamespacedPod({ namespace: ns, body: podBody('b') }));
     expect(dup.code).toBe(409);
     expect(JSON.parse(dup.body).reason).toBe('AlreadyExists');
 
-    await core.deleteNamespacedPod({ name: 'a', namespace: NS });
-    expect((await cluster.get(`/api/v1/namespaces/${NS}/pods/a`)).status).toBe(404);
-    const missing = await apiError(core.readNamespacedPod({ name: 'a', namespace: NS }));
+    await core.deleteNamespacedPod({ name: 'a', namespace: ns });
+    expect((await cluster.get(`/api/v1/namespaces/${ns}/pods/a`)).status).toBe(404);
+    const missing = await apiError(core.readNamespacedPod({ name: 'a', namespace: ns }));
     expect(missing.code).toBe(404);
     expect(JSON.parse(missing.body)).toMatchObject({ kind: 'Status', reason: 'NotFound', code: 404 });
   });

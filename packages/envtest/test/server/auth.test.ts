@@ -1,12 +1,13 @@
 import { X509Certificate } from 'node:crypto';
 import { request as httpsRequest } from 'node:https';
 import { Agent, request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pod, startTestServer, type TestServer, waitFor } from './helpers.js';
 
 describe('authentication and test-only authorization', () => {
   let t: TestServer;
-  beforeAll(async () => {
+  // a fresh server per test: tests change objects others read
+  beforeEach(async () => {
     t = await startTestServer({ tokens: ['static-token'] });
     await t.req('POST', '/api/v1/namespaces', {
       apiVersion: 'v1',
@@ -15,7 +16,7 @@ describe('authentication and test-only authorization', () => {
     });
     await t.req('POST', '/api/v1/namespaces/a/pods', pod('p1'));
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await t.close();
   });
 

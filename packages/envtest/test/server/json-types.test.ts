@@ -6,7 +6,7 @@
  * <json type> into Go struct field <Struct>.<json path> of type <Go type>`. The class: every field of every
  * built-in kind, from the generated schema table.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseKeepingLiterals, quantityError } from '../../src/schema/go-decode.js';
 import { badRequest, type Json, startTestServer, type TestServer } from './helpers.js';
 
@@ -26,10 +26,11 @@ const deployment = (name: string, spec: Record<string, unknown>) => ({
 
 describe('JSON types of built-in kinds are checked as the Go decoder does', () => {
   let t: TestServer;
-  beforeAll(async () => {
+  // a fresh server per test: tests change objects others read
+  beforeEach(async () => {
     t = await startTestServer();
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await t.close();
   });
 

@@ -3,7 +3,7 @@
  * (apiserver patch.go jsonPatcher) and server-side apply conflicts and force (apiserver managedfields
  * NewConflictError / printManager over structured-merge-diff's conflicts).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { badRequest, type Json, startTestServer, type TestServer } from './helpers.js';
 
 const NS = '/api/v1/namespaces/default';
@@ -25,12 +25,13 @@ const GENERIC_422 = {
 
 describe('JSON patch errors (apiserver jsonPatcher)', () => {
   let t: TestServer;
-  beforeAll(async () => {
+  // a fresh server per test: tests change objects others read
+  beforeEach(async () => {
     t = await startTestServer();
     const cm = { metadata: { name: 'jp', labels: { a: '1' } }, data: { k: 'v' } };
     expect((await t.req('POST', `${NS}/configmaps`, cm)).status).toBe(201);
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await t.close();
   });
 
