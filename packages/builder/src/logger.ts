@@ -1,5 +1,5 @@
 import { discardLogger, type Logger } from '@kubeloop/client';
-import { type DestinationStream, type LevelWithSilent, pino } from 'pino';
+import { type DestinationStream, type LevelWithSilent, pino, stdSerializers } from 'pino';
 
 export { discardLogger, type Logger };
 
@@ -36,8 +36,24 @@ export function newLogger(options: NewLoggerOptions = {}): Logger {
       ],
       censor: '[redacted]',
     },
+    serializers: { err: serializeError },
   };
   return options.destination ? pino(opts, options.destination) : pino(opts);
+}
+
+/**
+ * pino's error serializer, except that a plain object property of the error (a `StatusError`'s `status`, the
+ * API server's `Status`) is logged as it is: pino treats every object with a `message` as an error and wrote
+ * the Status with a bogus `type: "Object"` and an empty `stack`.
+ */
+function serializeError(err: unknown): unknown {
+  const out: unknown = stdSerializers.err(err as Error);
+  if (out === null || typeof out !== 'object' || err === null || typeof err !== 'object') return out;
+  for (const [key, value] of Object.entries(err)) {
+    if (key !== 'cause' && value !== null && typeof value === 'object' && !(value instanceof Error))
+      (out as Record<string, unknown>)[key] = value;
+  }
+  return out;
 }
 
 /** The message of an unknown thrown value, for a log field. */
