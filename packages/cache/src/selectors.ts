@@ -1,11 +1,10 @@
 import {
   type FieldRequirement,
+  formatLabelSelector,
   type KubeObject,
   type LabelRequirement,
   type LabelSelectorInput,
-  type LabelSelectorObject,
   parseLabelSelector,
-  SelectorParseError,
 } from '@kubeloop/client';
 import { FieldNotIndexedError } from './cache-errors.js';
 import { type IndexerReader, NAMESPACE_INDEX } from './store.js';
@@ -20,40 +19,13 @@ export function fieldIndexName(field: string): string {
 
 /**
  * The requirements of a label selector in any of its forms (string, `matchLabels` map, `LabelSelector`
- * object), parsed once per list. @throws SelectorParseError
+ * object), parsed once per list through the client's one formatter and parser, so the cache refuses and
+ * accepts exactly what the live client does (a key or value with selector syntax in it, Exists with values, a
+ * number: SelectorParseError; null: everything). @throws SelectorParseError
  */
 export function labelRequirements(sel: LabelSelectorInput | undefined): readonly LabelRequirement[] {
-  if (sel === undefined) return [];
-  if (typeof sel === 'string') return sel.trim() ? parseLabelSelector(sel) : [];
-  const reqs: LabelRequirement[] = [];
-  const o = sel as LabelSelectorObject;
-  const isObject =
-    (o.matchLabels !== undefined && typeof o.matchLabels === 'object') ||
-    (o.matchExpressions !== undefined && Array.isArray(o.matchExpressions));
-  const labels = isObject ? (o.matchLabels ?? {}) : (sel as Readonly<Record<string, string>>);
-  for (const key of Object.keys(labels)) reqs.push({ key, operator: 'in', values: [labels[key]!] });
-  if (isObject) {
-    for (const e of o.matchExpressions ?? []) {
-      const values = e.values ?? [];
-      switch (e.operator) {
-        case 'In':
-        case 'NotIn':
-          if (values.length === 0)
-            throw new SelectorParseError(`${e.operator} for key ${e.key} needs values`);
-          reqs.push({ key: e.key, operator: e.operator === 'In' ? 'in' : 'notin', values });
-          break;
-        case 'Exists':
-          reqs.push({ key: e.key, operator: 'exists', values: [] });
-          break;
-        case 'DoesNotExist':
-          reqs.push({ key: e.key, operator: '!', values: [] });
-          break;
-        default:
-          throw new SelectorParseError(`unknown label selector operator ${JSON.stringify(e.operator)}`);
-      }
-    }
-  }
-  return reqs;
+  const wire = formatLabelSelector(sel);
+  return wire ? parseLabelSelector(wire) : [];
 }
 
 /**

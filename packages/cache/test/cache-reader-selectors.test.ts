@@ -45,6 +45,24 @@ describe('cached list: LabelSelector objects (matchExpressions) as the API serve
     expect(await sel({ matchLabels: {} })).toEqual(['bare', 'db', 'web']);
   });
 
+  it('a map or object with an invalid key or value is refused as by the live client (SelectorParseError), null selects everything', async () => {
+    const cache = new InformerCache({ client: new FakeClient().asClient() }); // not started: parsing comes first
+    for (const bad of [
+      { app: 'web,!admin' },
+      { matchLabels: { app: 'web,tier=db' } },
+      { matchExpressions: [{ key: 'app', operator: 'In', values: ['a,b'] }] },
+      { matchExpressions: [{ key: 'app', operator: 'Exists', values: ['a'] }] },
+      5,
+    ])
+      await expect(
+        cache.list(ConfigMap, { labelSelector: bad as never }),
+        JSON.stringify(bad),
+      ).rejects.toBeInstanceOf(SelectorParseError);
+    const started = await cacheWith([['one', { a: 'b' }]]);
+    expect(names((await started.list(ConfigMap, { labelSelector: null as never })).items)).toEqual(['one']);
+    expect(names((await started.list(ConfigMap, { fieldSelector: null as never })).items)).toEqual(['one']);
+  });
+
   it('In/NotIn without values and an unknown operator are refused with SelectorParseError, before any wait', async () => {
     const cache = new InformerCache({ client: new FakeClient().asClient() }); // not started: parsing comes first
     for (const e of [
