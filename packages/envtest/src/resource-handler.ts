@@ -20,7 +20,12 @@ import { handleDelete, handleDeleteCollection } from './handlers/delete.js';
 import { handleGet } from './handlers/get.js';
 import { handleList } from './handlers/list.js';
 import { handlePatch } from './handlers/patch.js';
-import { handleEviction, handlePodConnect, POD_CONNECT_SUBRESOURCES } from './handlers/pod-subresources.js';
+import {
+  handleBinding,
+  handleEviction,
+  handlePodConnect,
+  POD_CONNECT_SUBRESOURCES,
+} from './handlers/pod-subresources.js';
 import { handleUpdate } from './handlers/update.js';
 import { handleWatch } from './handlers/watch.js';
 import { sendText } from './http.js';
@@ -75,7 +80,7 @@ function subresourceMethods(rt: ResourceType, sub: string): readonly string[] | 
   if (sub === 'log') return rt.resource === 'pods' && rt.group === '' ? ['GET'] : undefined;
   if (sub === 'finalize') return rt.resource === 'namespaces' && rt.group === '' ? ['PUT'] : undefined;
   if (POD_CONNECT_SUBRESOURCES.has(sub)) return isCorePods(rt) ? ['GET', 'POST'] : undefined;
-  if (sub === 'eviction') return isCorePods(rt) ? ['POST'] : undefined;
+  if (sub === 'eviction' || sub === 'binding') return isCorePods(rt) ? ['POST'] : undefined;
   return undefined;
 }
 
@@ -189,7 +194,9 @@ export async function handleResource(
       ? handlePodConnect
       : podSub && sub === 'eviction'
         ? handleEviction
-        : HANDLERS[info.verb];
+        : podSub && sub === 'binding'
+          ? handleBinding
+          : HANDLERS[info.verb];
   if (!handler) throw methodNotSupported(rt.resource, rt.group, info.verb);
   await handler({
     env,

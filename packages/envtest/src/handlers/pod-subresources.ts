@@ -1,6 +1,7 @@
 /**
  * The pod subresources kube-apiserver serves without storage of their own: exec, attach and portforward
- * (streaming connections proxied to the kubelet) and eviction (registry/core/pod/storage/eviction.go).
+ * (streaming connections proxied to the kubelet), eviction (registry/core/pod/storage/eviction.go) and binding
+ * (BindingREST in registry/core/pod/storage/storage.go).
  */
 import { BUILTIN_RESOURCES } from '../builtin/index.js';
 import { ApiStatusError, badRequest, conflict, failureStatus, forbiddenBy } from '../errors.js';
@@ -10,7 +11,7 @@ import type { DeleteOptions } from '../registry.js';
 import { nowTimestamp } from '../registry.js';
 import type { KObject } from '../resource-type.js';
 import type { ResourceRequest } from './context.js';
-import { isObj } from './context.js';
+import { dryRunOf, isObj } from './context.js';
 import { parseDeleteOptions } from './delete.js';
 
 /** The subresources of pods answered here. */
@@ -299,4 +300,74 @@ function markAndDelete(r: ResourceRequest, pod: Readonly<KObject>, opts: DeleteO
     }
   }
   registry.delete(rt, ns, name!, del);
+}
+
+/**
+ * POST pods/binding (a v1 Binding), as BindingREST.Create: the Binding's name must be the pod's (400), its
+ * `target.kind` empty or `Node` and `target.name` set (ValidatePodBinding, answered as the server answers an
+ * aggregate error: 500); then, as setPodHostAndAnnotations, the pod (404 if missing; a `metadata.uid` in the
+ * Binding is a precondition, 409) gets `spec.nodeName`, the Binding's annotations and the `PodScheduled=True`
+ * condition in one write of the stored object that adds no managedFields entry. A pod being deleted, already
+ * on a node or with scheduling gates is a 409 Conflict on `pods/binding`. `?dryRun=All` writes nothing. The
+ * answer is a Success Status with code 201.
+ */
+export async function handleBinding(r: ResourceRequest): Promise<void> {
+  const { rt, ns, name, req, res, q } = r;
+  const { registry } = r.env;
+  const fmt = negotiate(String(req.headers.accept ?? ''), {});
+  const raw = await readBody(req);
+  const body = raw.length ? decodeBody(raw, contentTypeOf(req) || 'application/json', 'Binding') : {};
+  const binding = isObj(body) ? body : {};
+  const meta = isObj(binding.metadata) ? binding.metadata : {};
+  if (meta.name !== name) throw badRequest('name in URL does not match name in Binding object');
+  const target = isObj(binding.target) ? binding.target : {};
+  const errs: string[] = [];
+  if (target.kind !== undefined && target.kind !== '' && target.kind !== 'Node')
+    errs.push(
+      `target.kind: Unsupported value: ${JSON.stringify(target.kind)}: supported values: "Node", "<empty>"`,
+    );
+  if (typeof target.name !== 'string' || target.name === '') errs.push('target.name: Required value');
+  if (errs.length)
+    throw new ApiStatusError(
+      failureStatus(500, undefined, errs.length === 1 ? errs[0]! : `[${errs.join(', ')}]`),
+    );
+  const entry = registry.get(rt, ns, name!);
+  const pod = registry.view(rt, entry);
+  const pm = isObj(pod.metadata) ? pod.metadata : {};
+  const spec = isObj(pod.spec) ? pod.spec : {};
+  const refuse = (why: string) => conflict('pods/binding', '', name!, why);
+  if (typeof meta.uid === 'string' && meta.uid !== '' && meta.uid !== pm.uid)
+    throw conflict(
+      'pods',
+      '',
+      name!,
+      `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${String(pm.uid)}`,
+    );
+  if (pm.deletionTimestamp) throw refuse(`pod ${name} is being deleted, cannot be assigned to a host`);
+  if (spec.nodeName) throw refuse(`pod ${name} is already assigned to node ${JSON.stringify(spec.nodeName)}`);
+  if (Array.isArray(spec.schedulingGates) && spec.schedulingGates.length > 0)
+    throw refuse(`pod ${name} has non-empty .spec.schedulingGates`);
+  if (!dryRunOf(q)) {
+    const next = structuredClone(entry.obj) as KObject;
+    (next.spec as Record<string, unknown>).nodeName = target.name;
+    const nm = next.metadata as Record<string, unknown>;
+    const annotations = isObj(meta.annotations) ? meta.annotations : {};
+    if (Object.keys(annotations).length)
+      nm.annotations = { ...(isObj(nm.annotations) ? nm.annotations : {}), ...annotations };
+    const status = (isObj(next.status) ? next.status : {}) as Record<string, unknown>;
+    const conds = (Array.isArray(status.conditions) ? status.conditions : []) as Record<string, unknown>[];
+    const cur = conds.find((c) => isObj(c) && c.type === 'PodScheduled');
+    // podutil.UpdatePodCondition: a new condition gets lastTransitionTime now, a changed status too
+    const cond = {
+      type: 'PodScheduled',
+      status: 'True',
+      lastProbeTime: null,
+      lastTransitionTime: cur && cur.status === 'True' ? cur.lastTransitionTime : nowTimestamp(),
+    };
+    status.conditions = cur ? conds.map((c) => (c === cur ? cond : c)) : [...conds, cond];
+    next.status = status;
+    // GuaranteedUpdate on the stored pod: no strategy, no managedFields entry
+    registry.store.put(rt.storageKey, entry.key, next);
+  }
+  sendBody(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }, fmt);
 }

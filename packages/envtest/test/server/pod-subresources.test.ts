@@ -257,4 +257,51 @@ describe('pod exec/attach/portforward/eviction (issue 18)', () => {
       'poddisruptionbudget.policy "neg-guard" is forbidden: pdb disruptions allowed is negative',
     ]);
   });
+
+  it('binding assigns the pod to a node (spec.nodeName, PodScheduled) once; a second binding is 409', async () => {
+    expect((await t.req('POST', `${NS}/pods`, pod('bound', { app: 'bound' }))).status).toBe(201);
+    const before = (await t.req('GET', `${NS}/pods/bound`)).body;
+    const binding = (podName: string, node: string, extra: Json = {}) => ({
+      apiVersion: 'v1',
+      kind: 'Binding',
+      metadata: { name: podName, ...extra },
+      target: { kind: 'Node', name: node },
+    });
+    const mismatch = await t.req('POST', `${NS}/pods/bound/binding`, binding('other', 'n1'));
+    expect([mismatch.status, mismatch.body.message]).toEqual([
+      400,
+      'name in URL does not match name in Binding object',
+    ]);
+    expect((await t.req('POST', `${NS}/pods/bound/binding?dryRun=All`, binding('bound', 'n1'))).status).toBe(
+      201,
+    );
+    expect((await t.req('GET', `${NS}/pods/bound`)).body.spec.nodeName).toBeUndefined();
+    const r = await t.req(
+      'POST',
+      `${NS}/pods/bound/binding`,
+      binding('bound', 'n1', { annotations: { a: 'b' } }),
+    );
+    expect([r.status, r.body]).toEqual([
+      201,
+      { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 },
+    ]);
+    const after = (await t.req('GET', `${NS}/pods/bound`)).body;
+    expect(after.spec.nodeName).toBe('n1');
+    expect(after.metadata.annotations).toEqual({ a: 'b' });
+    expect(after.status.conditions).toEqual([
+      { type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: expect.any(String) },
+    ]);
+    expect(after.metadata.managedFields).toEqual(before.metadata.managedFields);
+    const again = await t.req('POST', `${NS}/pods/bound/binding`, binding('bound', 'n2'));
+    expect([again.status, again.body.reason, again.body.message]).toEqual([
+      409,
+      'Conflict',
+      'Operation cannot be fulfilled on pods/binding "bound": pod bound is already assigned to node "n1"',
+    ]);
+    // scheduled now: exec gets past "does not have a host assigned" to the upgrade the server would need
+    expect((await t.req('POST', `${NS}/pods/bound/exec?command=ls`)).body.message).toBe(
+      'Upgrade request required',
+    );
+    expect((await t.req('POST', `${NS}/pods/missing/binding`, binding('missing', 'n1'))).status).toBe(404);
+  });
 });
