@@ -41,7 +41,12 @@ export function loadRestConfig(options: LoadRestConfigOptions = {}): RestConfig 
   if (kubeconfigEnv !== undefined) {
     const files = splitKubeconfigEnv(kubeconfigEnv);
     const merged = loadKubeconfigFiles(files, true);
-    const empty = merged.clusters.size === 0 && merged.users.size === 0 && merged.contexts.size === 0;
+    // clientcmd.IsConfigEmpty: a current-context alone makes the config non-empty (its missing context is the error)
+    const empty =
+      merged.clusters.size === 0 &&
+      merged.users.size === 0 &&
+      merged.contexts.size === 0 &&
+      merged.currentContext === undefined;
     if (!empty) return restConfigFromKubeconfig(merged, opts);
     if (isInClusterPossible(env)) return inClusterConfig(options);
     throw new KubeconfigError(
