@@ -10,6 +10,14 @@ export interface ReflectorStore<T extends KubeObject = KubeObject> {
   delete(obj: T): void;
   /** Every event up to `resourceVersion` has been delivered. */
   bookmark?(resourceVersion: string): void;
+  /**
+   * Optional per-object work of a list, done as the list is read: the reflector calls it once for every object
+   * of a list page (or of a streaming list's initial events) when that page (event) arrives, and hands
+   * `replace` what it returned in the object's place — so a transform or a deep freeze runs while the next
+   * page is on its way instead of after the last one. It must not change what the store holds or tell anyone:
+   * a list that fails half-way is dropped, and `replace` stays the one atomic change.
+   */
+  prepare?(obj: T): T;
 }
 
 /** Options of {@link Reflector}. */

@@ -58,6 +58,8 @@ const VERY_SHORT_WATCH_MS = 1000;
 export class Reflector<T extends KubeObject = KubeObject> {
   readonly #lw: ListerWatcher<T>;
   readonly #store: ReflectorStore<T>;
+  /** The store's per-object list work, bound (see {@link ReflectorStore.prepare}). */
+  readonly #prepare: ((obj: T) => T) | undefined;
   readonly #name: string;
   readonly #pageSize: number;
   readonly #minWatchTimeoutS: number;
@@ -78,6 +80,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
     const pageSize = checkReflectorOptions(options);
     this.#lw = lw;
     this.#store = store;
+    this.#prepare = store.prepare ? (obj) => store.prepare!(obj) : undefined;
     this.#name = options.name ?? 'reflector';
     this.#pageSize = pageSize;
     this.#minWatchTimeoutS = options.minWatchTimeoutSeconds ?? 300;
@@ -176,7 +179,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
     let result: ListResult<T>;
     try {
       try {
-        result = await pagedList(this.#lw, rv, limit, signal);
+        result = await pagedList(this.#lw, rv, limit, signal, this.#prepare);
       } catch (err) {
         if (!signal.aborted && isReplyTooLarge(err) && !(rv === '' && limit > 0)) {
           // The unpaged answer (resourceVersion=0 or a relist, served whole by the watch cache, which ignores a
@@ -187,7 +190,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
             'list reply too large to decode whole, listing in pages',
           );
           this.#paginatedResult = true;
-          result = await pagedList(this.#lw, '', this.#pageSize, signal);
+          result = await pagedList(this.#lw, '', this.#pageSize, signal, this.#prepare);
         } else {
           if (!(isExpired(err) || isTooLargeResourceVersionError(err)) || signal.aborted) throw err;
           // The resourceVersion is compacted or not reached yet: retry at once with the most recent state.
@@ -197,7 +200,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
             'list at resourceVersion refused, listing the most recent state',
           );
           // Same pager as the refused list (client-go reuses it): unpaged if that one was.
-          result = await pagedList(this.#lw, '', limit, signal);
+          result = await pagedList(this.#lw, '', limit, signal, this.#prepare);
         }
       }
     } catch (err) {
@@ -332,6 +335,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
         timeoutMs: this.#watchListTimeoutMs,
         clock: this.#clock,
         signal,
+        ...(this.#prepare ? { prepare: this.#prepare } : {}),
       });
     } catch (err) {
       if (signal.aborted) throw err;

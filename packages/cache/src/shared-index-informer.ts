@@ -292,12 +292,36 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
     if (rv) this.#lastSyncRV = rv;
   }
 
+  /** Listed objects whose transform threw in `prepare` (logged there); `replace` keeps their last good state. */
+  readonly #untransformable = new WeakSet<object>();
+
+  /**
+   * `prepare` of the writer (a no-op with the compact store, whose `get` is a parse): a listed object is
+   * transformed and deep-frozen (against its cached version) as its page arrives, unless the same version is
+   * cached (replace skips it). The store is not written during a list, so replace sees the same cache.
+   */
+  #prepareListed(raw: T): T {
+    if (this.#options.compactStore) return raw;
+    const cached = this.#indexer.get(this.#indexer.keyFunc(raw));
+    const rv = raw.metadata?.resourceVersion;
+    if (cached && rv && cached.metadata?.resourceVersion === rv) return raw;
+    const obj = this.#transformed(raw);
+    if (!obj) {
+      this.#untransformable.add(raw);
+      return raw;
+    }
+    if (this.#options.freezeObjects !== false) deepFreeze(obj, cached);
+    return obj;
+  }
+
   /** The reflector's only way into the store. */
   readonly #writer: ReflectorStore<T> = {
+    prepare: (raw) => this.#prepareListed(raw),
     replace: (items, resourceVersion) => {
       const initial = !this.#synced;
       const seen = new Set<string>();
       const indexer = this.#indexer;
+      const prepared = !this.#options.compactStore;
       for (let i = 0; i < items.length; i++) {
         const raw = items[i]!;
         const key = indexer.keyFunc(raw);
@@ -306,7 +330,8 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
         const rv = raw.metadata?.resourceVersion;
         // Same version already cached (and transformed): a sync, not a change; nobody is told.
         if (cached && rv && cached.metadata?.resourceVersion === rv) continue;
-        const obj = this.#transformed(raw);
+        // Prepared items are transformed already (the reflector ran every listed object through prepare).
+        const obj = prepared ? (this.#untransformable.has(raw) ? undefined : raw) : this.#transformed(raw);
         if (!obj) continue; // logged; the key keeps its last good state
         const old = indexer.upsert(obj);
         if (!old) this.#processor.emitAdd(obj, initial);

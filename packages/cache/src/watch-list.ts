@@ -20,7 +20,7 @@ export interface StreamedList<T extends KubeObject> {
 }
 
 /** Options of {@link streamInitialList}. */
-export interface StreamInitialListOptions {
+export interface StreamInitialListOptions<T extends KubeObject = KubeObject> {
   /** The last known resourceVersion, or `''` for the most recent state. */
   readonly resourceVersion: string;
   /** The server-side watch timeout, in seconds. */
@@ -29,6 +29,8 @@ export interface StreamInitialListOptions {
   readonly timeoutMs: number;
   readonly clock: Clock;
   readonly signal: AbortSignal;
+  /** Per-object work as each initial object arrives (the store's `prepare`); what it returns is gathered. */
+  readonly prepare?: (obj: T) => T;
 }
 
 /**
@@ -41,7 +43,7 @@ export interface StreamInitialListOptions {
  */
 export async function streamInitialList<T extends KubeObject>(
   lw: ListerWatcher<T>,
-  o: StreamInitialListOptions,
+  o: StreamInitialListOptions<T>,
 ): Promise<StreamedList<T>> {
   const abort = new AbortController();
   const unlink = onAbort(o.signal, () => abort.abort(o.signal.reason));
@@ -51,6 +53,7 @@ export async function streamInitialList<T extends KubeObject>(
     abort.abort();
   }, o.timeoutMs);
   const items: T[] = [];
+  const prepare = o.prepare ?? ((obj: T) => obj);
   let ok = false;
   try {
     const it = lw
@@ -69,7 +72,7 @@ export async function streamInitialList<T extends KubeObject>(
       const ev = next.value;
       if (ev.type === 'ERROR') throw new StatusError(ev.object);
       if (ev.type === 'ADDED') {
-        items.push(ev.object);
+        items.push(prepare(ev.object));
         continue;
       }
       if (ev.type === 'BOOKMARK') {
@@ -81,8 +84,8 @@ export async function streamInitialList<T extends KubeObject>(
       const at = items.findIndex((x) => keyOf(x) === key);
       if (ev.type === 'DELETED') {
         if (at >= 0) items.splice(at, 1);
-      } else if (at >= 0) items[at] = ev.object;
-      else items.push(ev.object);
+      } else if (at >= 0) items[at] = prepare(ev.object);
+      else items.push(prepare(ev.object));
     }
   } catch (err) {
     if (timedOut && !o.signal.aborted)
