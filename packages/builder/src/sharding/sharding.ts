@@ -179,8 +179,10 @@ export class Sharding implements Runnable {
       }
     } catch (err) {
       s.writeFailed();
-      this.#lease = undefined;
+      // A write cut short by the stop leaves the Lease ours: #shutdown still releases it (forgetting it here
+      // skipped the release and left the Lease to expire).
       if (signal.aborted) return;
+      this.#lease = undefined;
       this.#log.warn({ err }, 'Renewing the member Lease failed');
     }
     if (s.checkFence()) this.#onFenced();

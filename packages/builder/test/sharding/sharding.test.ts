@@ -104,4 +104,49 @@ describe('Sharding on one replica (envtest)', () => {
     expect(isNotFound(after)).toBe(true);
     await api.close();
   });
+  it('deletes its member Lease on stop even when the stop aborts a Lease write in flight', async () => {
+    // Seen as a Lease left behind by pod-counter --shards under load: the aborted write cleared what the
+    // replica knew of its Lease, and the release on stop was skipped without a word.
+    const api = newClient(env.config);
+    const ns = 'shard-stop-mid-write';
+    await api.create(Namespace, { metadata: { name: ns } });
+    const mgr = newManager(env.config, { namespace: ns, metricsRegistry: newMetricsRegistry() });
+    const sharding = newSharding(mgr, {
+      name: 'cms',
+      namespace: ns,
+      identity: 'solo',
+      leaseDurationMs: 60_000,
+      renewDeadlineMs: 30_000,
+      retryPeriodMs: 200,
+    });
+    sharding.complete(newControllerManagedBy(mgr), ConfigMap, { async reconcile() {} });
+    const stop = new AbortController();
+    const done = mgr.start(stop.signal);
+    let held: { hits: number; clear(): void } | undefined;
+    try {
+      await vi.waitFor(
+        async () => {
+          const lease = await api.get(LeaseKind, { namespace: ns, name: 'cms-shard-solo' });
+          expect(lease.metadata?.annotations?.[SHARD_DRAINED_ANNOTATION]).toBe('solo');
+        },
+        { timeout: 15_000 },
+      );
+      // Hold the next renewal at the server (released when the rule is cleared), then stop mid-write.
+      held = env.server.faults.delayRequests({
+        match: { resource: 'leases', namespace: ns, method: 'PUT' },
+        barrier: 1_000_000,
+        delayMs: 60_000,
+      });
+      await vi.waitFor(() => expect(held?.hits).toBeGreaterThanOrEqual(1), { timeout: 15_000 });
+    } finally {
+      stop.abort();
+      await done;
+      held?.clear();
+    }
+    const after = await api
+      .get(LeaseKind, { namespace: ns, name: 'cms-shard-solo' })
+      .catch((e: unknown) => e);
+    expect(isNotFound(after)).toBe(true);
+    await api.close();
+  });
 });
