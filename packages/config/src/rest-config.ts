@@ -88,9 +88,9 @@ export interface RestConfig {
   /** `http://`, `https://` or `socks5://` proxy for every request; wins over `HTTPS_PROXY`. */
   readonly proxyUrl?: string;
   readonly disableCompression?: boolean;
-  /** Client-side rate limit, requests per second. Negative disables throttling. */
+  /** Client-side rate limit, requests per second. Negative disables throttling; 0 means client-go's default, 5. */
   readonly qps: number;
-  /** Token-bucket size of the client-side rate limiter. */
+  /** Token-bucket size of the client-side rate limiter; 0 means client-go's default, 10. */
   readonly burst: number;
   /** Per-request timeout in milliseconds; 0 = none. Never applied to watches. */
   readonly timeoutMs: number;

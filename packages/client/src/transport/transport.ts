@@ -67,6 +67,8 @@ export class Transport {
    *   together with `insecure` (client-go: a root CA with the insecure flag is not allowed).
    */
   constructor(config: RestConfig, options: TransportOptions = {}) {
+    // A config built by hand in JavaScript may lack tlsClientConfig: no TLS options, as Go's zero value.
+    if (config && !config.tlsClientConfig) config = { ...config, tlsClientConfig: {} };
     this.config = config;
     let base: URL;
     try {
@@ -87,11 +89,7 @@ export class Transport {
     this.#basePath = base.pathname.replace(/\/+$/, '');
     this.#clock = options.clock ?? realClock;
     this.#limiter =
-      options.rateLimiter !== undefined
-        ? options.rateLimiter
-        : config.qps > 0
-          ? new TokenBucketRateLimiter(config.qps, Math.max(1, config.burst), this.#clock)
-          : null;
+      options.rateLimiter !== undefined ? options.rateLimiter : defaultLimiter(config, this.#clock);
     this.#maxRetries = options.maxRetries ?? 10;
     this.#credentials = options.credentials ?? credentialProviderFor(config);
     this.#env = options.env ?? process.env;
@@ -355,4 +353,15 @@ export class Transport {
   close(options: { force?: boolean } = {}): Promise<void> {
     return this.#pools.close(options);
   }
+}
+
+/**
+ * The token bucket of a config, as client-go's `rest.RESTClientFor` builds it: `qps` 0 (or absent) means
+ * client-go's `DefaultQPS` 5 and `burst` 0 its `DefaultBurst` 10; a negative `qps` means no limiter.
+ */
+function defaultLimiter(config: RestConfig, clock: Clock): RateLimiter | null {
+  const qps = config.qps === undefined || config.qps === 0 ? 5 : config.qps;
+  const burst = config.burst === undefined || config.burst === 0 ? 10 : config.burst;
+  if (!(qps > 0) || !Number.isFinite(qps)) return null;
+  return new TokenBucketRateLimiter(qps, Math.max(1, burst), clock);
 }

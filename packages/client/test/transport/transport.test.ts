@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { constants, createGzip, gzipSync } from 'node:zlib';
 import type { RestConfig } from '@kubeloop/config';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Clock } from '../../src/clock.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type Clock, FakeClock } from '../../src/clock.js';
 import {
   parseWarningHeaders,
   type RateLimiter,
@@ -109,6 +109,38 @@ describe('Transport', () => {
       expect(utf8(h['impersonate-extra-scopes.example.com%2f%c3%bc'])).toEqual(['знач']);
     } finally {
       await t.close();
+    }
+  });
+
+  it("a hand-built config: no tlsClientConfig is no TLS options, and qps/burst 0 (or absent) take client-go's defaults 5/10; negative qps disables throttling", async () => {
+    server.handler = (_req, res) => res.end('{}');
+    const clock = new FakeClock();
+    // client-go rest.RESTClientFor: QPS 0 -> DefaultQPS 5, Burst 0 -> DefaultBurst 10; only a negative QPS
+    // means no limiter. A config without tlsClientConfig (plain JavaScript) failed with a TypeError.
+    for (const over of [
+      { qps: 0, burst: 0 },
+      { qps: undefined, burst: undefined },
+    ]) {
+      const t = new Transport({ ...config(), ...over } as never, { clock });
+      const bare = new Transport({ host: server.url, userAgent: 'x' } as never, { clock });
+      try {
+        const before = server.seen.length;
+        const all = Array.from({ length: 11 }, () =>
+          t.request({ method: 'GET', path: '/api' }).then((r) => r.body.text()),
+        );
+        await vi.waitFor(() => expect(server.seen.length - before).toBe(10));
+        await Promise.resolve();
+        expect(server.seen.length - before).toBe(10); // the 11th waits for a token: 1 per 200 ms
+        clock.step(200);
+        await Promise.all(all);
+        expect(server.seen.length - before).toBe(11);
+        // no tlsClientConfig: a typed TLS failure (self-signed server), not a TypeError
+        const err = await bare.request({ method: 'GET', path: '/api' }).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(TransportError);
+      } finally {
+        await t.close();
+        await bare.close();
+      }
     }
   });
 
