@@ -16,6 +16,20 @@ export {
 export { Backoff, type BackoffOptions, DEFAULT_REFLECTOR_BACKOFF } from './backoff.js';
 export { ApiClient, type ClientOptions } from './client.js';
 export { type Clock, type ClockTimer, FakeClock, realClock, sleep } from './clock.js';
+export {
+  type Condition,
+  type ConditionInput,
+  type ConditionStatus,
+  findStatusCondition,
+  formatConditionTime,
+  InvalidConditionError,
+  isStatusConditionFalse,
+  isStatusConditionPresentAndEqual,
+  isStatusConditionTrue,
+  removeStatusCondition,
+  type SetStatusConditionOptions,
+  setStatusCondition,
+} from './conditions.js';
 export { type Deadline, withDeadline } from './deadline.js';
 export { DelegatingClient } from './delegating-client.js';
 export type { DeleteAllOfOptions } from './delete-all-of.js';
