@@ -4,7 +4,7 @@
  * and the server's state, read back over HTTPS.
  */
 import { chmodSync, readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { startCluster, type TestCluster } from '../support/cluster.js';
 import { loadGolden, WIRE_MISSING, WIRE_REQUIRED } from '../support/golden.js';
@@ -124,6 +124,52 @@ describe.skipIf(missing !== undefined)(
       await cluster?.stop();
     });
 
+    /** The pods `create -f` makes (kc/p1, kc/p2, kc2/p3), as kubectl creates them (manager kubectl-create). */
+    const FIXTURE_PODS: Array<[string, Record<string, string>, string]> = [
+      ['p1', { app: 'web', tier: 'a' }, NS],
+      ['p2', { app: 'db' }, NS],
+      ['p3', { app: 'web' }, 'kc2'],
+    ];
+    async function deleteAllPods(): Promise<void> {
+      for (const item of (await cluster.get('/api/v1/pods')).body.items as Array<{
+        metadata: Record<string, string>;
+      }>) {
+        const { namespace, name } = item.metadata;
+        await cluster.send('DELETE', `/api/v1/namespaces/${namespace}/pods/${name}`, {
+          gracePeriodSeconds: 0,
+        });
+      }
+      expect((await cluster.get('/api/v1/pods')).body.items).toEqual([]);
+    }
+    // Each test starts from the same pods, whatever ran before (--sequence.shuffle): every pod in the cluster
+    // is removed and the three fixture pods are made afresh.
+    beforeEach(async () => {
+      await deleteAllPods();
+      for (const [name, labels, ns] of FIXTURE_PODS) {
+        const r = await cluster.send(
+          'POST',
+          `/api/v1/namespaces/${ns}/pods?fieldManager=kubectl-create`,
+          parseYaml(pod(name, labels, ns)),
+        );
+        expect(r.status).toBe(201);
+      }
+    });
+
+    /** The gadgets CRD of the CRD tests, created with kubectl when missing, and Established. */
+    async function ensureGadgetCrd(): Promise<void> {
+      const path = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com';
+      if ((await cluster.get(path)).status === 404)
+        await kubectl.ok(['create', '-f', kubectl.file('crd.yaml', CRD)]);
+      await kubectl.ok([
+        'wait',
+        '--for',
+        'condition=Established',
+        'crd/gadgets.example.com',
+        '--timeout',
+        '20s',
+      ]);
+    }
+
     it('api-resources lists the served resources with their group, scope and kind', async () => {
       const out = await kubectl.ok(['api-resources']);
       const rows = out.trim().split('\n');
@@ -190,12 +236,15 @@ describe.skipIf(missing !== undefined)(
             const cols = l.trim().split(/\s+/);
             // SHORTNAMES is blank for many resources: NAME [SHORTNAMES] APIVERSION NAMESPACED KIND
             return cols.length === 5 ? cols.join(' ') : [cols[0], '', ...cols.slice(1)].join(' ');
-          });
+          })
+          // the built-in resources: the gadgets CRD of the CRD tests may be there, in any test order
+          .filter((row) => row.split(' ')[2] !== 'example.com/v1');
         expect(got.sort()).toEqual(expected.sort());
       },
     );
 
     it('create -f creates pods the server then holds', async () => {
+      await deleteAllPods();
       const f = kubectl.file(
         'pods.yaml',
         [pod('p1', { app: 'web', tier: 'a' }), pod('p2', { app: 'db' })].join('---\n'),
@@ -606,6 +655,15 @@ describe.skipIf(missing !== undefined)(
     });
 
     it('creates a CRD, then gets its custom resources by plural and short name', async () => {
+      const crdPath = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com';
+      if ((await cluster.get(crdPath)).status === 200) {
+        await cluster.send('DELETE', crdPath, {});
+        await waitFor(
+          async () => ((await cluster.get(crdPath)).status === 404 ? true : undefined),
+          20_000,
+          'the CRD gone',
+        );
+      }
       expect(await kubectl.ok(['create', '-f', kubectl.file('crd.yaml', CRD)])).toContain(
         'customresourcedefinition.apiextensions.k8s.io/gadgets.example.com created',
       );
@@ -642,6 +700,8 @@ describe.skipIf(missing !== undefined)(
     });
 
     it('apply -f on a custom resource twice (kubectl sends a JSON merge patch), and strict validation of CRs', async () => {
+      await ensureGadgetCrd();
+      await cluster.send('DELETE', `/apis/example.com/v1/namespaces/${NS}/gadgets/g2`, {});
       const gadget = (color: string) =>
         `apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g2\n  namespace: ${NS}\nspec:\n  color: ${color}\n`;
       expect(await kubectl.ok(['apply', '-f', kubectl.file('g2a.yaml', gadget('blue'))])).toContain(
@@ -770,7 +830,8 @@ spec:
 
       const table = (await kubectl.ok(['get', 'deploy', '-n', NS])).trim().split('\n');
       expect(table[0]).toMatch(/^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE$/);
-      expect(table[1]).toMatch(/^web\s+2\/3\s+3\s+2\s+\S+$/);
+      // its row (the generator test's deployment may share the namespace, in any test order)
+      expect(table.find((l) => l.startsWith('web '))).toMatch(/^web\s+2\/3\s+3\s+2\s+\S+$/);
     });
 
     it('edit, replace, diff and -f - round-trip through the server', async () => {
@@ -830,6 +891,9 @@ spec:
       const col = (await kubectl.ok(['get', 'pods', '-n', NS, '-L', 'app'])).trim().split('\n');
       expect(col[0]).toMatch(/\sAPP$/);
       expect(col.find((l) => l.startsWith('p1 '))).toMatch(/\sweb$/);
+      // configmaps of its own to sort (created out of order), whatever else the namespace holds
+      for (const name of ['sort-b', 'sort-a'])
+        expect([201, 409]).toContain((await cluster.send('POST', CMS, { metadata: { name } })).status);
       const sorted = (
         await kubectl.ok(['get', 'configmaps', '-n', NS, '--sort-by=.metadata.name', '-o', 'name'])
       ).trim();
