@@ -51,9 +51,10 @@ const SERVER_SET_METADATA = [
  */
 export function pruneUnset(value: unknown): unknown {
   if (Array.isArray(value)) return value.filter((v) => v !== null && v !== undefined).map(pruneUnset);
-  // A Date (client-node's timestamp type) is a value, not an object to walk (it has no own keys: it was
-  // pruned into {} and sent as such).
-  if (value === null || typeof value !== 'object' || value instanceof Date) return value;
+  // A Date (client-node's timestamp type) or bytes (Buffer, Uint8Array) is a value, not an object to walk (a
+  // Date has no own keys: it was pruned into {} and sent as such).
+  if (value === null || typeof value !== 'object' || value instanceof Date || ArrayBuffer.isView(value))
+    return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
     if (v === undefined || v === null) continue;
@@ -70,6 +71,7 @@ function isEmptyObject(v: unknown): boolean {
     v !== null &&
     !Array.isArray(v) &&
     !(v instanceof Date) &&
+    !ArrayBuffer.isView(v) &&
     Object.keys(v).length === 0
   );
 }

@@ -155,6 +155,21 @@ describe('request bodies: Date values (client-node types timestamps as Date)', (
       expect(body).toContain('"2026-12-01T05:27:55.926000Z"');
       expect(body).not.toContain('55.926Z');
     }
+    // bytes (a Buffer or Uint8Array in Secret.data / ConfigMap.binaryData) go out as base64, as Go encodes []byte
+    await c.patch(
+      Pod,
+      { namespace: 'default', name: 'x' },
+      {
+        type: 'merge',
+        data: { data: { a: Buffer.from('héllo'), b: new Uint8Array([0, 255]) } },
+      },
+    );
+    expect(t.sent.at(-1)).toBe('{"data":{"a":"aMOpbGxv","b":"AP8="}}');
+    await c.apply(Pod, {
+      metadata: { namespace: 'default', name: 'x' },
+      data: { a: Buffer.from('hi') },
+    } as never);
+    expect(JSON.parse(t.sent.at(-1) ?? '{}').data).toEqual({ a: 'aGk=' });
     // an invalid Date stays null, as JSON.stringify makes it
     await c.patch(
       Pod,

@@ -5,9 +5,11 @@
 
 type Json = Record<string, unknown>;
 
-/** A JSON object to walk key by key. A Date (client-node's timestamp type) is a value, not an object with no keys. */
+/** A JSON object to walk key by key. A Date (client-node's timestamp type) or bytes are values, not objects. */
 function isPlainObject(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
+  return (
+    typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date) && !ArrayBuffer.isView(v)
+  );
 }
 
 /** `undefined`, `null`, an absent property and an empty array all mean "not set" (Go: nil slice = empty slice). */
