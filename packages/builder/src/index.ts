@@ -13,15 +13,20 @@
  */
 
 // Facade: what a typical operator's main and reconcilers need from the layers below (controller-runtime
-// `ctrl.GetConfigOrDie`, `client.Client`, `apierrors.IsNotFound`, `client.IgnoreNotFound`, `retry.RetryOnConflict`).
+// `ctrl.GetConfigOrDie`, `client.Client`, `apierrors.IsNotFound`, `client.IgnoreNotFound`, `retry.RetryOnConflict`,
+// apimachinery `meta.SetStatusCondition`).
 export {
   type Client,
+  type Condition,
   ConfigMap,
   Deployment,
+  findStatusCondition,
   ignoreNotFound,
   isAlreadyExists,
   isConflict,
   isNotFound,
+  isStatusConditionFalse,
+  isStatusConditionTrue,
   type Kind,
   type KubeObject,
   kind,
@@ -31,9 +36,11 @@ export {
   objectKeyFromObject,
   Pod,
   type Reader,
+  removeStatusCondition,
   retryOnConflict,
   Secret,
   Service,
+  setStatusCondition,
 } from '@kubeloop/client';
 export {
   AlreadyOwnedError,
