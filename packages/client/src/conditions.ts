@@ -3,6 +3,7 @@
  * `RemoveStatusCondition`, `FindStatusCondition`, `IsStatusConditionTrue`, `IsStatusConditionFalse` and
  * `IsStatusConditionPresentAndEqual`, on `metav1.Condition`-shaped entries of a `status.conditions` array.
  */
+import type { V1Condition } from '@kubernetes/client-node';
 import { FrozenObjectError } from './controllerutil/frozen.js';
 
 /** `metav1.ConditionStatus`. */
@@ -38,6 +39,19 @@ export interface ConditionInput {
   lastTransitionTime?: string | Date;
   reason?: string;
   message?: string;
+}
+
+/**
+ * A `status.conditions` array the helpers change: {@link Condition}s, or `@kubernetes/client-node`'s
+ * `V1Condition`s (typed with a `Date` `lastTransitionTime`, but as read from the server and as written by
+ * these helpers it holds the RFC 3339 string, like every timestamp in this client).
+ */
+export type Conditions = Condition[] | V1Condition[];
+
+/** What the read-only helpers look at: any entry with a `type` and a `status`. */
+export interface ConditionTypeStatus {
+  readonly type: string;
+  readonly status: string;
 }
 
 /** Options of {@link setStatusCondition}. */
@@ -144,12 +158,13 @@ function validate(input: ConditionInput, helper: string): void {
  * @throws InvalidConditionError when `conditions` is not an array or `condition` is invalid.
  */
 export function setStatusCondition(
-  conditions: Condition[],
+  conditions: Conditions,
   condition: ConditionInput,
   options: SetStatusConditionOptions = {},
 ): boolean {
   const helper = 'setStatusCondition';
-  assertArray(conditions, helper);
+  const list = conditions as Condition[];
+  assertArray(list, helper);
   validate(condition, helper);
   const now = () => formatConditionTime((options.now ?? (() => new Date()))());
   const given = condition.lastTransitionTime;
@@ -161,14 +176,14 @@ export function setStatusCondition(
     reason: condition.reason ?? '',
     message: condition.message ?? '',
   };
-  const i = conditions.findIndex((c) => c?.type === condition.type);
+  const i = list.findIndex((c) => c?.type === condition.type);
   if (i < 0) {
     next.lastTransitionTime = given !== undefined ? timeOf(given, helper, condition.type) : now();
-    assertMutableArray(conditions, helper, condition.type);
-    conditions.push(next);
+    assertMutableArray(list, helper, condition.type);
+    list.push(next);
     return true;
   }
-  const existing = conditions[i]!;
+  const existing = list[i]!;
   let changed = false;
   if (existing.status !== next.status || !existing.lastTransitionTime) {
     // an entry stored without a time (invalid for metav1.Condition) gets one, so the write passes validation
@@ -181,8 +196,8 @@ export function setStatusCondition(
   if ((existing.message ?? '') !== next.message) changed = true;
   if ((existing.observedGeneration ?? 0) !== (next.observedGeneration ?? 0)) changed = true;
   if (!changed) return false;
-  assertMutableArray(conditions, helper, condition.type);
-  conditions[i] = next;
+  assertMutableArray(list, helper, condition.type);
+  list[i] = next;
   return true;
 }
 
@@ -193,17 +208,18 @@ export function setStatusCondition(
  * @throws FrozenObjectError when an entry is to be removed and `conditions` is frozen.
  * @throws InvalidConditionError when `conditions` is not an array.
  */
-export function removeStatusCondition(conditions: Condition[], type: string): boolean {
+export function removeStatusCondition(conditions: Conditions, type: string): boolean {
   const helper = 'removeStatusCondition';
-  assertArray(conditions, helper);
-  if (!conditions.some((c) => c?.type === type)) return false;
-  assertMutableArray(conditions, helper, type);
+  const list = conditions as Condition[];
+  assertArray(list, helper);
+  if (!list.some((c) => c?.type === type)) return false;
+  assertMutableArray(list, helper, type);
   let kept = 0;
-  for (let i = 0; i < conditions.length; i++) {
-    const c = conditions[i]!;
-    if (c?.type !== type) conditions[kept++] = c;
+  for (let i = 0; i < list.length; i++) {
+    const c = list[i]!;
+    if (c?.type !== type) list[kept++] = c;
   }
-  conditions.length = kept;
+  list.length = kept;
   return true;
 }
 
@@ -212,7 +228,7 @@ export function removeStatusCondition(conditions: Condition[], type: string): bo
  * `findStatusCondition(obj.status?.conditions, 'Ready')` works) — apimachinery `meta.FindStatusCondition`.
  * The entry is the array's own object: do not change it when the array came from a cache.
  */
-export function findStatusCondition<C extends Pick<Condition, 'type'> = Condition>(
+export function findStatusCondition<C extends { readonly type: string } = Condition>(
   conditions: readonly C[] | undefined,
   type: string,
 ): C | undefined {
@@ -225,7 +241,7 @@ export function findStatusCondition<C extends Pick<Condition, 'type'> = Conditio
  * `meta.IsStatusConditionPresentAndEqual`. `false` when absent or `conditions` is `undefined`.
  */
 export function isStatusConditionPresentAndEqual(
-  conditions: readonly Pick<Condition, 'type' | 'status'>[] | undefined,
+  conditions: readonly ConditionTypeStatus[] | undefined,
   type: string,
   status: ConditionStatus,
 ): boolean {
@@ -234,7 +250,7 @@ export function isStatusConditionPresentAndEqual(
 
 /** Whether the entry of type `type` exists with status `'True'` — apimachinery `meta.IsStatusConditionTrue`. */
 export function isStatusConditionTrue(
-  conditions: readonly Pick<Condition, 'type' | 'status'>[] | undefined,
+  conditions: readonly ConditionTypeStatus[] | undefined,
   type: string,
 ): boolean {
   return isStatusConditionPresentAndEqual(conditions, type, 'True');
@@ -245,7 +261,7 @@ export function isStatusConditionTrue(
  * (absent is neither true nor false).
  */
 export function isStatusConditionFalse(
-  conditions: readonly Pick<Condition, 'type' | 'status'>[] | undefined,
+  conditions: readonly ConditionTypeStatus[] | undefined,
   type: string,
 ): boolean {
   return isStatusConditionPresentAndEqual(conditions, type, 'False');

@@ -20,6 +20,8 @@ export {
   type Condition,
   type ConditionInput,
   type ConditionStatus,
+  type Conditions,
+  type ConditionTypeStatus,
   findStatusCondition,
   formatConditionTime,
   InvalidConditionError,

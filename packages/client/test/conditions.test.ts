@@ -1,3 +1,4 @@
+import type { V1Condition } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { FrozenObjectError } from '../src/controllerutil/index.js';
 import {
@@ -272,6 +273,20 @@ describe('findStatusCondition and the is* predicates', () => {
     expect(isStatusConditionTrue(conditions, 'Missing')).toBe(false);
     expect(isStatusConditionFalse(conditions, 'Missing')).toBe(false);
     expect(isStatusConditionTrue(undefined, 'Ready')).toBe(false);
+  });
+});
+
+describe('client-node V1Condition arrays', () => {
+  it('are accepted by every helper (typed with Date times; strings are written, as the server sends them)', () => {
+    const conditions: V1Condition[] = [];
+    expect(setStatusCondition(conditions, { type: 'Ready', status: 'True', reason: 'R' }, { now })).toBe(
+      true,
+    );
+    expect(conditions[0]!.lastTransitionTime).toBe(NOW_STR);
+    expect(isStatusConditionTrue(conditions, 'Ready')).toBe(true);
+    expect(findStatusCondition(conditions, 'Ready')?.reason).toBe('R');
+    expect(removeStatusCondition(conditions, 'Ready')).toBe(true);
+    expect(conditions).toEqual([]);
   });
 });
 
