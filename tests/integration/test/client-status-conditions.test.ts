@@ -1,16 +1,20 @@
+import { InformerCache } from '@kubeloop/cache';
 import {
+  type ApiClient,
   type Condition,
   findStatusCondition,
   isNotFound,
   isStatusConditionFalse,
   isStatusConditionTrue,
+  type Kind,
   type KubeObject,
   kind,
   removeStatusCondition,
   setStatusCondition,
 } from '@kubeloop/client';
+import { FrozenObjectError } from '@kubeloop/client/controllerutil';
 import { describe, expect, it, vi } from 'vitest';
-import { uniqueName, useLiveCluster } from './support.js';
+import { type LiveCluster, uniqueName, useLiveCluster } from './support.js';
 
 const CustomResourceDefinition = kind('apiextensions.k8s.io/v1', 'CustomResourceDefinition');
 
@@ -33,55 +37,64 @@ const conditionSchema = {
   },
 };
 
-describe('status conditions through the real stack (apimachinery meta conditions)', () => {
-  const live = useLiveCluster();
-
-  it('setStatusCondition + status().update on a CRD with a status subresource and a metav1.Condition schema: read back as set, lastTransitionTime kept while the status stays and moved when it changes, observedGeneration follows, removeStatusCondition removes', async () => {
-    const { api, ns } = await live.namespace('conditions');
-    const group = `${uniqueName('cond')}.example.com`;
-    const crdName = `widgets.${group}`;
-    await api.create(CustomResourceDefinition, {
-      metadata: { name: crdName },
-      spec: {
-        group,
-        scope: 'Namespaced',
-        names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
-        versions: [
-          {
-            name: 'v1',
-            served: true,
-            storage: true,
-            subresources: { status: {} },
-            schema: {
-              openAPIV3Schema: {
-                type: 'object',
-                properties: {
-                  spec: { type: 'object', properties: { size: { type: 'integer' } } },
-                  status: {
-                    type: 'object',
-                    properties: {
-                      conditions: {
-                        type: 'array',
-                        items: conditionSchema,
-                        'x-kubernetes-list-type': 'map',
-                        'x-kubernetes-list-map-keys': ['type'],
-                      },
+/**
+ * A Widget CRD of its own group (removed after the test) with a status subresource and a metav1.Condition
+ * schema; resolves once the kind answers a list in `ns`.
+ */
+async function installWidgetCRD(live: LiveCluster, api: ApiClient, ns: string): Promise<Kind<Widget>> {
+  const group = `${uniqueName('cond')}.example.com`;
+  const crdName = `widgets.${group}`;
+  await api.create(CustomResourceDefinition, {
+    metadata: { name: crdName },
+    spec: {
+      group,
+      scope: 'Namespaced',
+      names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: {
+                spec: { type: 'object', properties: { size: { type: 'integer' } } },
+                status: {
+                  type: 'object',
+                  properties: {
+                    conditions: {
+                      type: 'array',
+                      items: conditionSchema,
+                      'x-kubernetes-list-type': 'map',
+                      'x-kubernetes-list-map-keys': ['type'],
                     },
                   },
                 },
               },
             },
           },
-        ],
-      },
-    } as KubeObject);
-    live.cleanups.push(async () => {
-      await api.delete(CustomResourceDefinition, { name: crdName }).catch((err: unknown) => {
-        if (!isNotFound(err)) throw err;
-      });
+        },
+      ],
+    },
+  } as KubeObject);
+  live.cleanups.push(async () => {
+    await api.delete(CustomResourceDefinition, { name: crdName }).catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
     });
-    const Widget = kind<Widget>(`${group}/v1`, 'Widget');
-    await vi.waitFor(() => api.list(Widget, { namespace: ns, limit: 1 }), { timeout: 20_000, interval: 100 });
+  });
+  const Widget = kind<Widget>(`${group}/v1`, 'Widget');
+  await vi.waitFor(() => api.list(Widget, { namespace: ns, limit: 1 }), { timeout: 20_000, interval: 100 });
+  return Widget;
+}
+
+describe('status conditions through the real stack (apimachinery meta conditions)', () => {
+  const live = useLiveCluster();
+
+  it('setStatusCondition + status().update on a CRD with a status subresource and a metav1.Condition schema: read back as set, lastTransitionTime kept while the status stays and moved when it changes, observedGeneration follows, removeStatusCondition removes', async () => {
+    const { api, ns } = await live.namespace('conditions');
+    const Widget = await installWidgetCRD(live, api, ns);
 
     const key = { namespace: ns, name: 'w' };
     let w = await api.create(Widget, { metadata: key, spec: { size: 1 } });
@@ -176,5 +189,41 @@ describe('status conditions through the real stack (apimachinery meta conditions
       }),
     ).toBe(false);
     expect(again).toEqual(read.status?.conditions);
+  });
+
+  it('the conditions of an object read from an informer cache are frozen: setStatusCondition throws FrozenObjectError naming the fix, and on structuredClone of the object the update goes through', async () => {
+    const { api, ns } = await live.namespace('conditions-cache');
+    const Widget = await installWidgetCRD(live, api, ns);
+    const key = { namespace: ns, name: 'w' };
+    const created = await api.create(Widget, { metadata: key, spec: { size: 1 } });
+    const conditions: Condition[] = [];
+    setStatusCondition(conditions, { type: 'Ready', status: 'False', reason: 'Creating' });
+    await api.status().update(Widget, { ...created, status: { conditions } });
+
+    const cache = new InformerCache({ client: api, defaultNamespaces: [ns] });
+    const ac = new AbortController();
+    const running = cache.start(ac.signal);
+    live.cleanups.push(async () => {
+      ac.abort();
+      await running;
+    });
+    expect(await cache.waitForCacheSync()).toBe(true);
+    const cached = await vi.waitFor(async () => {
+      const w = await cache.get(Widget, key);
+      expect(w.status?.conditions).toHaveLength(1);
+      return w;
+    });
+    expect(isStatusConditionFalse(cached.status?.conditions, 'Ready')).toBe(true);
+    const ready = { type: 'Ready', status: 'True', reason: 'Reconciled' } as const;
+    expect(() => setStatusCondition(cached.status!.conditions!, ready)).toThrow(FrozenObjectError);
+    expect(() => setStatusCondition(cached.status!.conditions!, ready)).toThrow(/structuredClone/);
+    expect(() => removeStatusCondition(cached.status!.conditions!, 'Ready')).toThrow(FrozenObjectError);
+
+    const copy = structuredClone(cached);
+    expect(setStatusCondition(copy.status!.conditions!, ready)).toBe(true);
+    await api.status().update(Widget, copy);
+    await vi.waitFor(async () =>
+      expect(isStatusConditionTrue((await cache.get(Widget, key)).status?.conditions, 'Ready')).toBe(true),
+    );
   });
 });
