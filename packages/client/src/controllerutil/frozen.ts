@@ -6,8 +6,9 @@
 import type { KubeObject } from '../kinds.js';
 
 /**
- * A controllerutil helper was asked to change an object that is frozen — almost always one read from an
- * informer cache. Copy it first (`structuredClone(obj)`), change the copy and write that. Code `'ERR_FROZEN_OBJECT'`.
+ * A controllerutil helper (or a status-condition helper, on a `status.conditions` array) was asked to change an
+ * object that is frozen — almost always one read from an informer cache. Copy it first (`structuredClone(obj)`),
+ * change the copy and write that. Code `'ERR_FROZEN_OBJECT'`.
  */
 export class FrozenObjectError extends Error {
   readonly code: string = 'ERR_FROZEN_OBJECT';
