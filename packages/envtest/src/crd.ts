@@ -255,6 +255,7 @@ export function crdResourceTypes(crd: KObject): ResourceType[] {
           }
         : undefined;
       const hasSchema = Object.keys(schema).length > 0;
+      const listTypes = applyListTypes(schema);
       const rt: ResourceType = {
         group,
         version: String(v.name),
@@ -276,6 +277,8 @@ export function crdResourceTypes(crd: KObject): ResourceType[] {
         fieldSelectorStyle: 'builtin',
         strategicMergeKeys: undefined,
         strategicSetLists: ['metadata.finalizers'],
+        applyListKeys: listTypes.keys,
+        applySetLists: listTypes.sets,
         listItemsHaveTypeMeta: true,
         storageKey: `${group}/${plural}`,
         storageVersionHash: hash,
@@ -323,4 +326,33 @@ export function crdResourceTypes(crd: KObject): ResourceType[] {
       };
       return rt;
     });
+}
+
+/**
+ * The lists of a CRD schema that server-side apply merges per element, by dotted path (array items add no
+ * segment, as the field-set walk names them): `x-kubernetes-list-type: map` with one
+ * `x-kubernetes-list-map-keys` key → merged by that key; `set` → merged by value (structured-merge-diff reads
+ * the same extensions from the CRD's schema). Maps keyed by several fields, and `atomic` or untyped lists,
+ * stay one field (an approximation for the multi-key case).
+ */
+function applyListTypes(schema: Record<string, unknown>): { keys: Record<string, string>; sets: string[] } {
+  const keys: Record<string, string> = {};
+  const sets: string[] = [];
+  const walk = (node: unknown, dotted: string, depth: number): void => {
+    if (depth > 64 || node === null || typeof node !== 'object') return;
+    const n = node as Record<string, unknown>;
+    if (n.type === 'array' || n.items !== undefined) {
+      const mapKeys = n['x-kubernetes-list-map-keys'];
+      if (n['x-kubernetes-list-type'] === 'map' && Array.isArray(mapKeys) && mapKeys.length === 1)
+        keys[dotted] = String(mapKeys[0]);
+      else if (n['x-kubernetes-list-type'] === 'set') sets.push(dotted);
+      walk(n.items, dotted, depth + 1);
+    }
+    const props = n.properties;
+    if (props && typeof props === 'object')
+      for (const [k, v] of Object.entries(props as Record<string, unknown>))
+        walk(v, dotted ? `${dotted}.${k}` : k, depth + 1);
+  };
+  walk(schema, '', 0);
+  return { keys, sets };
 }

@@ -197,7 +197,10 @@ export function applyMerge(rt: ResourceType, live: unknown, config: unknown, pat
   for (const [k, v] of Object.entries(config)) {
     const sub = path ? `${path}.${k}` : k;
     if (Array.isArray(v)) {
-      const key = rt.strategicMergeKeys?.[sub] ?? (sub === 'metadata.ownerReferences' ? 'uid' : undefined);
+      const key =
+        rt.strategicMergeKeys?.[sub] ??
+        (sub === 'metadata.ownerReferences' ? 'uid' : undefined) ??
+        rt.applyListKeys?.[sub];
       if (key && v.every((e) => isObj(e))) {
         const cur = Array.isArray(out[k]) ? [...(out[k] as unknown[])] : [];
         for (const el of v as Record<string, unknown>[]) {
@@ -206,7 +209,11 @@ export function applyMerge(rt: ResourceType, live: unknown, config: unknown, pat
           else cur.push(structuredClone(el));
         }
         out[k] = cur;
-      } else if (sub === 'metadata.finalizers' || (rt.strategicSetLists ?? []).includes(sub)) {
+      } else if (
+        sub === 'metadata.finalizers' ||
+        (rt.strategicSetLists ?? []).includes(sub) ||
+        (rt.applySetLists ?? []).includes(sub)
+      ) {
         const cur = Array.isArray(out[k]) ? [...(out[k] as unknown[])] : [];
         for (const el of v) if (!cur.includes(el)) cur.push(el);
         out[k] = cur;

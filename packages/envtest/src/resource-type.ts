@@ -56,6 +56,13 @@ export interface ResourceType {
   readonly strategicMergeKeys?: Readonly<Record<string, string>>;
   /** Lists merged as sets of primitives under SMP (dotted paths). */
   readonly strategicSetLists?: readonly string[];
+  /**
+   * Server-side apply only (not SMP): lists merged per element by this key, by dotted path — a CRD schema's
+   * `x-kubernetes-list-type: map` with one `x-kubernetes-list-map-keys` key, as structured-merge-diff reads it.
+   */
+  readonly applyListKeys?: Readonly<Record<string, string>>;
+  /** Server-side apply only: lists merged as sets of values (a CRD schema's `x-kubernetes-list-type: set`). */
+  readonly applySetLists?: readonly string[];
   /** Scheme defaulting on create/update (fields counted in managedFields). */
   defaults?(obj: KObject): void;
   /** Final normalisation before storing (drop zero-valued omitempty fields, as typed encoding does). */

@@ -54,13 +54,17 @@ export function isObj(v: unknown): v is Record<string, unknown> {
 /** The merge key of a list at a dotted path (strategic-merge keys; for CRs lists are atomic). */
 export function listMergeKey(rt: ResourceType, dotted: string): string | undefined {
   const keys = rt.strategicMergeKeys;
-  if (!keys) return dotted === 'metadata.ownerReferences' ? 'uid' : undefined;
+  if (!keys) return dotted === 'metadata.ownerReferences' ? 'uid' : rt.applyListKeys?.[dotted] || undefined;
   const k = keys[dotted];
   return k ? k : undefined;
 }
 
 export function isSetList(rt: ResourceType, dotted: string): boolean {
-  return dotted === 'metadata.finalizers' || (rt.strategicSetLists ?? []).includes(dotted);
+  return (
+    dotted === 'metadata.finalizers' ||
+    (rt.strategicSetLists ?? []).includes(dotted) ||
+    (rt.applySetLists ?? []).includes(dotted)
+  );
 }
 
 /** Encode a keyed list element's path element. */
