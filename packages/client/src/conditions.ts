@@ -35,10 +35,11 @@ export interface Condition {
 export interface ConditionInput {
   type: string;
   status: ConditionStatus;
-  observedGeneration?: number;
-  lastTransitionTime?: string | Date;
-  reason?: string;
-  message?: string;
+  /** `metadata.generation` the condition was computed from (`obj.metadata?.generation` may be passed as is). */
+  observedGeneration?: number | undefined;
+  lastTransitionTime?: string | Date | undefined;
+  reason?: string | undefined;
+  message?: string | undefined;
 }
 
 /**
@@ -57,7 +58,7 @@ export interface ConditionTypeStatus {
 /** Options of {@link setStatusCondition}. */
 export interface SetStatusConditionOptions {
   /** Wall-clock time used for a `lastTransitionTime` that has to be set and was not given. @defaultValue `() => new Date()` */
-  readonly now?: () => Date;
+  readonly now?: (() => Date) | undefined;
 }
 
 /**
