@@ -308,6 +308,7 @@ export class ApiServer {
           bookmarkIntervalMs: this.#options.bookmarkIntervalMs ?? 60_000,
           defaultWatchTimeoutMs: this.#defaultTimeoutMs ?? Math.floor(1800_000 * (1 + Math.random())),
           ...(this.#options.clock !== undefined ? { clock: this.#options.clock } : {}),
+          tokens: { addToken: (token, o) => this.auth.addToken(token, o), issuer: this.url },
           ...(this.#options.watchBufferBytes !== undefined
             ? { watchBufferBytes: this.#options.watchBufferBytes }
             : {}),

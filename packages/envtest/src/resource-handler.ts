@@ -26,6 +26,7 @@ import {
   handlePodConnect,
   POD_CONNECT_SUBRESOURCES,
 } from './handlers/pod-subresources.js';
+import { handleServiceAccountToken } from './handlers/serviceaccount-token.js';
 import { handleUpdate } from './handlers/update.js';
 import { handleWatch } from './handlers/watch.js';
 import { sendText } from './http.js';
@@ -81,6 +82,7 @@ function subresourceMethods(rt: ResourceType, sub: string): readonly string[] | 
   if (sub === 'finalize') return rt.resource === 'namespaces' && rt.group === '' ? ['PUT'] : undefined;
   if (POD_CONNECT_SUBRESOURCES.has(sub)) return isCorePods(rt) ? ['GET', 'POST'] : undefined;
   if (sub === 'eviction' || sub === 'binding') return isCorePods(rt) ? ['POST'] : undefined;
+  if (sub === 'token') return rt.group === '' && rt.resource === 'serviceaccounts' ? ['POST'] : undefined;
   return undefined;
 }
 
@@ -196,7 +198,12 @@ export async function handleResource(
         ? handleEviction
         : podSub && sub === 'binding'
           ? handleBinding
-          : HANDLERS[info.verb];
+          : sub === 'token' &&
+              rt.crdName === undefined &&
+              rt.group === '' &&
+              rt.resource === 'serviceaccounts'
+            ? handleServiceAccountToken
+            : HANDLERS[info.verb];
   if (!handler) throw methodNotSupported(rt.resource, rt.group, info.verb);
   await handler({
     env,

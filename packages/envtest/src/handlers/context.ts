@@ -18,6 +18,11 @@ export interface HandlerEnv {
   readonly watches: WatchSet;
   readonly bookmarkIntervalMs: number;
   readonly defaultWatchTimeoutMs: number;
+  /** Where serviceaccounts/token registers the tokens it mints, and their default audience (the issuer). */
+  readonly tokens?: {
+    addToken(token: string, options: { user: string; groups: readonly string[]; expiresAt: Date }): void;
+    readonly issuer: string;
+  };
   /** Clock of watch deadlines and bookmarks. */
   readonly clock?: ServerClock;
   /** Unread bytes after which a slow watcher is closed. */

@@ -304,4 +304,33 @@ describe('pod exec/attach/portforward/eviction (issue 18)', () => {
     );
     expect((await t.req('POST', `${NS}/pods/missing/binding`, binding('missing', 'n1'))).status).toBe(404);
   });
+
+  it('serviceaccounts/token mints a token that authenticates as the ServiceAccount until it expires', async () => {
+    const SAS = '/api/v1/namespaces/default/serviceaccounts';
+    expect((await t.req('POST', SAS, { metadata: { name: 'robot' } })).status).toBe(201);
+    const tr = (spec: Json) => ({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec });
+    expect((await t.req('POST', `${SAS}/ghost/token`, tr({}))).status).toBe(404);
+    const short = await t.req('POST', `${SAS}/robot/token`, tr({ expirationSeconds: 60 }));
+    expect([short.status, short.body.message]).toEqual([
+      422,
+      'TokenRequest.authentication.k8s.io "" is invalid: spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes',
+    ]);
+    const r = await t.req('POST', `${SAS}/robot/token`, tr({ audiences: ['api'] }));
+    expect(r.status).toBe(201);
+    expect(r.body).toMatchObject({
+      kind: 'TokenRequest',
+      apiVersion: 'authentication.k8s.io/v1',
+      metadata: { name: 'robot', namespace: 'default', creationTimestamp: null },
+      spec: { audiences: ['api'], expirationSeconds: 3600, boundObjectRef: null },
+    });
+    const expires = Date.parse(r.body.status.expirationTimestamp);
+    expect(expires - Date.now()).toBeGreaterThan(3500_000);
+    const token: string = r.body.status.token;
+    expect(token.split('.')).toHaveLength(3);
+    const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString());
+    expect(claims.sub).toBe('system:serviceaccount:default:robot');
+    // the server authenticates it: a request with it is served, the request log names the ServiceAccount
+    expect((await t.req('GET', SAS, undefined, { authorization: `Bearer ${token}` })).status).toBe(200);
+    expect(t.server.requestLog.at(-1)?.user).toBe('system:serviceaccount:default:robot');
+  });
 });
