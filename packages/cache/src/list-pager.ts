@@ -120,7 +120,11 @@ async function gather<T>(
   }
   for (let i = 0; i < from.length; i++) {
     // a turn first: a page just requested is sent before the work starts
-    if (i % PREPARE_SLICE === 0) await nextTurn(undefined, { signal });
+    if (i % PREPARE_SLICE === 0) {
+      await nextTurn();
+      // checked, not listened for: no listener per slice on the list's signal
+      if (signal.aborted) throw signal.reason;
+    }
     to.push(prepare(from[i]!));
   }
 }
