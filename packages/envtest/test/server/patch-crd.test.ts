@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Json, pod, startTestServer, type TestServer, waitFor } from './helpers.js';
 
 const NS = '/api/v1/namespaces/default';
@@ -9,7 +9,8 @@ const APPLY = { 'content-type': 'application/apply-patch+yaml' };
 
 describe('patch types and server-side apply', () => {
   let t: TestServer;
-  beforeAll(async () => {
+  // a fresh server and pod p per test: the tests patch p (labels, containers) in ways the others would see
+  beforeEach(async () => {
     t = await startTestServer();
     const p = pod('p', { app: 'web' });
     p.spec.containers = [
@@ -18,7 +19,7 @@ describe('patch types and server-side apply', () => {
     ];
     await t.req('POST', `${NS}/pods`, p);
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await t.close();
   });
 
