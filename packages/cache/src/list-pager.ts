@@ -83,7 +83,7 @@ export async function pagedList<T extends KubeObject>(
           // the pager has already cleared the resourceVersion, so this reads the most recent state).
           const full = await lw.list({ signal: ac.signal, resourceVersion: '' });
           const fullItems: T[] = [];
-          await gather(full.items ?? [], fullItems, prepare, ac.signal);
+          await gather(full.items ?? [], fullItems, prepare && reusing(items, prepare), ac.signal);
           return { items: fullItems, resourceVersion: full.metadata?.resourceVersion ?? '', paginated };
         }
         throw err;
@@ -105,6 +105,22 @@ export async function pagedList<T extends KubeObject>(
     ac.abort(signal.aborted ? signal.reason : new Error('list ended'));
   }
   return { items, resourceVersion: listRV, paginated };
+}
+
+/**
+ * `prepare` for the full list after an expired continue token: an object of the abandoned pages listed again at
+ * the same resourceVersion is the same version, so its prepared form is reused — each version is prepared
+ * (transformed) once.
+ */
+function reusing<T extends KubeObject>(earlier: T[], prepare: PrepareListItem<T>): PrepareListItem<T> {
+  const byKey = new Map<string, T>();
+  for (const o of earlier) byKey.set(`${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`, o);
+  return (raw) => {
+    const m = raw.metadata;
+    const before = byKey.get(`${m?.namespace ?? ''}/${m?.name ?? ''}`);
+    const rv = m?.resourceVersion;
+    return before && rv && before.metadata?.resourceVersion === rv ? before : prepare(raw);
+  };
 }
 
 /** Appends `from` (prepared, when `prepare` is given) to `to`, yielding to the event loop between slices. */

@@ -135,13 +135,16 @@ describe('pagedList: the next page is requested while this one is prepared (clie
     expect(prepared.length).toBeLessThanOrEqual(2);
   });
 
-  it('an expired continue token on a page asked for ahead gives one full list, prepared, and drops the earlier pages', async () => {
+  it('an expired continue token on a page asked for ahead gives one full list, each version prepared once (objects of the dropped pages reused when unchanged)', async () => {
     const srv = new FakeServer(7);
     srv.watchCache = false;
     let continued = 0;
     const lw: ListerWatcher = {
       list: async (o) => {
-        if (o.continue && continued++ >= 1) throw statusError(410, 'Expired', 'continue too old');
+        if (o.continue && continued++ >= 1) {
+          if (continued === 2) srv.modify('cm-0', { v: '2' }); // changed while the token expired
+          throw statusError(410, 'Expired', 'continue too old');
+        }
         return srv.list(o);
       },
       watch: (o) => srv.watch(o),
@@ -156,8 +159,13 @@ describe('pagedList: the next page is requested while this one is prepared (clie
     );
     expect(srv.listCalls.at(-1)).toMatchObject({ resourceVersion: '' });
     expect(srv.listCalls.at(-1)!.limit).toBeUndefined();
-    // the 4 objects of the two good pages were prepared too, then dropped with their pages
-    expect(prepared).toHaveLength(4 + 7);
+    // 3 of the 4 objects of the two good pages are the same versions in the full list: prepared once, reused;
+    // cm-0 changed, so its new version is prepared
+    expect(prepared).toHaveLength(4 + 4);
+    expect(prepared.filter((n) => n === 'cm-0')).toHaveLength(2);
+    expect(result.items.find((o) => o.metadata!.name === 'cm-0')!.metadata!.resourceVersion).toBe(
+      String(srv.rv),
+    );
   });
 
   it('an unpaged list (limit 0) makes one request and prepares each object once', async () => {
