@@ -83,9 +83,12 @@ describe('C22 release on shutdown (observed through the Lease and its watch)', (
     const history = watchLeases(api, ns);
     live.cleanups.push(async () => history.stop());
     const records: LogRecord[] = [];
-    const a = replica(config, 'a', ns, { releaseOnCancel: true, logger: captureLogger(records) });
+    // A renews every 3 s, so no renew of A falls between the third writer's bump and A's stop (with 0.5 s one
+    // did at load 23: it met the 409, A re-read the Lease and released it cleanly).
+    const timings = { leaseDurationMs: 8000, renewDeadlineMs: 6000, retryPeriodMs: 3000 };
+    const a = replica(config, 'a', ns, { releaseOnCancel: true, logger: captureLogger(records), timings });
     await a.mgr.elected();
-    const b = replica(config, 'b', ns);
+    const b = replica(config, 'b', ns, { timings });
     const lease = () => api.get(LeaseKind, { namespace: ns, name: 'lock' });
     // Right after one of A's renews, a third writer changes the Lease; then A stops.
     const rv = (await lease()).metadata?.resourceVersion;
@@ -95,12 +98,12 @@ describe('C22 release on shutdown (observed through the Lease and its watch)', (
     a.stop.abort();
     await a.done;
     expect(records.filter((r) => /failed to release/.test(r.msg))).toHaveLength(1);
-    await waitFor(() => b.stamps >= 1, 'B leading after expiry', 20_000);
+    await waitFor(() => b.stamps >= 1, 'B leading after expiry', 40_000);
     await waitFor(() => history.writes.some((w) => w.holder === 'b'), "B's acquire in the Lease history");
     // No release was stored: B took the Lease over from A's unexpired-then-expired record.
     expect(history.writes.some((w) => w.holder === '')).toBe(false);
     expect(records.filter((r) => /failed to release/.test(r.msg))).toHaveLength(1);
-  });
+  }, 90_000);
 
   it('C22: a manager that never led writes no Lease on shutdown', async () => {
     const { api, ns } = await live.namespace('c22');
