@@ -3,7 +3,8 @@ import { ConfigMap, isNotFound, Lease } from '@kubeloop/client';
 import { describe, expect, it, vi } from 'vitest';
 import { testConfig, useLiveCluster } from './support.js';
 
-const FAST = { leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 500 };
+// Lease 4 s / renew 3 s: with a 1.5 s renew deadline the leader lost its lease at load 20 mid-test.
+const FAST = { leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 500 };
 
 /** A replica of a leader-elected manager on lease `lease`; `ran` counts starts of its leader-only runnables. */
 function replica(identity: string, namespace: string, lease: string) {
