@@ -1,6 +1,6 @@
 // A manager in a child process for the graceful-shutdown test (run with `node`, imports the built
 // @kubeloop/builder). One controller on ConfigMaps whose reconcile takes RECONCILE_MS (or, with
-// RECONCILE_MS=signal, lasts until the process gets its first signal) and ends with a patch; leader
+// RECONCILE_MS=signal, lasts until 500 ms after the process got its first signal) and ends with a patch; leader
 // election with release-on-cancel (6 s / 4 s / 1 s: a shorter lease is lost on a loaded CI box before the
 // test signals). Prints one JSON line per event on stdout.
 import { ConfigMap, newControllerManagedBy, newManager, setupSignalHandler } from '@kubeloop/builder';
@@ -32,10 +32,13 @@ const mgr = newManager(config, {
 const client = mgr.getClient();
 const signal = setupSignalHandler();
 signal.addEventListener('abort', () => say('signal'));
-const work = () =>
-  env.RECONCILE_MS === 'signal'
-    ? new Promise((r) => (signal.aborted ? r() : signal.addEventListener('abort', r, { once: true })))
-    : new Promise((r) => setTimeout(r, Number(env.RECONCILE_MS)));
+// RECONCILE_MS=signal: until the signal, then 500 ms more (the reconcile is still running while the manager
+// stops, as a real one would be; ending on the signal itself raced the worker's next get).
+const work = async () => {
+  if (env.RECONCILE_MS !== 'signal') return new Promise((r) => setTimeout(r, Number(env.RECONCILE_MS)));
+  await new Promise((r) => (signal.aborted ? r() : signal.addEventListener('abort', r, { once: true })));
+  await new Promise((r) => setTimeout(r, 500));
+};
 newControllerManagedBy(mgr)
   .for(ConfigMap)
   .complete({
