@@ -179,7 +179,7 @@ function compareMembers(obj: object, prev: object, depth: number): boolean {
         if (!writing && !shareMembers(obj, prev, n, depth)) return false;
         writing = true;
         n++;
-        if (!Object.isFrozen(v)) freezeShared(v, d);
+        if (!Object.isFrozen(v)) freezeInPlace(v, d);
         continue;
       }
       // `before[k]` may be inherited (a prototype's function) when `prev` lacks k: never a frozen plain object
@@ -228,6 +228,8 @@ function shareMembers(obj: object, prev: object, count: number, depth: number): 
   let n = 0;
   for (const k in rec) {
     if (n++ >= count) break;
+    // an own "__proto__" is never shared (`rec[k] = …` would set the prototype); the walk froze it in place
+    if (k === '__proto__') continue;
     const v = rec[k];
     if (v !== null && typeof v === 'object' && v !== before[k]) rec[k] = share(v, before[k] as object, d);
   }
@@ -284,9 +286,13 @@ function freezeChildren(obj: object, depth: number): void {
   for (const k in rec) {
     const v = rec[k];
     if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
-      const kept = freezeShared(v, depth + 1);
-      // `obj.__proto__ = …` would set the prototype: an own "__proto__" member (JSON.parse makes one) keeps its object.
-      if (kept !== v && k !== '__proto__') rec[k] = kept;
+      // `obj.__proto__ = …` would set the prototype: an own "__proto__" member (JSON.parse makes one) keeps its
+      // object, frozen where it is (an empty one cannot be swapped for the shared frozen empty value).
+      if (k === '__proto__') freezeInPlace(v, depth + 1);
+      else {
+        const kept = freezeShared(v, depth + 1);
+        if (kept !== v) rec[k] = kept;
+      }
     }
   }
 }
@@ -304,6 +310,16 @@ function freezeShared(obj: object, depth: number): object {
   }
   freezeChildren(obj, depth);
   return Object.freeze(obj);
+}
+
+/** Freezes `obj` deeply where it is: never swapped for a shared frozen value (its children may be). */
+function freezeInPlace(obj: object, depth: number): void {
+  if (depth > SHARE_DEPTH_LIMIT) {
+    freezeTopDown(obj);
+    return;
+  }
+  freezeChildren(obj, depth);
+  Object.freeze(obj);
 }
 
 function isEmptyRecord(obj: object): boolean {

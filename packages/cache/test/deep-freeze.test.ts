@@ -173,6 +173,35 @@ describe('deepFreeze', () => {
     expect(Object.isFrozen(marker)).toBe(true);
   });
 
+  it('freezes an own "__proto__" member in place, empty or not, with or without a previous version', () => {
+    // The fast-check property found {"__proto__":{}}: an empty member is normally swapped for the shared frozen
+    // {}, which an own "__proto__" cannot be (assigning it sets the prototype), and it was left mutable.
+    for (const text of ['{"__proto__":{}}', '{"__proto__":[]}', '{"__proto__":{"a":{},"b":[]}}']) {
+      const alone = JSON.parse(`{"v":${text},"x":1}`) as Json;
+      deepFreeze(alone);
+      for (const o of objectsIn(alone)) expect(Object.isFrozen(o), text).toBe(true);
+      expect(Object.getPrototypeOf(alone.v), text).toBe(Object.prototype);
+      // against a previous version: equal, and with a member after it that differs (the equal prefix is shared)
+      const prev = deepFreeze(JSON.parse(`{"v":${text},"x":1}`)) as Json;
+      for (const x of ['1', '2']) {
+        const next = JSON.parse(`{"v":${text},"x":${x}}`) as Json;
+        const nextV = JSON.parse(`{"v":{"__proto__":${text.slice(13, -1)},"y":${x}}}`) as Json;
+        deepFreeze(next, prev);
+        deepFreeze(nextV, deepFreeze(JSON.parse(`{"v":{"__proto__":${text.slice(13, -1)},"y":1}}`)));
+        for (const got of [next, nextV]) {
+          for (const o of objectsIn(got)) expect(Object.isFrozen(o), `${text} x=${x}`).toBe(true);
+          expect(Object.getPrototypeOf(got.v), `${text} x=${x}`).toBe(Object.prototype);
+        }
+        expect(Object.hasOwn(nextV.v, '__proto__')).toBe(true);
+      }
+    }
+    // the property's counterexample: {"__proto__":{}} frozen against a previous {}
+    const found = JSON.parse('{"__proto__":{}}') as Json;
+    const next = structuredClone({ v: found, w: [found] });
+    deepFreeze(next, deepFreeze({ v: {}, w: [{}] }));
+    for (const o of objectsIn(next)) expect(Object.isFrozen(o)).toBe(true);
+  });
+
   it('ends on a cycle, and leaves an already frozen subtree as it is', () => {
     const cyc: Record<string, unknown> = { name: 'x' };
     cyc.self = { back: cyc, deeper: { back: cyc } };
