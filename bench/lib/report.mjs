@@ -76,15 +76,16 @@ for (const n of [5000, 50000]) {
     kc?.ratios.cpuUsPerEvent,
     (v) => v <= 0.7,
   );
+  // The issue's targets are the default client's (frozen objects); the unfrozen option is reported beside them.
   row(
     `watch-throughput, ${n} pods, freezeObjects: false: events/s ÷ raw`,
-    '≥ 0.9',
+    '(context)',
     un?.ratios && un.ratio,
     (v) => v >= 0.9,
   );
   row(
     `watch-throughput, ${n} pods, freezeObjects: false: CPU/event ÷ client-node`,
-    '≤ 0.7',
+    '(context)',
     un?.ratios.cpuUsPerEventVsClientNode,
     (v) => v <= 0.7,
   );
