@@ -237,6 +237,9 @@ export class ApiServer {
    */
   async restart(options: { keepState?: boolean } = {}): Promise<void> {
     await this.#close();
+    // One turn of the event loop, so a client in this process handles the close of its pooled keep-alive
+    // connections before it is told the server is back: a write sent on one would fail ("other side closed").
+    await new Promise<void>((resolve) => setImmediate(resolve));
     // A restarted kube-apiserver keeps etcd's objects and resourceVersions but starts with an empty watch cache.
     if (options.keepState !== false) this.store.dropWatchHistory();
     if (options.keepState === false) {
