@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { isExpired, type KubeObject, type ObjectList } from '@kubeloop/client';
 import { childController } from './internal/abort.js';
 import type { ListerWatcher } from './list-watch.js';
+import { metaNamespaceKeyFunc } from './store.js';
 
 /** What a (paged) list gathered. */
 export interface ListResult<T> {
@@ -114,11 +115,10 @@ export async function pagedList<T extends KubeObject>(
  */
 function reusing<T extends KubeObject>(earlier: T[], prepare: PrepareListItem<T>): PrepareListItem<T> {
   const byKey = new Map<string, T>();
-  for (const o of earlier) byKey.set(`${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`, o);
+  for (const o of earlier) byKey.set(metaNamespaceKeyFunc(o), o);
   return (raw) => {
-    const m = raw.metadata;
-    const before = byKey.get(`${m?.namespace ?? ''}/${m?.name ?? ''}`);
-    const rv = m?.resourceVersion;
+    const before = byKey.get(metaNamespaceKeyFunc(raw));
+    const rv = raw.metadata?.resourceVersion;
     return before && rv && before.metadata?.resourceVersion === rv ? before : prepare(raw);
   };
 }
