@@ -5,6 +5,10 @@
  * Starts the in-process API server on 127.0.0.1, writes the kubeconfig (mode 0600), starts the
  * loopback-only fault-injection admin endpoint, prints one JSON line
  * `{"ready":true,"url":...,"kubeconfig":...,"adminUrl":...}` to stdout and runs until SIGINT/SIGTERM.
+ *
+ * The first SIGINT/SIGTERM stops it cleanly (exit 0) from the moment it parses its arguments: a signal sent
+ * the instant the ready line is read, or during startup (then no ready line is printed), closes both servers
+ * first. A second signal exits 1 at once, as controller-runtime's `signals.SetupSignalHandler` does.
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -47,6 +51,10 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const kubeconfigPath = resolve(values.kubeconfig);
+  // The handlers go in before anything starts and long before the ready line: until a listener is installed
+  // a SIGINT/SIGTERM has its default action and kills the process, so a caller that signals as soon as it
+  // reads "ready" would see a death by signal instead of a clean stop.
+  const stopRequested = onStopSignal();
   const crdDirs = values['crd-dir'] ?? [];
   let stopServer: () => Promise<void>;
   let url: string;
@@ -69,17 +77,40 @@ async function main(argv: string[]): Promise<number> {
     stopServer = () => api.stop();
   }
   const admin = await startAdminServer(server);
-  process.stdout.write(
-    `${JSON.stringify({ ready: true, url, kubeconfig: kubeconfigPath, adminUrl: admin.url })}\n`,
-  );
-  await new Promise<void>((done) => {
-    const onSignal = () => done();
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
-  });
+  if (!stopRequested.requested) {
+    process.stdout.write(
+      `${JSON.stringify({ ready: true, url, kubeconfig: kubeconfigPath, adminUrl: admin.url })}\n`,
+    );
+  }
+  await stopRequested.promise;
   await admin.close();
   await stopServer();
   return 0;
+}
+
+/**
+ * Listens for SIGINT and SIGTERM from now on. The first one settles `promise` (and sets `requested`); a second
+ * one exits 1 at once, for a stop that hangs.
+ */
+function onStopSignal(): { readonly promise: Promise<void>; readonly requested: boolean } {
+  let requested = false;
+  let settle: () => void = () => {};
+  const promise = new Promise<void>((resolve) => {
+    settle = resolve;
+  });
+  const onSignal = () => {
+    if (requested) process.exit(1);
+    requested = true;
+    settle();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    promise,
+    get requested() {
+      return requested;
+    },
+  };
 }
 
 main(process.argv.slice(2)).then(

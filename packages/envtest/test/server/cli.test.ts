@@ -3,12 +3,52 @@ import { mkdtemp, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 
 const pkgDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const cli = join(pkgDir, 'dist', 'cli.js');
+
+/** How one `serve` process ended: its exit code, or the signal that killed it, and its stderr. */
+interface Ending {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly sawReady: boolean;
+  readonly stderr: string;
+}
+
+/**
+ * Starts `kubeloop-envtest serve` and sends it `sig` synchronously inside the stdout callback that delivers
+ * its first line: the earliest moment a caller that waits for "ready" can signal. SIGKILLed after 60 s
+ * without a ready line or an exit, so a hung round ends the test instead of hanging it.
+ */
+function signalOnReady(kubeconfig: string, sig: NodeJS.Signals): Promise<Ending> {
+  const child = spawn(process.execPath, [cli, 'serve', '--kubeconfig', kubeconfig], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let stderr = '';
+  let sawReady = false;
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+    if (!sawReady && out.includes('\n')) {
+      sawReady = true;
+      child.kill(sig);
+    }
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const watchdog = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  return new Promise((resolve) =>
+    child.on('close', (code, signal) => {
+      clearTimeout(watchdog);
+      resolve({ code, signal, sawReady, stderr });
+    }),
+  );
+}
 
 describe('kubeloop-envtest serve', () => {
-  it('prints one ready JSON line, serves with the written kubeconfig and exits 0 on SIGTERM', async () => {
+  beforeAll(() => {
     // the bin runs from dist: build this package (incremental; fast when up to date)
     execFileSync(
       process.execPath,
@@ -17,15 +57,14 @@ describe('kubeloop-envtest serve', () => {
         stdio: 'inherit',
       },
     );
+  }, 120_000);
+
+  it('prints one ready JSON line, serves with the written kubeconfig and exits 0 on SIGTERM', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'envtest-cli-'));
     const kubeconfig = join(dir, 'kc');
-    const child = spawn(
-      process.execPath,
-      [join(pkgDir, 'dist', 'cli.js'), 'serve', '--kubeconfig', kubeconfig],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const child = spawn(process.execPath, [cli, 'serve', '--kubeconfig', kubeconfig], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     const line = await new Promise<string>((resolve, reject) => {
@@ -49,8 +88,29 @@ describe('kubeloop-envtest serve', () => {
     expect(await exited).toBe(0);
   }, 60_000);
 
+  it('stops cleanly (exit 0, not killed) on a SIGINT or SIGTERM sent the instant its ready line arrives, 30 rounds', async () => {
+    // The handlers were once installed after the ready line was written: a caller signalling on "ready" killed
+    // the process about 2 times in 3 on a 2-core machine. Three processes at a time keep the run short.
+    const dir = await mkdtemp(join(tmpdir(), 'envtest-cli-ready-'));
+    const endings: Array<Ending & { round: number; sent: NodeJS.Signals }> = [];
+    for (let batch = 0; batch < 10; batch++) {
+      const rounds = [0, 1, 2].map((i) => batch * 3 + i);
+      endings.push(
+        ...(await Promise.all(
+          rounds.map(async (round) => {
+            const sent: NodeJS.Signals = round % 2 === 0 ? 'SIGTERM' : 'SIGINT';
+            return { round, sent, ...(await signalOnReady(join(dir, `kc-${round}`), sent)) };
+          }),
+        )),
+      );
+    }
+    expect(endings).toHaveLength(30);
+    const unclean = endings.filter((e) => !e.sawReady || e.code !== 0 || e.signal !== null);
+    expect(unclean).toEqual([]);
+  }, 300_000);
+
   it('refuses a missing --kubeconfig with exit code 2', async () => {
-    const child = spawn(process.execPath, [join(pkgDir, 'dist', 'cli.js'), 'serve'], {
+    const child = spawn(process.execPath, [cli, 'serve'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let err = '';
