@@ -67,8 +67,14 @@ export interface InformerCacheOptions {
    * (controller-runtime `ReaderFailOnMissingInformer`). @defaultValue false
    */
   readonly readerFailOnMissingInformer?: boolean;
-  /** Initial sync by streaming list (WatchList, see `ReflectorOptions.useWatchList`). @defaultValue false */
+  /**
+   * Initial sync by streaming list (WatchList, see `ReflectorOptions.useWatchList`). The cache's informers share
+   * one `WatchListSupport`: after the server refuses a streaming list in any way, every informer of this cache
+   * lists and watches until `watchListReprobeIntervalMs` has passed. @defaultValue false
+   */
   readonly useWatchList?: boolean;
+  /** How long a WatchList refusal is remembered, in ms (`WatchListSupportOptions.reprobeIntervalMs`). @defaultValue 600000 */
+  readonly watchListReprobeIntervalMs?: number;
   readonly logger?: Logger;
   /** Reflector knobs for every informer (page size, watch timeout, backoff, WatchList timeout). */
   readonly reflector?: SharedIndexInformerOptions['reflector'];

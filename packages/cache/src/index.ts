@@ -68,3 +68,8 @@ export {
 } from './transforms.js';
 export { VeryShortWatchError } from './watch-errors.js';
 export { INITIAL_EVENTS_END_ANNOTATION } from './watch-list.js';
+export {
+  DEFAULT_WATCH_LIST_REPROBE_MS,
+  WatchListSupport,
+  type WatchListSupportOptions,
+} from './watch-list-support.js';

@@ -37,6 +37,7 @@ import { byFieldIndexes, fieldIndexName, labelRequirements } from './selectors.j
 import { SharedIndexInformer } from './shared-index-informer.js';
 import { NAMESPACE_INDEX } from './store.js';
 import type { TransformFunc } from './transforms.js';
+import { WatchListSupport } from './watch-list-support.js';
 
 /**
  * Informers knows how to hand out the shared informer for a kind, and to run them all.
@@ -86,6 +87,8 @@ export class InformerCache implements Cache {
   readonly #entries = new Map<string, Entry>();
   readonly #byObject: ReadonlyMap<string, ByObject>;
   readonly #log: Logger;
+  /** What the server said about streaming lists, shared by this cache's reflectors (one server per cache). */
+  readonly #watchListSupport: WatchListSupport;
   #signal: AbortSignal | undefined;
 
   /**
@@ -100,6 +103,14 @@ export class InformerCache implements Cache {
     this.#options = options;
     this.#log = options.logger ?? discardLogger;
     this.#byObject = checkCacheOptions(options, informerKey);
+    this.#watchListSupport =
+      options.reflector?.watchListSupport ??
+      new WatchListSupport({
+        ...(options.clock ? { clock: options.clock } : {}),
+        ...(options.watchListReprobeIntervalMs !== undefined
+          ? { reprobeIntervalMs: options.watchListReprobeIntervalMs }
+          : {}),
+      });
   }
 
   getInformer<T extends KubeObject>(kind: Kind<T>): Informer<T> {
@@ -149,7 +160,11 @@ export class InformerCache implements Cache {
           resyncPeriodMs: syncPeriodMs,
           ...(transform ? { transform: transform as TransformFunc<T> } : {}),
           ...(o.clock ? { clock: o.clock } : {}),
-          reflector: { ...(o.reflector ?? {}), ...(useWatchList ? { useWatchList } : {}) },
+          reflector: {
+            ...(o.reflector ?? {}),
+            ...(useWatchList ? { useWatchList } : {}),
+            watchListSupport: this.#watchListSupport,
+          },
         },
       );
     if (namespaces.length === 0) return make(undefined) as unknown as Entry['informer'];

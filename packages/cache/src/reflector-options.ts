@@ -1,4 +1,5 @@
 import type { BackoffOptions, Clock, KubeObject, Logger } from '@kubeloop/client';
+import type { WatchListSupport } from './watch-list-support.js';
 
 /** ReflectorStore knows how to take what a reflector sees: a full listing, then single changes. */
 export interface ReflectorStore<T extends KubeObject = KubeObject> {
@@ -43,10 +44,19 @@ export interface ReflectorOptions {
    */
   readonly useWatchList?: boolean;
   /**
-   * How long a streaming initial sync may wait for its end bookmark, in ms, before the reflector gives up on
-   * WatchList (logged once) and uses list + watch from then on. @defaultValue 60000
+   * How long a streaming initial sync may wait for its end bookmark, in ms, before the reflector falls back to
+   * list + watch (a refusal, see `watchListSupport`). @defaultValue 60000
    */
   readonly watchListTimeoutMs?: number;
+  /**
+   * The record of what the server said about streaming lists, shared by the reflectors that talk to one server
+   * (an `InformerCache` shares one among its informers). Any refusal of a streaming list — an HTTP error other
+   * than 410/429, an ERROR event, a stream that ends before its end bookmark, or no end bookmark within
+   * `watchListTimeoutMs` — makes the reflector list + watch in the same attempt and is remembered there, so
+   * WatchList is tried again only after its re-probe interval (10 minutes by default). @defaultValue a record of
+   * this reflector's own
+   */
+  readonly watchListSupport?: WatchListSupport;
   /** Called after every successful list (or streaming initial sync) and every list failure. */
   readonly onListResult?: (err: unknown | undefined) => void;
 }

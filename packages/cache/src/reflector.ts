@@ -22,13 +22,12 @@ import { checkReflectorOptions, type ReflectorOptions, type ReflectorStore } fro
 import { listPageLimit, relistResourceVersion } from './relist.js';
 import {
   isConnectionError,
-  isRefusal,
   isTooLargeResourceVersionError,
   isWatchIdleTimeout,
   VeryShortWatchError,
-  WatchListEndedError,
 } from './watch-errors.js';
 import { type StreamedList, streamInitialList, WatchListTimeoutError } from './watch-list.js';
+import { WatchListSupport } from './watch-list-support.js';
 
 /** A watch that ended within this many ms without one event counts as a failure (client-go `VeryShortWatchError`). */
 const VERY_SHORT_WATCH_MS = 1000;
@@ -70,7 +69,10 @@ export class Reflector<T extends KubeObject = KubeObject> {
   readonly #random: () => number;
   readonly #clock: Clock;
   readonly #watchListTimeoutMs: number;
-  #useWatchList: boolean;
+  readonly #useWatchList: boolean;
+  readonly #watchListSupport: WatchListSupport;
+  /** Whether this reflector has logged a fallback from WatchList at warn level (once; then at debug). */
+  #fallbackLogged = false;
   #lastSyncRV = '';
   #rvUnavailable = false;
   #paginatedResult = false;
@@ -92,6 +94,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
     this.#random = options.random ?? Math.random;
     this.#useWatchList = options.useWatchList ?? false;
     this.#watchListTimeoutMs = options.watchListTimeoutMs ?? 60_000;
+    this.#watchListSupport = options.watchListSupport ?? new WatchListSupport({ clock: this.#clock });
   }
 
   /** The resourceVersion of the last list, watch event or bookmark seen. */
@@ -218,7 +221,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
   async #listAndWatch(signal: AbortSignal): Promise<void> {
     let pending: AsyncIterator<WatchEvent<T>> | undefined;
     let pendingAbort: AbortController | undefined;
-    if (this.#useWatchList) {
+    if (this.#useWatchList && this.#watchListSupport.shouldTry()) {
       const streamed = await this.#watchList(signal);
       if (streamed) ({ iterator: pending, abort: pendingAbort } = streamed);
     }
@@ -319,9 +322,16 @@ export class Reflector<T extends KubeObject = KubeObject> {
   }
 
   /**
-   * The streaming initial sync. Resolves with the still-open watch once the end bookmark arrived and the store
-   * was replaced; `undefined` when the server refused it or the bookmark did not come in time (WatchList is
-   * then off for this reflector, logged once). Other failures reject (backoff, then another try).
+   * The streaming initial sync (client-go `watchList`). Resolves with the still-open watch once the end bookmark
+   * arrived and the store was replaced, or with `undefined` when the caller must list instead, in this same
+   * attempt (client-go: "falling back to the standard LIST/WATCH semantics because making progress is better
+   * than deadlocking"). As in client-go, only the retriable failures reject (backoff, then WatchList again):
+   * 410 Expired / "too large resource version" (retried from the most recent state), 429 and connection
+   * failures. Every other failure — any other HTTP status (a 500 from kube-apiserver 1.32 on etcd 3.4, 503,
+   * 400, 403, 404, 405, 422, 504 …), an ERROR event, a stream that ends or breaks before the end bookmark, no
+   * end bookmark within `watchListTimeoutMs` — falls back, and is remembered in the shared
+   * {@link WatchListSupport} so that no reflector on that server retries WatchList before its re-probe
+   * interval. The fallback is logged at warn once per reflector (kind), then at debug.
    */
   async #watchList(
     signal: AbortSignal,
@@ -339,21 +349,34 @@ export class Reflector<T extends KubeObject = KubeObject> {
       });
     } catch (err) {
       if (signal.aborted) throw err;
-      const timedOut = err instanceof WatchListTimeoutError;
-      if (timedOut || err instanceof WatchListEndedError || isRefusal(err)) {
-        this.#useWatchList = false;
-        this.#log.warn(
-          { reflector: this.#name, err, timeoutMs: this.#watchListTimeoutMs },
-          timedOut
-            ? 'streaming list sent no end bookmark in time; falling back to list and watch'
-            : 'streaming list not served; falling back to list and watch',
-        );
-        return undefined;
+      if (isExpired(err) || isTooLargeResourceVersionError(err)) {
+        this.#rvUnavailable = true;
+        this.#listResult(err);
+        throw err;
       }
-      if (isExpired(err) || isTooLargeResourceVersionError(err)) this.#rvUnavailable = true;
-      this.#listResult(err);
-      throw err;
+      if (isTooManyRequests(err) || isConnectionError(err)) {
+        this.#listResult(err);
+        throw err;
+      }
+      this.#watchListSupport.refused(err);
+      const timedOut = err instanceof WatchListTimeoutError;
+      const se = asStatusError(err);
+      const fields = {
+        reflector: this.#name,
+        err,
+        code: se?.httpStatus,
+        reason: se?.reason,
+        timeoutMs: this.#watchListTimeoutMs,
+      };
+      const msg = timedOut
+        ? 'streaming list sent no end bookmark in time; falling back to list and watch'
+        : 'streaming list not served; falling back to list and watch';
+      if (this.#fallbackLogged) this.#log.debug(fields, msg);
+      else this.#log.warn(fields, msg);
+      this.#fallbackLogged = true;
+      return undefined;
     }
+    this.#watchListSupport.served();
     this.#rvUnavailable = false;
     try {
       this.#replace(streamed.items, streamed.resourceVersion);

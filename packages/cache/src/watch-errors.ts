@@ -1,13 +1,4 @@
-import {
-  asStatusError,
-  isBadRequest,
-  isForbidden,
-  isInvalid,
-  isNotFound,
-  isTimeout,
-  type KubeObject,
-  TransportError,
-} from '@kubeloop/client';
+import { asStatusError, isTimeout, type KubeObject, TransportError } from '@kubeloop/client';
 
 // How the reflector tells apart the ways a list or watch ends (client-go reflector.go's error handling).
 
@@ -29,14 +20,6 @@ export class VeryShortWatchError extends Error {
 /** A streaming list that ended before its end bookmark (the reflector then falls back to list and watch). */
 export class WatchListEndedError extends Error {
   override readonly name = 'WatchListEndedError';
-}
-
-/** A server that does not serve streaming lists answers with one of these. */
-export function isRefusal(err: unknown): boolean {
-  const se = asStatusError(err);
-  return (
-    !!se && (isBadRequest(se) || isInvalid(se) || isForbidden(se) || isNotFound(se) || se.httpStatus === 405)
-  );
 }
 
 /**

@@ -1,0 +1,242 @@
+import { FakeClock, type KubeObject, WatchDecodeError, type WatchEvent } from '@kubeloop/client';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  type ListerWatcher,
+  Reflector,
+  type ReflectorOptions,
+  type WatchCallOptions,
+  WatchListSupport,
+} from '../src/index.js';
+import { cm, FakeServer, RecordingStore, statusError } from './support/fake-server.js';
+
+// C43: a server may refuse a streaming list (WatchList) in many ways; the reflector must list + watch instead, in
+// the same attempt, whatever the way (client-go reflector.go ListAndWatchWithContext falls back on any watchList
+// error but its retriable ones), and must not keep trying WatchList on that server.
+
+const running: AbortController[] = [];
+afterEach(() => {
+  for (const ac of running.splice(0)) ac.abort();
+});
+
+interface Logged {
+  level: string;
+  msg: string;
+  fields: Record<string, unknown>;
+}
+
+function recordingLogger() {
+  const records: Logged[] = [];
+  const at =
+    (level: string) =>
+    (fields: Record<string, unknown>, msg: string): void => {
+      records.push({ level, msg, fields });
+    };
+  const logger = {
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    child: () => logger,
+  };
+  return { logger, records };
+}
+
+type Refusal = (o: WatchCallOptions) => AsyncIterable<WatchEvent>;
+
+/** A server that answers every streaming-list watch with `refuse` and serves plain lists and watches. */
+function refusingServer(srv: FakeServer, refuse: Refusal): ListerWatcher & { streamCalls: () => number } {
+  let streams = 0;
+  return {
+    list: (o) => srv.list(o),
+    watch: (o) => {
+      if (!o.sendInitialEvents) return srv.watch(o);
+      streams++;
+      return refuse(o);
+    },
+    streamCalls: () => streams,
+  };
+}
+
+const failWith =
+  (err: unknown): Refusal =>
+  () => ({
+    [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(err) }),
+  });
+
+function start(lw: ListerWatcher, opts: ReflectorOptions = {}) {
+  const clock = (opts.clock as FakeClock | undefined) ?? new FakeClock();
+  const store = new RecordingStore();
+  const { logger, records } = recordingLogger();
+  const r = new Reflector(lw, store, { clock, random: () => 0, logger, useWatchList: true, ...opts });
+  const ac = new AbortController();
+  running.push(ac);
+  const done = r.run(ac.signal);
+  const until = (cond: () => boolean, stepMs = 0) =>
+    vi.waitFor(
+      () => {
+        if (stepMs) clock.step(stepMs);
+        if (!cond()) throw new Error('not yet');
+      },
+      { timeout: 5000, interval: 2 },
+    );
+  return {
+    r,
+    store,
+    clock,
+    records,
+    until,
+    stop: async () => {
+      ac.abort();
+      await done;
+    },
+  };
+}
+
+const endBookmarkless: Refusal = async function* () {
+  yield { type: 'ADDED', object: cm('cm-0', 2) };
+};
+
+const refusals: Array<[string, () => Refusal]> = [
+  [
+    '500 InternalError (kube-apiserver 1.32 on etcd 3.4)',
+    () => failWith(statusError(500, 'InternalError', 'etcd')),
+  ],
+  ['503 ServiceUnavailable', () => failWith(statusError(503, 'ServiceUnavailable', 'x'))],
+  ['504 Timeout', () => failWith(statusError(504, 'Timeout', 'x'))],
+  ['400 BadRequest', () => failWith(statusError(400, 'BadRequest', 'x'))],
+  ['401 Unauthorized', () => failWith(statusError(401, 'Unauthorized', 'x'))],
+  ['403 Forbidden', () => failWith(statusError(403, 'Forbidden', 'x'))],
+  ['404 NotFound', () => failWith(statusError(404, 'NotFound', 'x'))],
+  ['405 MethodNotAllowed', () => failWith(statusError(405, 'MethodNotAllowed', 'x'))],
+  ['422 Invalid', () => failWith(statusError(422, 'Invalid', 'x'))],
+  [
+    'an ERROR event with a 500',
+    () =>
+      async function* () {
+        yield {
+          type: 'ERROR',
+          object: statusError(500, 'InternalError', 'x').status as unknown as KubeObject,
+        } as WatchEvent;
+      },
+  ],
+  ['a stream that ends before the end bookmark', () => endBookmarkless],
+  [
+    'a stream that breaks before the end bookmark',
+    () =>
+      async function* () {
+        yield { type: 'ADDED', object: cm('cm-0', 2) };
+        throw new WatchDecodeError('unexpected end of JSON');
+      },
+  ],
+  ['a non-Status error', () => failWith(new TypeError('boom'))],
+];
+
+describe('Reflector: WatchList refused in any way falls back to list + watch in the same attempt (C43)', () => {
+  it.each(refusals)('%s: lists at once, no backoff, syncs, logs once at warn', async (_, refusal) => {
+    const srv = new FakeServer(3);
+    const lw = refusingServer(srv, refusal());
+    const t = start(lw);
+    // No clock step: the fallback happens within the attempt, without waiting a backoff.
+    await t.until(() => t.store.replaced === 1 && srv.watchCalls.length === 1);
+    expect(srv.listCalls).toHaveLength(1);
+    expect(t.store.ops[0]).toBe('replace 3@4');
+    expect(lw.streamCalls()).toBe(1);
+    const warns = t.records.filter((r) => r.level === 'warn' && /streaming list/.test(r.msg));
+    expect(warns).toHaveLength(1);
+    await t.stop();
+  });
+
+  it('a streaming list that shows no end bookmark within watchListTimeoutMs (a server ignoring the parameter) falls back', async () => {
+    const srv = new FakeServer(2);
+    const lw = refusingServer(srv, (o) =>
+      (async function* () {
+        await new Promise<void>((r) => o.signal.addEventListener('abort', () => r(), { once: true }));
+      })(),
+    );
+    const t = start(lw, { watchListTimeoutMs: 5000 });
+    await t.until(() => lw.streamCalls() === 1);
+    expect(t.store.replaced).toBe(0);
+    t.clock.step(5000);
+    await t.until(() => t.store.replaced === 1);
+    expect(srv.listCalls).toHaveLength(1);
+    await t.stop();
+  });
+
+  it('the refusal is remembered: relists use list + watch until the re-probe interval, then WatchList is tried again', async () => {
+    const srv = new FakeServer(2);
+    let refuse = true;
+    const lw: ListerWatcher & { streams: number } = {
+      streams: 0,
+      list: (o) => srv.list(o),
+      watch(o) {
+        if (!o.sendInitialEvents) return srv.watch(o);
+        this.streams++;
+        return refuse ? failWith(statusError(500, 'InternalError', 'etcd'))(o) : srv.watch(o);
+      },
+    };
+    const clock = new FakeClock();
+    const sharedClockSupport = new WatchListSupport({ reprobeIntervalMs: 600_000, clock });
+    const t = start(lw, { clock, watchListSupport: sharedClockSupport });
+    await t.until(() => t.store.replaced === 1 && srv.watchCalls.length === 1);
+    // Three forced relists (the watch ends with 410) within the interval: no streaming list is tried.
+    for (let i = 0; i < 3; i++) {
+      const lists = srv.listCalls.length;
+      srv.endWatches(statusError(410, 'Expired', 'too old resource version'));
+      await t.until(() => srv.listCalls.length > lists && srv.live.length === 1, 1000);
+    }
+    expect(lw.streams).toBe(1);
+    expect(sharedClockSupport.shouldTry()).toBe(false);
+    // The server learns to serve it; after the re-probe interval the next relist streams again.
+    refuse = false;
+    clock.step(600_000);
+    const lists = srv.listCalls.length;
+    srv.endWatches(statusError(410, 'Expired', 'too old resource version'));
+    await t.until(() => lw.streams === 2 && t.store.replaced === 5, 1000);
+    expect(srv.listCalls.length).toBe(lists);
+    // Logged at warn once for this reflector, however many fallbacks.
+    expect(t.records.filter((r) => r.level === 'warn' && /streaming list/.test(r.msg))).toHaveLength(1);
+    await t.stop();
+  });
+
+  it('one refusal is shared: a second reflector on the same record does not try WatchList', async () => {
+    const srv = new FakeServer(2);
+    const clock = new FakeClock();
+    const support = new WatchListSupport({ clock });
+    const lw = refusingServer(srv, failWith(statusError(500, 'InternalError', 'etcd')));
+    const a = start(lw, { clock, watchListSupport: support });
+    await a.until(() => a.store.replaced === 1);
+    const b = start(lw, { clock, watchListSupport: support });
+    await b.until(() => b.store.replaced === 1);
+    expect(lw.streamCalls()).toBe(1);
+    await a.stop();
+    await b.stop();
+  });
+
+  it.each([
+    ['429', () => statusError(429, 'TooManyRequests', 'slow down')],
+    [
+      'a refused connection',
+      () => Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+    ],
+  ])(
+    '%s is retriable (client-go isWatchErrorRetriable): backoff, then WatchList again, nothing remembered',
+    async (_, err) => {
+      const srv = new FakeServer(2);
+      let failures = 1;
+      const lw: ListerWatcher & { streams: number } = {
+        streams: 0,
+        list: (o) => srv.list(o),
+        watch(o) {
+          if (!o.sendInitialEvents) return srv.watch(o);
+          this.streams++;
+          return failures-- > 0 ? failWith(err())(o) : srv.watch(o);
+        },
+      };
+      const t = start(lw);
+      await t.until(() => t.store.replaced === 1, 1000);
+      expect(lw.streams).toBe(2);
+      expect(srv.listCalls).toHaveLength(0);
+      await t.stop();
+    },
+  );
+});

@@ -1,0 +1,142 @@
+import { InformerCache } from '@kubeloop/cache';
+import { type ApiClient, ConfigMap, newClient, Secret } from '@kubeloop/client';
+import type { FaultSpec } from '@kubeloop/envtest';
+import { describe, expect, it } from 'vitest';
+import { realCluster, useFaultServer } from './support/fault-server.js';
+import { captureLogger, type LogRecord, useLiveCluster } from './support.js';
+
+// C43: a server that refuses WatchList (the sendInitialEvents=true watch) in any way must not keep an informer
+// from syncing: the reflector lists + watches in the same attempt (client-go reflector.go falls back on any
+// watchList error but the retriable ones), logs it once per kind, and remembers the refusal for the server.
+
+const STREAMING = { verb: 'watch' as const, query: { sendInitialEvents: 'true' } };
+
+/** A WatchList cache over `client` for `ns` (ConfigMaps and Secrets), stopped through `cleanups`. */
+function watchListCache(
+  client: ApiClient,
+  ns: string,
+  cleanups: Array<() => Promise<void>>,
+  backoffMs = 60_000,
+) {
+  const records: LogRecord[] = [];
+  const cache = new InformerCache({
+    client,
+    defaultNamespaces: [ns],
+    useWatchList: true,
+    logger: captureLogger(records),
+    // The backoff is long on purpose: the fallback must happen within the attempt, not after a backoff step.
+    reflector: { watchListTimeoutMs: 2000, backoff: { initialMs: backoffMs, maxMs: backoffMs } },
+  });
+  const ac = new AbortController();
+  const running = cache.start(ac.signal);
+  cleanups.push(async () => {
+    ac.abort();
+    await running;
+    await client.close();
+  });
+  return { cache, records };
+}
+
+describe.skipIf(realCluster)('C43: WatchList refused by the server (fault injection; envtest only)', () => {
+  const ctx = useFaultServer('kubeloop-c43-test');
+
+  async function syncsDespite(fault: Omit<FaultSpec, 'match'> & { match?: object }) {
+    const ns = await ctx.namespace('c43');
+    for (const n of ['a', 'b', 'c'])
+      await ctx.api.create(ConfigMap, { metadata: { namespace: ns, name: n } });
+    ctx.server.faults.add({
+      ...fault,
+      match: { ...STREAMING, namespace: ns, ...(fault.match ?? {}) },
+    } as FaultSpec);
+    const { cache, records } = watchListCache(newClient(ctx.config), ns, ctx.cleanups);
+    cache.getInformer(ConfigMap);
+    cache.getInformer(Secret);
+    expect(await cache.waitForCacheSync()).toBe(true);
+    expect((await cache.list(ConfigMap)).items.map((o) => o.metadata?.name).sort()).toEqual(['a', 'b', 'c']);
+    const streaming = ctx.server.faults
+      .requests({ verb: 'watch', namespace: ns })
+      .filter((r) => new URLSearchParams(r.query).get('sendInitialEvents') === 'true');
+    const lists = ctx.server.faults.requests({ verb: 'list', namespace: ns });
+    // At most one streaming attempt per kind (the two informers may both try before the first refusal is
+    // known; a 404 is tried again by the client itself after it refreshes its REST mapping), then plain lists.
+    expect(streaming.length).toBeGreaterThanOrEqual(1);
+    expect(lists.length).toBeGreaterThanOrEqual(1);
+    const warns = records.filter((r) => r.level === 'warn' && /streaming list/.test(r.msg));
+    expect(warns.length).toBeGreaterThanOrEqual(1);
+    expect(warns.length).toBeLessThanOrEqual(2);
+    // Later changes arrive through the plain watch.
+    await ctx.api.create(ConfigMap, { metadata: { namespace: ns, name: 'd' } });
+    await expect.poll(async () => (await cache.list(ConfigMap)).items.length, { timeout: 20_000 }).toBe(4);
+  }
+
+  it.each([
+    [500, 'InternalError'],
+    [503, 'ServiceUnavailable'],
+    [504, 'Timeout'],
+    [400, 'BadRequest'],
+    [403, 'Forbidden'],
+    [404, 'NotFound'],
+  ])('C43: a %i %s to the streaming list falls back to list + watch and syncs', async (status, reason) => {
+    await syncsDespite({ type: 'fail', status, reason, message: 'watchlist refused' } as never);
+  });
+
+  it('C43: a streaming list that sends the initial events but never the end bookmark falls back after watchListTimeoutMs and syncs', async () => {
+    await syncsDespite({ type: 'suppressInitialEventsEnd' } as never);
+  });
+
+  it('C43: a streaming list whose stream ends cleanly without the end bookmark falls back and syncs', async () => {
+    await syncsDespite({ type: 'shapeWatch', steps: [{ op: 'end' }] } as never);
+  });
+
+  it('C43: a server that answers the streaming list with nothing (no initial events, no bookmark) is given up after watchListTimeoutMs', async () => {
+    await syncsDespite({ type: 'blackhole', sendHeaders: true } as never);
+  });
+
+  it('C43: the refusal is remembered for the server: relists (410 on the plain watch) do not try WatchList again', async () => {
+    const ns = await ctx.namespace('c43m');
+    await ctx.api.create(ConfigMap, { metadata: { namespace: ns, name: 'a' } });
+    ctx.server.faults.failRequests({
+      match: { ...STREAMING, namespace: ns },
+      status: 500,
+      reason: 'InternalError',
+      message: 'etcd 3.4 cannot serve it',
+    });
+    const { cache } = watchListCache(newClient(ctx.config), ns, ctx.cleanups, 50);
+    cache.getInformer(ConfigMap);
+    expect(await cache.waitForCacheSync()).toBe(true);
+    // Three forced relists: the open watch is cut (a restart that keeps the state), and the re-watch gets a 410.
+    const plainWatch = { verb: 'watch' as const, namespace: ns, resource: 'configmaps' };
+    for (let i = 0; i < 3; i++) {
+      const lists = ctx.server.faults.requests({ verb: 'list', namespace: ns }).length;
+      ctx.server.faults.expire({ match: { ...plainWatch }, times: 1 });
+      await ctx.server.faults.restart({ keepState: true });
+      await expect
+        .poll(() => ctx.server.faults.requests({ verb: 'list', namespace: ns }).length, { timeout: 20_000 })
+        .toBeGreaterThan(lists);
+    }
+    const streaming = ctx.server.faults
+      .requests({ verb: 'watch', namespace: ns })
+      .filter((r) => new URLSearchParams(r.query).get('sendInitialEvents') === 'true');
+    expect(streaming).toHaveLength(1);
+  });
+});
+
+describe('C43 on the run server (envtest serves WatchList; a kube-apiserver 1.32 on etcd 3.4 refuses it)', () => {
+  const live = useLiveCluster();
+
+  it('C43: with useWatchList the informer syncs whatever the server does with the streaming list', async () => {
+    const { api, ns } = await live.namespace('c43live');
+    for (const n of ['a', 'b']) await api.create(ConfigMap, { metadata: { namespace: ns, name: n } });
+    const { cache, records } = watchListCache(live.client(), ns, live.cleanups);
+    cache.getInformer(ConfigMap);
+    expect(await cache.waitForCacheSync()).toBe(true);
+    expect((await cache.list(ConfigMap)).items.map((o) => o.metadata?.name).sort()).toEqual(['a', 'b']);
+    const fallbacks = records.filter((r) => r.level === 'warn' && /streaming list/.test(r.msg));
+    if (realCluster)
+      console.info(
+        `C43 live: ${fallbacks.length} fallback(s)`,
+        fallbacks.map((r) => r.code),
+      );
+    expect(fallbacks.length).toBeLessThanOrEqual(1);
+  });
+});
