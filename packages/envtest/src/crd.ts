@@ -4,6 +4,7 @@
  * deletion takes its custom resources with it.
  */
 import { createHash } from 'node:crypto';
+import { decodeCustomResource, schemaHasDefaults, validateCustomResource } from './crd-validation.js';
 import { type FieldError, fieldInvalid, fieldRequired } from './errors.js';
 import { firstJsonPathValue } from './jsonpath.js';
 import type { KObject, ResourceType, ScaleSpec, TableColumn } from './resource-type.js';
@@ -256,6 +257,13 @@ export function crdResourceTypes(crd: KObject): ResourceType[] {
         : undefined;
       const hasSchema = Object.keys(schema).length > 0;
       const listTypes = applyListTypes(schema);
+      const readDefaults =
+        hasSchema && schemaHasDefaults(schema)
+          ? (o: KObject): KObject => {
+              decodeCustomResource(o, schema);
+              return o;
+            }
+          : undefined;
       const rt: ResourceType = {
         group,
         version: String(v.name),
@@ -284,11 +292,17 @@ export function crdResourceTypes(crd: KObject): ResourceType[] {
         storageVersionHash: hash,
         crdName,
         ...(hasSchema ? { openApiSchema: schema } : {}),
-        // conversion strategy None: other served versions see the stored object with only apiVersion changed
+        // conversion strategy None: other served versions see the stored object with only apiVersion changed;
+        // every version reads the stored object through pruning and defaulting when its schema has defaults
         ...(v.storage === true
-          ? {}
+          ? readDefaults
+            ? { fromStorage: (o: KObject): KObject => readDefaults(structuredClone(o)) }
+            : {}
           : {
-              fromStorage: (o: KObject): KObject => ({ ...o, apiVersion: `${group}/${String(v.name)}` }),
+              fromStorage: (o: KObject): KObject => {
+                const out = { ...o, apiVersion: `${group}/${String(v.name)}` };
+                return readDefaults ? readDefaults(structuredClone(out)) : out;
+              },
               toStorage: (o: KObject): KObject => ({ ...o, apiVersion: `${group}/${storageName}` }),
             }),
         tableColumns: printerColumns(v),
@@ -309,20 +323,10 @@ export function crdResourceTypes(crd: KObject): ResourceType[] {
           : undefined,
         defaults: hasSchema
           ? (o) => {
-              const { metadata, kind: k, apiVersion, ...rest } = o;
-              const pruned = checkSchema(rest, schema, '', [], [], true) as Record<string, unknown>;
-              for (const key of Object.keys(o)) delete o[key];
-              Object.assign(o, { kind: k, apiVersion, metadata, ...pruned });
+              decodeCustomResource(o, schema);
             }
           : undefined,
-        validate: hasSchema
-          ? (o) => {
-              const errs: FieldError[] = [];
-              const { metadata: _m, kind: _k, apiVersion: _a, ...rest } = o;
-              checkSchema(rest, schema, '', [], errs, true);
-              return errs;
-            }
-          : undefined,
+        validate: hasSchema ? (o, old) => validateCustomResource(schema, o, old) : undefined,
       };
       return rt;
     });
