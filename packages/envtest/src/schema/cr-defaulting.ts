@@ -67,7 +67,7 @@ function pruneNode(
 }
 
 function isNonNullableNull(v: unknown, s: SchemaNode | undefined): boolean {
-  return v === null && (!s || s.nullable !== true);
+  return v === null && s?.nullable !== true;
 }
 
 /** Remove `null` values of non-nullable fields that have no default, in place. */
