@@ -2,7 +2,7 @@
 // npm run test:chaos [-- --seed N] [--profile ci|short|long]: runs the chaos suite of @kubeloop/testing. The default
 // is the ci profile that `npm test` runs, so the replay line a CI failure prints (`-- --seed N`) replays it exactly.
 // The seed and profile reach the test as CHAOS_SEED / CHAOS_PROFILE; a failing run prints its seed.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { parseArgs } from 'node:util';
 
 const { values } = parseArgs({
@@ -19,9 +19,14 @@ if (!['ci', 'short', 'long'].includes(values.profile)) {
 }
 const env = { ...process.env, CHAOS_PROFILE: values.profile };
 if (values.seed !== undefined) env.CHAOS_SEED = values.seed;
-const r = spawnSync(
+const child = spawn(
   process.execPath,
   ['node_modules/vitest/vitest.mjs', 'run', '--project', '@kubeloop/testing', 'test/chaos.test.ts'],
   { stdio: 'inherit', env, cwd: new URL('..', import.meta.url) },
 );
-process.exit(r.status ?? 1);
+// Stopping this wrapper stops vitest, and the wrapper exits with vitest's status: Ctrl-C reaches vitest from the
+// terminal already (same process group), so SIGINT only waits for it; a SIGTERM sent to the wrapper alone is
+// passed on, instead of killing the wrapper and leaving vitest running.
+process.on('SIGINT', () => {});
+process.on('SIGTERM', () => child.kill('SIGTERM'));
+child.on('exit', (code) => process.exit(code ?? 1));

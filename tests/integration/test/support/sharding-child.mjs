@@ -14,6 +14,8 @@ import {
 
 const env = process.env;
 const say = (ev, extra = {}) => process.stdout.write(`${JSON.stringify({ ev, t: Date.now(), ...extra })}\n`);
+// The handlers first: from its first line on, a SIGTERM stops this replica cleanly instead of killing it.
+const signal = setupSignalHandler();
 say('loaded');
 // With HOLD set, the replica boots (node and the built builder loaded) but joins only once a line arrives
 // on stdin: the test then times the join, not a cold process start on a loaded machine.
@@ -74,7 +76,6 @@ sharding.complete(newControllerManagedBy(mgr).withOptions({ maxConcurrentReconci
     return { requeueAfterMs: 1500 + Math.floor(Math.random() * 1000) };
   },
 });
-const signal = setupSignalHandler();
 try {
   await mgr.start(signal);
   say('stopped');
