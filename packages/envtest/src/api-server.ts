@@ -22,6 +22,13 @@ import { appendRequest, FaultInjector, LogRecord, type RequestRecord } from './f
 import { collectDependents, collectForeground, releaseOwnersOf } from './gc.js';
 import { sendStatus, statusFromUnknown } from './http.js';
 import { closeHttps, listenHttps } from './https-listener.js';
+import {
+  asServerResponse,
+  type InProcessRequest,
+  type InProcessResponse,
+  InProcessServerResponse,
+  inProcessIncoming,
+} from './in-process.js';
 import { writeKubeconfig } from './kubeconfig.js';
 import { serveNonResource } from './non-resource.js';
 import { Registry } from './registry.js';
@@ -44,11 +51,11 @@ export type RequestLogEntry = RequestRecord;
 export class ApiServer {
   /** Base URL, e.g. `https://127.0.0.1:41234`. */
   url = '';
-  /** PEM of the CA that signed the serving certificate. */
+  /** PEM of the CA that signed the serving certificate (`''` for a server made by {@link createInProcessApiServer}). */
   readonly caPem: string;
   /** The admin bearer token (full access). Secret: never logged. */
   readonly token: string;
-  /** Path of the kubeconfig written for this server (mode 0600). */
+  /** Path of the kubeconfig written for this server (mode 0600; `''` for an in-process-only server). */
   readonly kubeconfigPath: string;
   /** The runtime token table. */
   readonly auth = new Authenticator();
@@ -65,8 +72,8 @@ export class ApiServer {
   registry: Registry;
 
   readonly #options: ApiServerOptions;
-  readonly #ca: CertificateAuthority;
-  readonly #serving: CertificatePair;
+  readonly #ca: CertificateAuthority | undefined;
+  readonly #serving: CertificatePair | undefined;
   #server: Http2SecureServer | undefined;
   #port = 0;
   readonly #sockets = new Set<Socket>();
@@ -83,17 +90,17 @@ export class ApiServer {
   readonly #defaultTimeoutMs: number | undefined;
   #progressTimer: { cancel(): void } | undefined;
 
-  /** @internal use {@link startApiServer} */
+  /** @internal use {@link startApiServer} or {@link createInProcessApiServer} */
   constructor(
     options: ApiServerOptions,
-    ca: CertificateAuthority,
-    serving: CertificatePair,
+    ca: CertificateAuthority | undefined,
+    serving: CertificatePair | undefined,
     kubeconfigPath: string,
   ) {
     this.#options = options;
     this.#ca = ca;
     this.#serving = serving;
-    this.caPem = ca.certPem;
+    this.caPem = ca?.certPem ?? '';
     this.kubeconfigPath = kubeconfigPath;
     this.token = randomBytes(24).toString('base64url');
     this.auth.addToken(this.token, { user: 'envtest-admin', groups: ['system:masters'] });
@@ -154,8 +161,12 @@ export class ApiServer {
       );
   }
 
-  /** Issue a client certificate signed by the server's CA (CN = user, O = groups). */
+  /**
+   * Issue a client certificate signed by the server's CA (CN = user, O = groups).
+   * @throws EnvtestError `ENVTEST_NO_TLS` on a server made by {@link createInProcessApiServer} (it has no CA).
+   */
   issueClientCertificate(user: string, groups: readonly string[] = []): Promise<CertificatePair> {
+    if (!this.#ca) return Promise.reject(noTls('issue client certificates'));
     return this.#ca.issueClient(user, groups);
   }
 
@@ -181,6 +192,7 @@ export class ApiServer {
 
   /** @internal listens on `port` (0: any), HTTP/2 and HTTP/1.1 on one port (`listenHttps`). */
   async listen(port: number): Promise<void> {
+    if (!this.#serving || !this.#ca) throw noTls('listen');
     const host = this.#options.host ?? '127.0.0.1';
     const listening = await listenHttps({
       host,
@@ -194,6 +206,11 @@ export class ApiServer {
     this.#server = listening.server;
     this.#port = listening.port;
     this.url = `https://${host}:${this.#port}`;
+    this.#scheduleProgressNotify();
+  }
+
+  /** @internal starts etcd's progress notifications on a server that does not listen. */
+  restartProgressNotify(): void {
     this.#scheduleProgressNotify();
   }
 
@@ -249,12 +266,28 @@ export class ApiServer {
       this.#seed();
       this.store.startWatchCaches();
     }
-    await this.listen(this.#port);
+    if (this.#serving) await this.listen(this.#port);
+    else this.#scheduleProgressNotify();
   }
 
   /** Write (or rewrite) the kubeconfig for this server. */
   async writeKubeconfig(path = this.kubeconfigPath): Promise<void> {
     await writeKubeconfig(path, { server: this.url, caPem: this.caPem, token: this.token });
+  }
+
+  /**
+   * Serve one HTTP-shaped request in this process, without a socket: it goes through the same code as a request
+   * over HTTPS (authentication — send `authorization: Bearer <token>`, e.g. {@link ApiServer.token} —, fault
+   * rules, the request log, the handlers), and the answer comes back as status, lower-case headers and a body
+   * streamed as the server writes it (a watch's events arrive one by one; aborting `signal` or destroying the
+   * body ends the watch at the server). Resolves when the server starts its answer.
+   * @throws whatever `signal` aborts with (before the answer), or an `ECONNRESET` Error when a fault drops the
+   *   request before answering. API errors are answers (status >= 400), not throws.
+   */
+  serveInProcess(request: InProcessRequest): Promise<InProcessResponse> {
+    const res = new InProcessServerResponse(request.signal);
+    void this.#handle(inProcessIncoming(request), asServerResponse(res));
+    return res.head;
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -351,6 +384,33 @@ export class ApiServer {
  * Start an in-process API server on 127.0.0.1 over HTTPS and write its kubeconfig.
  * @throws EnvtestError `ENVTEST_START_FAILED` when the port cannot be bound.
  */
+/**
+ * An API server with no listener, certificate or kubeconfig, served only through
+ * {@link ApiServer.serveInProcess}: the same registry, store, watch caches, fault injector and request log as
+ * {@link startApiServer}'s, so every semantic (status subresource, generation, finalizers, selectors,
+ * server-side apply, validation, defaulting, watch) is the same code. Created synchronously and cheaply (no
+ * key generation, no file): the base of `@kubeloop/testing`'s fake client. Call `stop()` when done (ends
+ * watches, stops the progress-notify timer, which is unref'ed). `url` and `caPem` stay `''`; `listen` and
+ * `issueClientCertificate` are refused (`ENVTEST_NO_TLS`); `restart()` drops every watch and in-flight
+ * answer as a restart does, without listening.
+ */
+export function createInProcessApiServer(options: InProcessApiServerOptions = {}): ApiServer {
+  const server = new ApiServer(options, undefined, undefined, '');
+  // etcd's progress notifications move quiet resources' watch-cache RVs as on a listening server
+  server.restartProgressNotify();
+  return server;
+}
+
+/** Options of {@link createInProcessApiServer}: the server's semantics, without the listener's. */
+export type InProcessApiServerOptions = Omit<ApiServerOptions, 'port' | 'host' | 'tls' | 'kubeconfigPath'>;
+
+function noTls(what: string): EnvtestError {
+  return new EnvtestError(
+    'ENVTEST_NO_TLS',
+    `an in-process API server (createInProcessApiServer) cannot ${what}: it has no listener or CA; use startApiServer`,
+  );
+}
+
 export async function startApiServer(options: ApiServerOptions = {}): Promise<ApiServer> {
   const host = options.host ?? '127.0.0.1';
   if (!['127.0.0.1', 'localhost', '::1'].includes(host))

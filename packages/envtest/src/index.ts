@@ -16,6 +16,8 @@ export {
 export {
   ApiServer,
   type ApiServerOptions,
+  createInProcessApiServer,
+  type InProcessApiServerOptions,
   type RequestLogEntry,
   startApiServer,
 } from './api-server.js';
@@ -59,6 +61,7 @@ export {
   type WatchFaults,
   type WatchWriter,
 } from './faults/index.js';
+export type { InProcessBody, InProcessRequest, InProcessResponse } from './in-process.js';
 export {
   type KubeconfigSpec,
   loadCurrentKubeconfig,

@@ -5,6 +5,8 @@
  * (watch drops, black-holed watches, 410 on watch/list/continue, 5xx, 429 with Retry-After, broken frames,
  * delayed events, compaction, a server restart that keeps state and resourceVersions) and reports the
  * figures: lost changes, divergent cache entries, concurrent reconciles of one key, unhandled rejections.
+ * `newFakeClient` is the real client served in-process by envtest's registry (no sockets), with
+ * interceptors, a call log and envtest's fault rules.
  */
 export { type KeyObservations, ReconcileProbe } from './chaos/probe.js';
 export { type Random, randomSeed, seededRandom } from './chaos/random.js';
@@ -25,3 +27,12 @@ export {
   type ScheduledFault,
 } from './chaos/schedule.js';
 export { configMapTraffic, type TrafficContext, type TrafficGenerator } from './chaos/traffic.js';
+export {
+  type FakeCall,
+  type FakeClient,
+  type FakeClientOptions,
+  type FakeVerb,
+  newFakeClient,
+} from './fake/fake-client.js';
+export { type Interceptor, type InterceptorFuncs, interceptClient } from './fake/interceptor.js';
+export { InProcessTransport, type InProcessTransportOptions } from './fake/transport.js';
