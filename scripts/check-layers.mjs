@@ -13,6 +13,8 @@ const allowed = {
   envtest: ['config'],
   // the chaos harness: envtest and builder (and the layers the builder stands on, for kinds and configs)
   testing: ['builder', 'client', 'config', 'envtest'],
+  // admission/conversion webhooks: the manager's runnables, the client (kinds, certificates' Secret), config
+  webhook: ['builder', 'client', 'config'],
 };
 
 const root = path.resolve(import.meta.dirname, '..');

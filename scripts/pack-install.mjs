@@ -4,7 +4,8 @@
 // dependencies), installs one layer at a time and runs a small program against it:
 //   1. @kubeloop/workqueue alone: a rate-limited queue processes keys; require() behaves as documented;
 //   2. @kubeloop/config + @kubeloop/client: list pods from an API server started from the envtest tarball;
-//   3. @kubeloop/builder (and what it depends on): the seed's PodCounter reaches the server's pod count.
+//   3. @kubeloop/builder (and what it depends on): the seed's PodCounter reaches the server's pod count;
+//   4. @kubeloop/webhook: a validator denies and a defaulter patches an AdmissionReview.
 // Prints one line per check and `pack-install: N passed, N failed` at the end; exits 1 on any failure.
 // Run after `npm run build` (the tarballs hold dist/). Usage: node scripts/pack-install.mjs [--keep]
 import { execFileSync } from 'node:child_process';
@@ -208,6 +209,28 @@ console.log(last);
 `,
   );
   if (out.trim() !== '3') throw new Error(`PodCounter ended at ${out}`);
+});
+
+// 4. The webhook layer: a validator answers an AdmissionReview and a defaulter's patch comes back.
+check('@kubeloop/webhook: a validator denies and a defaulter patches an AdmissionReview', () => {
+  const { dir, installed } = project('webhook', ['@kubeloop/webhook']);
+  if (installed.includes('@kubeloop/envtest')) throw new Error('@kubeloop/envtest was installed');
+  const out = run(
+    dir,
+    'webhook.mjs',
+    `import { AdmissionDeniedError, AdmissionWebhook, defaultingHandler, validatingHandler } from '@kubeloop/webhook';
+const review = (object) => JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
+  request: { uid: 'u', operation: 'CREATE', userInfo: {}, kind: { group: 'example.com', version: 'v1', kind: 'Widget' },
+    resource: { group: 'example.com', version: 'v1', resource: 'widgets' }, object } });
+const v = new AdmissionWebhook('v', validatingHandler({ validateCreate(w) { if (!w.spec) throw new AdmissionDeniedError('no spec'); } }));
+const d = new AdmissionWebhook('d', defaultingHandler({ default(w) { w.spec = { size: 1 }; } }));
+const denied = await v.serve(review({ kind: 'Widget', metadata: { name: 'w' } }));
+const patched = await d.serve(review({ kind: 'Widget', metadata: { name: 'w' } }));
+console.log(denied.body.response.result.message, Buffer.from(patched.body.response.patch, 'base64').toString());
+`,
+  );
+  if (out.trim() !== 'no spec [{"op":"add","path":"/spec","value":{"size":1}}]')
+    throw new Error(`webhook printed ${out}`);
 });
 
 if (!keep) fs.rmSync(work, { recursive: true, force: true });

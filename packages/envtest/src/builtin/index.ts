@@ -9,6 +9,7 @@ import type { ResourceType, TableColumn } from '../resource-type.js';
 import { ageString } from '../table.js';
 import { POD_SPEC_KEYS } from './common.js';
 import { DISCOVERY_1_32, type DiscoveredResource } from './discovery-1.32.js';
+import { WEBHOOK_CONFIGURATION_MERGE_KEYS } from './webhook-configurations.js';
 import {
   CREATE_ON_UPDATE_KINDS,
   GENERATION_KINDS,
@@ -59,6 +60,7 @@ export function genericResourceType(d: DiscoveredResource): ResourceType {
       'status.conditions': 'type',
       // the pod template of a workload merges as a pod spec does
       ...(tmpl ? POD_SPEC_KEYS(tmpl) : {}),
+      ...WEBHOOK_CONFIGURATION_MERGE_KEYS[gr],
     },
     strategicSetLists: ['metadata.finalizers'],
     ...(defaults ? { defaults } : {}),

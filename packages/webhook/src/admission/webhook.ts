@@ -1,0 +1,208 @@
+/**
+ * An admission webhook: decodes an `AdmissionReview`, runs a handler under a deadline, and encodes the answer
+ * (controller-runtime `admission.Webhook` and its `ServeHTTP`).
+ */
+import type { KubeObject, Logger } from '@kubeloop/client';
+import { discardLogger } from '@kubeloop/client';
+import { deepFreeze } from './freeze.js';
+import { type AdmissionResult, errored } from './response.js';
+import type { AdmissionRequest, AdmissionResponse, AdmissionReview } from './types.js';
+
+/** What a handler gets beside the request. */
+export interface AdmissionContext {
+  /** Aborts when the per-request deadline passes or the server stops; pass it to your own I/O. */
+  readonly signal: AbortSignal;
+  readonly logger: Logger;
+  /** The webhook's name (its path without the leading `/`). */
+  readonly webhook: string;
+}
+
+/**
+ * A raw admission handler (controller-runtime `admission.Handler`): it sees the whole request (with
+ * `object` and `oldObject` deeply frozen) and answers with an {@link AdmissionResult}. Throwing answers
+ * `allowed: false` with code 500 naming the webhook.
+ */
+export type AdmissionHandler = (
+  request: AdmissionRequest<KubeObject>,
+  context: AdmissionContext,
+) => AdmissionResult | Promise<AdmissionResult>;
+
+/** Options of {@link AdmissionWebhook}. */
+export interface AdmissionWebhookOptions {
+  readonly logger?: Logger;
+  /**
+   * Longest a handler may take, in ms; past it the request is answered `allowed: false` (code 500) and the
+   * handler's signal aborts. A `?timeout=` the API server sends (it sends the webhook's `timeoutSeconds`)
+   * lowers it to that timeout minus 100 ms. @defaultValue 9000 (below the API server's default 10 s)
+   */
+  readonly timeoutMs?: number;
+}
+
+/** An HTTP answer: status code and JSON body. */
+export interface WebhookReply {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+const API_VERSIONS = new Set(['admission.k8s.io/v1', 'admission.k8s.io/v1beta1']);
+const OPERATIONS = new Set(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']);
+
+/** A `metav1.Status` body for a 4xx/5xx HTTP answer that is not an AdmissionReview. */
+export function statusBody(code: number, message: string): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'Status',
+    status: 'Failure',
+    code,
+    reason: code === 400 ? 'BadRequest' : code === 413 ? 'RequestEntityTooLarge' : 'InternalError',
+    message,
+  };
+}
+
+function isObj(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/**
+ * Checks an `AdmissionReview` body. Returns the review or an error message for a 400 answer: the JSON must
+ * parse, `apiVersion` be `admission.k8s.io/v1` (or `v1beta1`), `kind` `AdmissionReview`, and `request` carry a
+ * non-empty `uid` and a known `operation`.
+ */
+export function decodeAdmissionReview(body: string | Uint8Array): AdmissionReview | string {
+  const text = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
+  if (text.length === 0) return 'request body is empty';
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    return `couldn't parse the AdmissionReview: ${(e as Error).message}`;
+  }
+  if (!isObj(parsed)) return 'the AdmissionReview must be a JSON object';
+  if (typeof parsed.apiVersion !== 'string' || !API_VERSIONS.has(parsed.apiVersion))
+    return `unsupported AdmissionReview apiVersion ${JSON.stringify(parsed.apiVersion)}: expected "admission.k8s.io/v1" or "admission.k8s.io/v1beta1"`;
+  if (parsed.kind !== 'AdmissionReview')
+    return `kind: expected "AdmissionReview", got ${JSON.stringify(parsed.kind)}`;
+  const req = parsed.request;
+  if (!isObj(req)) return 'request: required, must be an object';
+  if (typeof req.uid !== 'string' || req.uid === '')
+    return 'request.uid: required, must be a non-empty string';
+  if (typeof req.operation !== 'string' || !OPERATIONS.has(req.operation))
+    return `request.operation: must be one of CREATE, UPDATE, DELETE, CONNECT, got ${JSON.stringify(req.operation)}`;
+  for (const f of ['object', 'oldObject'] as const)
+    if (req[f] !== undefined && req[f] !== null && !isObj(req[f])) return `request.${f}: must be an object`;
+  return parsed as unknown as AdmissionReview;
+}
+
+/** Parses the API server's `?timeout=` (a Go duration such as `10s`, `500ms`, `1m30s`) into ms. */
+export function parseGoDuration(s: string): number | undefined {
+  const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/gy;
+  const unit: Record<string, number> = {
+    ns: 1e-6,
+    us: 1e-3,
+    µs: 1e-3,
+    ms: 1,
+    s: 1000,
+    m: 60_000,
+    h: 3_600_000,
+  };
+  let total = 0;
+  let m: RegExpExecArray | null;
+  let end = 0;
+  // biome-ignore lint/suspicious/noAssignInExpressions: a sticky regex walk
+  while ((m = re.exec(s)) !== null) {
+    total += Number(m[1]) * (unit[m[2] as string] as number);
+    end = re.lastIndex;
+  }
+  return end === s.length && end > 0 ? total : undefined;
+}
+
+/**
+ * One admission webhook at one path: decodes the review, calls the handler with frozen objects under a
+ * deadline and encodes the response (HTTP 200 with the review, as controller-runtime; HTTP 400 with a
+ * `Status` for a review it cannot read).
+ */
+export class AdmissionWebhook {
+  readonly name: string;
+  readonly #handler: AdmissionHandler;
+  readonly #logger: Logger;
+  readonly #timeoutMs: number;
+
+  constructor(name: string, handler: AdmissionHandler, options: AdmissionWebhookOptions = {}) {
+    this.name = name;
+    this.#handler = handler;
+    this.#logger = (options.logger ?? discardLogger).child({ webhook: name });
+    this.#timeoutMs = options.timeoutMs ?? 9000;
+    if (!(this.#timeoutMs > 0)) throw new TypeError(`timeoutMs: must be > 0, got ${options.timeoutMs}`);
+  }
+
+  /**
+   * Answers one HTTP body. `serverTimeout` is the request's `?timeout=` query value, if any; `signal` aborts
+   * the handler (server stopping). Never throws.
+   */
+  async serve(
+    body: string | Uint8Array,
+    serverTimeout?: string | null,
+    signal?: AbortSignal,
+  ): Promise<WebhookReply> {
+    const review = decodeAdmissionReview(body);
+    if (typeof review === 'string') {
+      this.#logger.debug({ reason: review }, 'bad AdmissionReview');
+      return { status: 400, body: statusBody(400, review) };
+    }
+    const request = review.request as AdmissionRequest;
+    const response = await this.handle(request, serverTimeout, signal);
+    return { status: 200, body: { apiVersion: review.apiVersion, kind: 'AdmissionReview', response } };
+  }
+
+  /** Runs the handler for a decoded request; never throws (a throw answers 500 naming the webhook). */
+  async handle(
+    request: AdmissionRequest,
+    serverTimeout?: string | null,
+    signal?: AbortSignal,
+  ): Promise<AdmissionResponse> {
+    deepFreeze(request);
+    let timeoutMs = this.#timeoutMs;
+    const fromServer = serverTimeout ? parseGoDuration(serverTimeout) : undefined;
+    if (fromServer !== undefined) timeoutMs = Math.max(1, Math.min(timeoutMs, fromServer - 100));
+    const ac = new AbortController();
+    const onAbort = (): void => ac.abort(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<AdmissionResult>((resolve) => {
+      timer = setTimeout(() => {
+        ac.abort(new Error(`deadline of ${timeoutMs} ms passed`));
+        resolve(errored(`webhook "${this.name}" did not answer within ${timeoutMs} ms`, 500));
+      }, timeoutMs);
+    });
+    let result: AdmissionResult;
+    try {
+      const running = Promise.resolve().then(() =>
+        this.#handler(request, { signal: ac.signal, logger: this.#logger, webhook: this.name }),
+      );
+      // a handler abandoned at the deadline may still reject later: that must not be an unhandled rejection
+      running.catch(() => {});
+      result = await Promise.race([running, deadline]);
+    } catch (e) {
+      this.#logger.error({ err: e, uid: request.uid }, 'admission handler threw');
+      result = errored(`webhook "${this.name}" failed: ${e instanceof Error ? e.message : String(e)}`, 500);
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+    return encodeResponse(request.uid, result);
+  }
+}
+
+function encodeResponse(uid: string, r: AdmissionResult): AdmissionResponse {
+  const patch = r.patch && r.patch.length > 0 ? r.patch : undefined;
+  return {
+    uid,
+    allowed: r.allowed,
+    ...(r.result ? { result: r.result } : {}),
+    ...(patch
+      ? { patch: Buffer.from(JSON.stringify(patch)).toString('base64'), patchType: 'JSONPatch' as const }
+      : {}),
+    ...(r.warnings?.length ? { warnings: r.warnings } : {}),
+    ...(r.auditAnnotations ? { auditAnnotations: r.auditAnnotations } : {}),
+  };
+}

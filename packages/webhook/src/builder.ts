@@ -1,0 +1,196 @@
+/**
+ * `newWebhookManagedBy(mgr).for(Widget).withValidator(v).withDefaulter(d).withConversion(c).complete()`
+ * (controller-runtime `builder.WebhookManagedBy`), and the manager's one webhook server.
+ */
+import type { Manager } from '@kubeloop/builder';
+import type { Kind, KubeObject } from '@kubeloop/client';
+import { parseApiVersion } from '@kubeloop/client';
+import { type Defaulter, defaultingHandler, type Validator, validatingHandler } from './admission/typed.js';
+import { AdmissionWebhook } from './admission/webhook.js';
+import { ConversionWebhook, type ConvertFunc, type HubAndSpoke } from './conversion/conversion.js';
+import { CONVERT_PATH, guessPlural, mutatePath, validatePath } from './names.js';
+import { WebhookServer, type WebhookServerOptions } from './server/server.js';
+
+const servers = new WeakMap<Manager, WebhookServer>();
+const converters = new WeakMap<WebhookServer, ConversionWebhook>();
+const registrations = new WeakMap<Manager, WebhookRegistration[]>();
+
+/**
+ * The manager's webhook server (controller-runtime `mgr.GetWebhookServer()`), made on first call with
+ * `options` (the manager's metrics registry and logger by default), added as an HTTP server runnable (it
+ * listens before the caches start and stops after the controllers) and with the readiness check
+ * `webhookServerReady`. @throws TypeError when `options` are given after the server was made.
+ */
+export function getWebhookServer(mgr: Manager, options?: WebhookServerOptions): WebhookServer {
+  const known = servers.get(mgr);
+  if (known) {
+    if (options)
+      throw new TypeError(
+        'getWebhookServer: the server of this manager exists already; pass options on the first call',
+      );
+    return known;
+  }
+  const server = new WebhookServer({
+    metricsRegistry: mgr.getMetricsRegistry(),
+    logger: mgr.getLogger(),
+    ...options,
+  });
+  servers.set(mgr, server);
+  mgr.addHTTPServer(server);
+  mgr.addReadyzCheck('webhookServerReady', server.startedChecker());
+  return server;
+}
+
+/** The shared `/convert` webhook of a server, registered on first use. */
+export function conversionWebhookFor(server: WebhookServer): ConversionWebhook {
+  let c = converters.get(server);
+  if (!c) {
+    c = new ConversionWebhook();
+    converters.set(server, c);
+    server.register(CONVERT_PATH, c);
+  }
+  return c;
+}
+
+/** Admission settings of one registration, as the generated webhook configurations carry them. */
+export interface WebhookSettings {
+  /** @defaultValue `Fail` */
+  readonly failurePolicy?: 'Fail' | 'Ignore';
+  /** @defaultValue `None` */
+  readonly sideEffects?: 'None' | 'NoneOnDryRun';
+  /** Seconds the API server waits (1-30). @defaultValue 10 */
+  readonly timeoutSeconds?: number;
+  /** @defaultValue `Equivalent` */
+  readonly matchPolicy?: 'Equivalent' | 'Exact';
+  /** Plural resource name. @defaultValue kubebuilder's guess from the kind */
+  readonly plural?: string;
+  /** Extra validated operations. @defaultValue CREATE, UPDATE (and DELETE when the validator has `validateDelete`) */
+  readonly validateOperations?: readonly ('CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT')[];
+  /** @defaultValue `Never` */
+  readonly reinvocationPolicy?: 'Never' | 'IfNeeded';
+  /** Handler deadline in ms (below `timeoutSeconds`). @defaultValue timeoutSeconds × 1000 − 500 */
+  readonly handlerTimeoutMs?: number;
+}
+
+/** What one `complete()` registered: read by {@link webhookConfigurations}. */
+export interface WebhookRegistration {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly plural: string;
+  readonly validatePath?: string;
+  readonly mutatePath?: string;
+  readonly validateOperations: readonly string[];
+  readonly convertible: boolean;
+  readonly settings: WebhookSettings;
+}
+
+/** The registrations made by the webhook builder on `mgr`, in order. */
+export function webhookRegistrations(mgr: Manager): readonly WebhookRegistration[] {
+  return registrations.get(mgr) ?? [];
+}
+
+/** Fluent builder of a kind's webhooks; made by {@link newWebhookManagedBy}. */
+export class WebhookBuilder<T extends KubeObject = KubeObject> {
+  readonly #mgr: Manager;
+  #kind: Kind<T> | undefined;
+  #validator: Validator<T> | undefined;
+  #defaulter: Defaulter<T> | undefined;
+  #conversion: HubAndSpoke | ConvertFunc | undefined;
+  #settings: WebhookSettings = {};
+
+  constructor(mgr: Manager) {
+    this.#mgr = mgr;
+  }
+
+  /** The kind the webhooks are for. @throws TypeError when called twice. */
+  for<U extends KubeObject>(kind: Kind<U>): WebhookBuilder<U> {
+    if (this.#kind) throw new TypeError('for() was called already');
+    const self = this as unknown as WebhookBuilder<U>;
+    self.#kind = kind;
+    return self;
+  }
+
+  /** Validates the kind at `/validate-…`. */
+  withValidator(validator: Validator<T>): this {
+    this.#validator = validator;
+    return this;
+  }
+
+  /** Defaults the kind at `/mutate-…`. */
+  withDefaulter(defaulter: Defaulter<T>): this {
+    this.#defaulter = defaulter;
+    return this;
+  }
+
+  /** Converts the kind's versions at `/convert` (hub and spokes, or a function). */
+  withConversion(conversion: HubAndSpoke | ConvertFunc): this {
+    this.#conversion = conversion;
+    return this;
+  }
+
+  /** Settings carried into the generated configurations and the handler deadline. */
+  withSettings(settings: WebhookSettings): this {
+    this.#settings = { ...this.#settings, ...settings };
+    return this;
+  }
+
+  /**
+   * Registers the handlers on the manager's webhook server. @throws TypeError without `for()`, with nothing to
+   * register, or when a path is taken.
+   */
+  complete(): WebhookRegistration {
+    const kind = this.#kind;
+    if (!kind) throw new TypeError('newWebhookManagedBy: call for(kind) before complete()');
+    if (!this.#validator && !this.#defaulter && !this.#conversion)
+      throw new TypeError(
+        `newWebhookManagedBy(${kind.kind}): no validator, defaulter or conversion to register`,
+      );
+    const ts = this.#settings.timeoutSeconds ?? 10;
+    if (!Number.isInteger(ts) || ts < 1 || ts > 30)
+      throw new TypeError(`timeoutSeconds: must be an integer from 1 to 30, got ${ts}`);
+    const timeoutMs = this.#settings.handlerTimeoutMs ?? ts * 1000 - 500;
+    const server = getWebhookServer(this.#mgr);
+    const logger = this.#mgr.getLogger();
+    const { group, version } = parseApiVersion(kind.apiVersion);
+    let vPath: string | undefined;
+    let mPath: string | undefined;
+    if (this.#defaulter) {
+      mPath = mutatePath(kind);
+      server.register(
+        mPath,
+        new AdmissionWebhook(mPath.slice(1), defaultingHandler(this.#defaulter, kind), { logger, timeoutMs }),
+      );
+    }
+    if (this.#validator) {
+      vPath = validatePath(kind);
+      server.register(
+        vPath,
+        new AdmissionWebhook(vPath.slice(1), validatingHandler(this.#validator, kind), { logger, timeoutMs }),
+      );
+    }
+    if (this.#conversion) conversionWebhookFor(server).register(kind, this.#conversion);
+    const reg: WebhookRegistration = {
+      group,
+      version,
+      kind: kind.kind,
+      plural: this.#settings.plural ?? guessPlural(kind.kind),
+      ...(vPath ? { validatePath: vPath } : {}),
+      ...(mPath ? { mutatePath: mPath } : {}),
+      validateOperations:
+        this.#settings.validateOperations ??
+        (this.#validator?.validateDelete ? ['CREATE', 'UPDATE', 'DELETE'] : ['CREATE', 'UPDATE']),
+      convertible: this.#conversion !== undefined,
+      settings: this.#settings,
+    };
+    const list = registrations.get(this.#mgr) ?? [];
+    list.push(reg);
+    registrations.set(this.#mgr, list);
+    return reg;
+  }
+}
+
+/** Starts a webhook builder on `mgr` (controller-runtime `ctrl.NewWebhookManagedBy`). */
+export function newWebhookManagedBy(mgr: Manager): WebhookBuilder {
+  return new WebhookBuilder(mgr);
+}

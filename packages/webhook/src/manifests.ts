@@ -1,0 +1,133 @@
+/**
+ * `MutatingWebhookConfiguration` / `ValidatingWebhookConfiguration` manifests generated from the builder's
+ * registrations (what controller-gen writes from kubebuilder's `+kubebuilder:webhook` markers), and the CRD
+ * conversion stanza, so nobody hand-writes them.
+ */
+import type { KubeObject } from '@kubeloop/client';
+import type { WebhookRegistration } from './builder.js';
+import { CONVERT_PATH } from './names.js';
+
+/** Where the API server reaches the webhook server: a Service, or a base URL (out-of-cluster, tests). */
+export interface WebhookClientTarget {
+  /** The Service in front of the manager (controller-gen's `webhook-service` in `system`). */
+  readonly service?: { readonly name: string; readonly namespace: string; readonly port?: number };
+  /** A base URL such as `https://127.0.0.1:9443`; the webhook path is appended. Wins over `service`. */
+  readonly url?: string;
+  /** Base64 PEM of the CA that signed the serving certificate. */
+  readonly caBundle?: string;
+}
+
+/** Options of {@link webhookConfigurations}. */
+export interface WebhookConfigurationOptions extends WebhookClientTarget {
+  /** Name of both configurations. @defaultValue `kubeloop-webhook-configuration` */
+  readonly name?: string;
+}
+
+/** Admission webhook client config (`admissionregistration/v1.WebhookClientConfig`). */
+export type WebhookClientConfig = Record<string, unknown>;
+
+function clientConfig(target: WebhookClientTarget, urlPath: string): WebhookClientConfig {
+  const base = target.url
+    ? { url: `${target.url.replace(/\/+$/, '')}${urlPath}` }
+    : target.service
+      ? {
+          service: {
+            name: target.service.name,
+            namespace: target.service.namespace,
+            path: urlPath,
+            ...(target.service.port !== undefined ? { port: target.service.port } : {}),
+          },
+        }
+      : undefined;
+  if (!base) throw new TypeError('webhook client target: give service or url');
+  return { ...base, ...(target.caBundle ? { caBundle: target.caBundle } : {}) };
+}
+
+/** kube-apiserver wants webhook names with at least three DNS labels. */
+function webhookName(prefix: 'm' | 'v', r: WebhookRegistration): string {
+  const name = `${prefix}${r.kind.toLowerCase()}-${r.version}.${r.group || 'core'}`;
+  return name.split('.').length >= 3 ? name : `${name}.kubeloop.io`;
+}
+
+function rule(r: WebhookRegistration, operations: readonly string[]): Record<string, unknown> {
+  return {
+    apiGroups: [r.group],
+    apiVersions: [r.version],
+    operations: [...operations],
+    resources: [r.plural],
+  };
+}
+
+function common(r: WebhookRegistration): Record<string, unknown> {
+  return {
+    admissionReviewVersions: ['v1'],
+    failurePolicy: r.settings.failurePolicy ?? 'Fail',
+    matchPolicy: r.settings.matchPolicy ?? 'Equivalent',
+    sideEffects: r.settings.sideEffects ?? 'None',
+    timeoutSeconds: r.settings.timeoutSeconds ?? 10,
+  };
+}
+
+/**
+ * The two admission configurations for `registrations` (from `webhookRegistrations(mgr)`), each webhook with
+ * its rules (the kind's group, version and plural; CREATE and UPDATE, plus DELETE for validators with
+ * `validateDelete`), `failurePolicy`, `sideEffects`, `matchPolicy`, `admissionReviewVersions: [v1]`,
+ * `timeoutSeconds` and client config. A configuration without webhooks is left out of the result.
+ */
+export function webhookConfigurations(
+  registrations: readonly WebhookRegistration[],
+  options: WebhookConfigurationOptions,
+): KubeObject[] {
+  const name = options.name ?? 'kubeloop-webhook-configuration';
+  const mutating = registrations
+    .filter((r) => r.mutatePath)
+    .map((r) => ({
+      name: webhookName('m', r),
+      clientConfig: clientConfig(options, r.mutatePath as string),
+      rules: [rule(r, ['CREATE', 'UPDATE'])],
+      ...common(r),
+      reinvocationPolicy: r.settings.reinvocationPolicy ?? 'Never',
+    }));
+  const validating = registrations
+    .filter((r) => r.validatePath)
+    .map((r) => ({
+      name: webhookName('v', r),
+      clientConfig: clientConfig(options, r.validatePath as string),
+      rules: [rule(r, r.validateOperations)],
+      ...common(r),
+    }));
+  const out: KubeObject[] = [];
+  if (mutating.length)
+    out.push({
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: { name },
+      webhooks: mutating,
+    } as KubeObject);
+  if (validating.length)
+    out.push({
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name },
+      webhooks: validating,
+    } as KubeObject);
+  return out;
+}
+
+/**
+ * The `spec.conversion` of a CRD converted by this manager (`strategy: Webhook`, the `/convert` path,
+ * `conversionReviewVersions: [v1]`), as a partial CRD ready for server-side apply on the CRD named `crdName`.
+ */
+export function crdConversionPatch(crdName: string, target: WebhookClientTarget): KubeObject {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: crdName },
+    spec: {
+      conversion: {
+        strategy: 'Webhook',
+        webhook: { clientConfig: clientConfig(target, CONVERT_PATH), conversionReviewVersions: ['v1'] },
+      },
+    },
+  } as KubeObject;
+}

@@ -1,0 +1,253 @@
+import { X509Certificate } from 'node:crypto';
+import { type KubeObject, kind, newClient, Secret } from '@kubeloop/client';
+import type { RestConfig } from '@kubeloop/config';
+import { type ApiServer, startApiServer } from '@kubeloop/envtest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AdmissionWebhook, SelfSignedCertificates, serviceDNSNames, WebhookServer } from '../src/index.js';
+import { admissionReview, post } from './support/tls.js';
+
+const Validating = kind('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration');
+const Mutating = kind('admissionregistration.k8s.io/v1', 'MutatingWebhookConfiguration');
+const CRD = kind('apiextensions.k8s.io/v1', 'CustomResourceDefinition');
+const DAY = 24 * 3600 * 1000;
+
+let server: ApiServer;
+let config: RestConfig;
+beforeAll(async () => {
+  server = await startApiServer();
+  config = {
+    host: server.url,
+    tlsClientConfig: { caData: server.caPem },
+    bearerToken: server.token,
+    qps: -1,
+    burst: 0,
+    timeoutMs: 0,
+    userAgent: 'self-signed-test',
+  };
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+function webhookEntry(name: string): Record<string, unknown> {
+  return {
+    name,
+    clientConfig: { url: `https://127.0.0.1:9443/${name}` },
+    rules: [
+      { apiGroups: ['example.com'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['widgets'] },
+    ],
+    admissionReviewVersions: ['v1'],
+    sideEffects: 'None',
+    failurePolicy: 'Fail',
+  };
+}
+
+describe('SelfSignedCertificates', () => {
+  it('creates the CA and serving certificate in a Secret, rotates at 2/3 of life on the clock, and injects the CA bundle', async () => {
+    const client = newClient(config);
+    await client.create(Validating, {
+      apiVersion: Validating.apiVersion,
+      kind: Validating.kind,
+      metadata: { name: 'widgets' },
+      webhooks: [webhookEntry('vwidget.example.com'), webhookEntry('vwidget2.example.com')],
+    } as KubeObject);
+    await client.create(Mutating, {
+      apiVersion: Mutating.apiVersion,
+      kind: Mutating.kind,
+      metadata: { name: 'widgets' },
+      webhooks: [webhookEntry('mwidget.example.com')],
+    } as KubeObject);
+    await client.create(CRD, {
+      apiVersion: CRD.apiVersion,
+      kind: CRD.kind,
+      metadata: { name: 'widgets.example.com' },
+      spec: {
+        group: 'example.com',
+        names: { kind: 'Widget', plural: 'widgets', singular: 'widget', listKind: 'WidgetList' },
+        scope: 'Namespaced',
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+          {
+            name: 'v1alpha1',
+            served: true,
+            storage: false,
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        ],
+        conversion: {
+          strategy: 'Webhook',
+          webhook: {
+            clientConfig: { url: 'https://127.0.0.1:9443/convert' },
+            conversionReviewVersions: ['v1'],
+          },
+        },
+      },
+    } as KubeObject);
+
+    let now = Date.parse('2026-01-01T00:00:00Z');
+    const certs = new SelfSignedCertificates({
+      client,
+      secret: { name: 'webhook-certs', namespace: 'default' },
+      names: [...serviceDNSNames('webhook-service', 'system'), '127.0.0.1'],
+      now: () => now,
+      checkIntervalMs: 0,
+      inject: {
+        validatingWebhookConfigurations: ['widgets'],
+        mutatingWebhookConfigurations: ['widgets', 'absent'],
+        customResourceDefinitions: ['widgets.example.com'],
+      },
+    });
+    const web = new WebhookServer({ bindAddress: '127.0.0.1:0', certificateSource: certs });
+    web.register('/v', new AdmissionWebhook('v', () => ({ allowed: true })));
+    const ac = new AbortController();
+    const running = web.start(ac.signal);
+    await web.ready();
+    const port = web.port() as number;
+
+    const secret = (await client.get(Secret, {
+      name: 'webhook-certs',
+      namespace: 'default',
+    })) as KubeObject & { data: Record<string, string> };
+    expect(Object.keys(secret.data).sort()).toEqual([
+      'ca-bundle.crt',
+      'ca.crt',
+      'ca.key',
+      'tls.crt',
+      'tls.key',
+    ]);
+    const serving1 = new X509Certificate(certs.current().cert);
+    expect(serving1.subjectAltName).toContain('DNS:webhook-service.system.svc');
+    expect(serving1.subjectAltName).toContain('IP Address:127.0.0.1');
+    expect(Date.parse(serving1.validTo) - now).toBeGreaterThan(364 * DAY);
+    const bundle1 = certs.caBundle();
+    const caOf = (b: string): string[] =>
+      Buffer.from(b, 'base64')
+        .toString()
+        .match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+
+    const injected = async (): Promise<string[]> => {
+      const v = (await client.get(Validating, { name: 'widgets' })) as KubeObject & {
+        webhooks: { clientConfig: { caBundle?: string; url?: string }; rules: unknown[] }[];
+      };
+      const m = (await client.get(Mutating, { name: 'widgets' })) as KubeObject & {
+        webhooks: { clientConfig: { caBundle?: string } }[];
+      };
+      const c = (await client.get(CRD, { name: 'widgets.example.com' })) as KubeObject & {
+        spec: { conversion: { webhook: { clientConfig: { caBundle?: string; url?: string } } } };
+      };
+      // the rest of each webhook stays as the installer wrote it
+      expect(v.webhooks.map((w) => [w.clientConfig.url, w.rules.length])).toEqual([
+        ['https://127.0.0.1:9443/vwidget.example.com', 1],
+        ['https://127.0.0.1:9443/vwidget2.example.com', 1],
+      ]);
+      expect(c.spec.conversion.webhook.clientConfig.url).toBe('https://127.0.0.1:9443/convert');
+      return [
+        ...v.webhooks.map((w) => w.clientConfig.caBundle ?? ''),
+        ...m.webhooks.map((w) => w.clientConfig.caBundle ?? ''),
+        c.spec.conversion.webhook.clientConfig.caBundle ?? '',
+      ];
+    };
+    expect(await injected()).toEqual([bundle1, bundle1, bundle1, bundle1]);
+    const v = (await client.get(Validating, { name: 'widgets' })) as KubeObject;
+    expect(v.metadata?.managedFields?.map((f) => f.manager)).toContain('kubeloop-webhook-cainjector');
+
+    // before 2/3 of the year nothing changes
+    now += 200 * DAY;
+    expect(await certs.refresh()).toBe(false);
+    const call = () => post(port, '/v', JSON.stringify(admissionReview({})), caOf(certs.caBundle()));
+    expect((await call()).status).toBe(200);
+
+    // past 2/3, step 1: a new CA joins the bundle (new first, old kept) and is injected; the old pair is still
+    // served, so requests of an API server with either bundle succeed during the swap
+    now += 50 * DAY;
+    const during = Array.from({ length: 20 }, () =>
+      post(port, '/v', JSON.stringify(admissionReview({})), caOf(bundle1)),
+    );
+    expect(await certs.refresh()).toBe(false);
+    expect((await Promise.all(during)).map((r) => r.status)).toEqual(Array(20).fill(200));
+    const bundle2 = certs.caBundle();
+    expect(caOf(bundle2)).toHaveLength(2);
+    expect(caOf(bundle2)[1]).toBe(caOf(bundle1)[0]);
+    expect(await injected()).toEqual([bundle2, bundle2, bundle2, bundle2]);
+    expect((await post(port, '/v', JSON.stringify(admissionReview({})), caOf(bundle1))).status).toBe(200);
+
+    // step 2, promoteAfterMs later: the new pair is served; the injected bundle trusts it, in-flight requests too
+    now += 5 * 60_000;
+    const swap = Array.from({ length: 20 }, () =>
+      post(port, '/v', JSON.stringify(admissionReview({})), caOf(bundle2)),
+    );
+    expect(await certs.refresh()).toBe(true);
+    expect((await Promise.all(swap)).map((r) => r.status)).toEqual(Array(20).fill(200));
+    expect(certs.rotations).toBe(3);
+    const served = await call();
+    expect(served.status).toBe(200);
+    expect(new X509Certificate(Buffer.from(served.peerCertPem ?? '', 'base64')).fingerprint256).toBe(
+      new X509Certificate(certs.current().cert).fingerprint256,
+    );
+    expect(caOf(certs.caBundle())).toEqual(caOf(bundle2));
+    expect(Date.parse(new X509Certificate(certs.current().cert).validTo) - now).toBeGreaterThan(364 * DAY);
+
+    // a second replica reading the same Secret gets the same pair and does not rotate
+    const replica = new SelfSignedCertificates({
+      client,
+      secret: { name: 'webhook-certs', namespace: 'default' },
+      names: ['x'],
+      now: () => now,
+      checkIntervalMs: 0,
+    });
+    await replica.start(new AbortController().signal);
+    expect(replica.current().cert).toBe(certs.current().cert);
+    expect(replica.rotations).toBe(0);
+    ac.abort();
+    await running;
+  });
+
+  it('a replica that is not elected does not inject', async () => {
+    const client = newClient(config);
+    let elected = false;
+    const certs = new SelfSignedCertificates({
+      client,
+      secret: { name: 'standby-certs', namespace: 'default' },
+      names: ['127.0.0.1'],
+      checkIntervalMs: 0,
+      inject: { validatingWebhookConfigurations: ['widgets'] },
+      elected: () => new Promise(() => {}),
+    });
+    const started = certs.start(new AbortController().signal).then(() => {
+      elected = true;
+    });
+    await expect
+      .poll(async () =>
+        client.get(Secret, { name: 'standby-certs', namespace: 'default' }).then(
+          () => true,
+          () => false,
+        ),
+      )
+      .toBe(true);
+    expect(elected).toBe(false);
+    void started;
+    expect(
+      () =>
+        new SelfSignedCertificates({
+          client,
+          secret: { name: 'a', namespace: 'b' },
+          names: [],
+          rotateAtFraction: 0.5,
+        }),
+    ).toThrow(/names/);
+    expect(
+      () =>
+        new SelfSignedCertificates({
+          client,
+          secret: { name: 'a', namespace: 'b' },
+          names: ['a'],
+          rotateAtFraction: 1,
+        }),
+    ).toThrow(/rotateAtFraction/);
+  });
+});
