@@ -18,6 +18,11 @@ export interface BuilderControllerOptions
 export interface BuilderWatchOptions<T extends KubeObject> {
   /** Every predicate must pass an event of this watch (on top of `withEventFilter`). */
   readonly predicates?: readonly Predicate<T>[];
+  /**
+   * Priority of the requests this watch makes for the informer's initial list and resyncs (a finite number;
+   * see `KindSourceOptions.initialListPriority`). @defaultValue `LOW_PRIORITY` (-100)
+   */
+  readonly initialListPriority?: number;
 }
 
 /** Options of {@link ControllerBuilder.owns}. */
@@ -30,6 +35,7 @@ interface WatchEntry {
   readonly kind: Kind;
   readonly handler: EventHandler;
   readonly predicates: readonly Predicate[];
+  readonly initialListPriority?: number | undefined;
 }
 
 const NAME = /^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$/i;
@@ -75,6 +81,7 @@ export class ControllerBuilder {
       kind,
       handler: enqueueRequestForObject(),
       predicates: (options.predicates ?? []) as readonly Predicate[],
+      initialListPriority: options.initialListPriority,
     };
     return this;
   }
@@ -98,6 +105,7 @@ export class ControllerBuilder {
       kind,
       handler: handler as unknown as EventHandler,
       predicates: (options.predicates ?? []) as readonly Predicate[],
+      initialListPriority: options.initialListPriority,
     });
     return this;
   }
@@ -187,6 +195,7 @@ export class ControllerBuilder {
           onlyController: o.options.onlyControllerOwner ?? true,
         }),
         predicates: o.options.predicates ?? [],
+        initialListPriority: o.options.initialListPriority,
       });
     }
     for (const w of this.#watches) entries.push(w);
@@ -196,6 +205,7 @@ export class ControllerBuilder {
           predicates: [...this.#globalPredicates, ...e.predicates],
           logger: log.child({ controller: name }),
           restMapper: mapper,
+          ...(e.initialListPriority !== undefined ? { initialListPriority: e.initialListPriority } : {}),
         }),
       );
     }

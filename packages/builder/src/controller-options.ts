@@ -65,6 +65,13 @@ export interface ControllerOptions {
    * resyncs wait behind live changes. `false`: the plain rate-limiting queue (FIFO). @defaultValue true
    */
   readonly usePriorityQueue?: boolean;
+  /**
+   * The priority queue's fair share (`PriorityQueueOptions.fairnessWindow`): at least one handout in every
+   * `fairnessWindow` goes to the request ready the longest, so initial-list requests are reconciled under any
+   * stream of live changes or self-requeueing keys; `Infinity` for controller-runtime's strict order.
+   * @defaultValue 8
+   */
+  readonly fairnessWindow?: number;
   /** Clock of the queue, the rate limiter and reconcile timing (tests inject a `FakeClock`). @defaultValue the real clock */
   readonly clock?: Clock;
   /** Receives the controller's metrics. */

@@ -83,6 +83,7 @@ export class Controller implements Runnable {
       this.#pq = newPriorityQueue<Request>({
         ...common,
         rateLimiter: options.rateLimiter ?? defaultPriorityQueueRateLimiter(),
+        ...(options.fairnessWindow !== undefined ? { fairnessWindow: options.fairnessWindow } : {}),
       });
       this.queue = this.#pq;
     } else {
@@ -276,13 +277,14 @@ export class Controller implements Runnable {
       return;
     }
     const after = result?.requeueAfterMs ?? 0;
+    const next = result?.priority ?? priority;
     if (after > 0) {
       this.queue.forget(req);
-      if (this.#pq && priority !== undefined) this.#pq.add(req, { after, priority });
+      if (this.#pq && next !== undefined) this.#pq.add(req, { after, priority: next });
       else this.queue.addAfter(req, after);
       observe('requeue_after');
     } else if (result?.requeue) {
-      this.#requeueRateLimited(req, priority);
+      this.#requeueRateLimited(req, next);
       observe('requeue');
     } else {
       this.queue.forget(req);

@@ -17,6 +17,12 @@ export interface Result {
   readonly requeue?: boolean;
   /** Delay in milliseconds before the next reconcile of this request. */
   readonly requeueAfterMs?: number;
+  /**
+   * Priority of the request when it is queued again by this result (`requeue`, `requeueAfterMs`); absent: the
+   * priority it was handed out with (controller-runtime `Result.Priority`). A finite number; only the priority
+   * queue uses it. (A thrown error carries no Result: its retry keeps the request's priority.)
+   */
+  readonly priority?: number;
 }
 
 /**
@@ -39,7 +45,11 @@ export function invalidResult(result: unknown): InvalidResultError | undefined {
   if (result === undefined || result === null) return undefined;
   if (typeof result !== 'object' || Array.isArray(result))
     return new InvalidResultError(`reconcile resolved to ${describe(result)}, not a Result object`);
-  const { requeueAfterMs, requeue } = result as { requeueAfterMs?: unknown; requeue?: unknown };
+  const { requeueAfterMs, requeue, priority } = result as {
+    requeueAfterMs?: unknown;
+    requeue?: unknown;
+    priority?: unknown;
+  };
   if (
     requeueAfterMs !== undefined &&
     (typeof requeueAfterMs !== 'number' || !Number.isFinite(requeueAfterMs) || requeueAfterMs < 0)
@@ -49,6 +59,8 @@ export function invalidResult(result: unknown): InvalidResultError | undefined {
     );
   if (requeue !== undefined && typeof requeue !== 'boolean')
     return new InvalidResultError(`Result.requeue must be a boolean, got ${describe(requeue)}`);
+  if (priority !== undefined && (typeof priority !== 'number' || !Number.isFinite(priority)))
+    return new InvalidResultError(`Result.priority must be a finite number, got ${describe(priority)}`);
   return undefined;
 }
 

@@ -48,10 +48,10 @@ function deliver(
   }
 }
 
-/** The same queue, with requests added at {@link LOW_PRIORITY} unless the handler chose a priority. */
-function lowPriority(queue: HandlerQueue): HandlerQueue {
+/** The same queue, with requests added at `priority` unless the handler chose one. */
+function lowPriority(queue: HandlerQueue, priority: number): HandlerQueue {
   return {
-    add: (req, options) => queue.add(req, { priority: options?.priority ?? LOW_PRIORITY }),
+    add: (req, options) => queue.add(req, { priority: options?.priority ?? priority }),
     handlerError: (err, details) => queue.handlerError(err, details),
   };
 }
@@ -70,6 +70,14 @@ export interface KindSourceOptions<T extends KubeObject> {
   readonly restMapper?: RESTMapper;
   /** Clock for the lookup backoff (tests inject a fake). @defaultValue the real clock */
   readonly clock?: Clock;
+  /**
+   * Priority of the requests made for events of the informer's initial list and for resyncs (controller-runtime
+   * `WithLowPriorityWhenUnchanged` uses `LowPriority`); a handler's explicit priority wins. Ignored by the plain
+   * queue. With the priority queue's fair share these requests still make progress under any stream of
+   * live changes. @throws RangeError (from the constructor) when not a finite number.
+   * @defaultValue {@link LOW_PRIORITY} (-100)
+   */
+  readonly initialListPriority?: number;
 }
 
 /**
@@ -100,6 +108,9 @@ export class KindSource<T extends KubeObject = KubeObject> implements Source {
     this.#handler = handler;
     this.#options = options;
     this.#log = options.logger ?? discardLogger;
+    const p = options.initialListPriority;
+    if (p !== undefined && (typeof p !== 'number' || !Number.isFinite(p)))
+      throw new RangeError(`KindSource initialListPriority must be a finite number, got ${String(p)}`);
   }
 
   start(signal: AbortSignal, queue: HandlerQueue): void {
@@ -113,7 +124,7 @@ export class KindSource<T extends KubeObject = KubeObject> implements Source {
     const ps = this.#options.predicates ?? [];
     const handler = this.#handler;
     const kind = this.#kind.kind;
-    const low = lowPriority(queue);
+    const low = lowPriority(queue, this.#options.initialListPriority ?? LOW_PRIORITY);
     const track = (p: Promise<unknown>): void => {
       const pending = this.#pending;
       if (!pending) return;

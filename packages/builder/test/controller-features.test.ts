@@ -330,6 +330,45 @@ describe('Controller on the test clock (controller-runtime internal/controller)'
     }
   });
 
+  it('Result.priority: a request queued again by its result takes that priority (controller-runtime Result.Priority); absent, it keeps its own', async () => {
+    const clock = new FakeClock();
+    let release!: () => void;
+    const order: string[] = [];
+    let first = true;
+    const c = await run(
+      {
+        async reconcile(_ctx, r) {
+          order.push(r.name);
+          if (r.name === 'block') await new Promise<void>((resolve) => (release = resolve));
+          if (r.name === 'demoted' && first) {
+            first = false;
+            return { requeueAfterMs: 1000, priority: LOW_PRIORITY - 1 };
+          }
+          return undefined;
+        },
+      },
+      { fairnessWindow: Number.POSITIVE_INFINITY, clock },
+    );
+    c.q.add(req('demoted'));
+    await vi.waitFor(() => expect(order).toEqual(['demoted']));
+    c.q.add(req('block'));
+    await vi.waitFor(() => expect(order).toEqual(['demoted', 'block']));
+    clock.step(1000);
+    // 'demoted' is ready again, below the initial-list requests added next.
+    for (let i = 0; i < 2; i++) c.q.add(req(`initial-${i}`), { priority: LOW_PRIORITY });
+    release();
+    await vi.waitFor(() => expect(order).toHaveLength(5));
+    expect(order.slice(2)).toEqual(['initial-0', 'initial-1', 'demoted']);
+    await c.stop();
+  });
+
+  it('Result.priority that is not a finite number is an invalid result (retried as an error)', async () => {
+    const { invalidResult } = await import('../src/reconcile.js');
+    expect(invalidResult({ priority: Number.NaN })?.message).toMatch(/Result.priority/);
+    expect(invalidResult({ priority: '1' })?.message).toMatch(/Result.priority/);
+    expect(invalidResult({ requeue: true, priority: 3 })).toBeUndefined();
+  });
+
   it('reconcile time runs from dequeue, not from enqueue', async () => {
     const clock = new FakeClock();
     const seconds: Record<string, number> = {};

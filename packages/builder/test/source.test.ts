@@ -220,6 +220,30 @@ describe('KindSource (controller-runtime source.Kind)', () => {
     expect(fc.handler()).toBeUndefined();
   });
 
+  it('initialListPriority sets the priority of initial-list and resync requests (C41); a non-finite one is refused', async () => {
+    const fc = fakeCache();
+    const { q, added } = recordingQueue();
+    const src = new KindSource(fc.cache, Widget, enqueueRequestForObject(), {
+      restMapper: new StaticRESTMapper([mapping]),
+      initialListPriority: -5,
+    });
+    const ac = new AbortController();
+    src.start(ac.signal, q);
+    await vi.waitFor(() => expect(fc.handler()).toBeDefined());
+    const h = fc.handler() as ResourceEventHandler;
+    h.onAdd?.(w('listed'), true);
+    h.onAdd?.(w('live'), false);
+    expect(added).toEqual([
+      { namespace: 'ns', name: 'listed', priority: -5 },
+      { namespace: 'ns', name: 'live' },
+    ]);
+    ac.abort();
+    for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, '1' as unknown as number])
+      expect(
+        () => new KindSource(fc.cache, Widget, enqueueRequestForObject(), { initialListPriority: bad }),
+      ).toThrow(/initialListPriority/);
+  });
+
   it('waitForSync resolves only once async handler calls of the initial list have enqueued (controller-runtime waits for the handler registration), so workers never start before them', async () => {
     // An owns() source maps through enqueueRequestForOwner, which awaits a RESTMapper lookup: before, the
     // source reported synced while those adds were still pending, the workers took the for() request and the

@@ -26,6 +26,7 @@ export {
 export { newPriorityQueue } from './priority-queue.js';
 export {
   type AddOptions,
+  DEFAULT_FAIRNESS_WINDOW,
   type GetWithPriorityResult,
   LOW_PRIORITY,
   type PriorityQueue,

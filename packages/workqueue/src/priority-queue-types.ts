@@ -3,6 +3,9 @@ import type { QueueOptions } from './queue.js';
 import type { RateLimiter } from './rate-limiters.js';
 import type { RateLimitingQueue } from './rate-limiting-queue.js';
 
+/** Default of {@link PriorityQueueOptions.fairnessWindow}. */
+export const DEFAULT_FAIRNESS_WINDOW = 8;
+
 /**
  * Priority given to events that are not real changes: an informer's initial list and periodic resyncs
  * (controller-runtime `handler.LowPriority`). Higher numbers are handed out first; the default is 0.
@@ -38,6 +41,13 @@ export type GetWithPriorityResult<T> =
  *   time of the two adds.
  * - Order: ready items are handed out by priority (highest first), FIFO within a priority by the time they
  *   became ready; raising a queued item's priority puts it at the end of its new priority level.
+ * - Fair share (not in controller-runtime, whose strict order lets a few keys that requeue themselves starve
+ *   an initial list: controller-runtime issue 3496): after `fairnessWindow − 1` handouts in a row from the
+ *   highest priority while lower-priority items wait, the next handout is the item that has been ready the
+ *   longest, whatever its priority. Bound: an item is handed out within `fairnessWindow × (N + 1)` handouts
+ *   after it became ready, N being the number of items ready at that moment — whatever is added after it,
+ *   at any priority. With W workers whose reconciles take at most d, that is at most
+ *   `fairnessWindow × (N + 1) × d / W` of waiting (plus the time a handout waits for a free worker).
  * - As in every queue here, a key is never handed to two workers at once: a key added while being
  *   processed waits (keeping its place) until `done`.
  * - `get` after `shutDown` resolves `shutdown: true` at once (no draining of queued items).
@@ -64,6 +74,13 @@ export interface PriorityQueue<T> extends RateLimitingQueue<T> {
 export interface PriorityQueueOptions<T> extends QueueOptions<T> {
   /** Limiter for `addRateLimited` / `rateLimited: true` (default exponential 5 ms → 1000 s, no bucket). */
   rateLimiter?: RateLimiter<unknown>;
+  /**
+   * Fair share: at least one handout in every `fairnessWindow` goes to the item ready the longest when
+   * lower-priority items wait (see {@link PriorityQueue}); an integer >= 2, or `Infinity` for controller-runtime's
+   * strict priority order (lower priorities can then starve). Anything else throws InvalidArgumentError.
+   * @defaultValue 8 ({@link DEFAULT_FAIRNESS_WINDOW})
+   */
+  fairnessWindow?: number;
 }
 
 /** What {@link PriorityQueue.tryGetWithPriority} returns: a ready item, now being processed, and its priority. */

@@ -6,12 +6,13 @@ import { KeepAlive } from './internal/keep-alive.js';
 import { PriorityLevels } from './internal/priority-levels.js';
 import { QueueMetrics } from './internal/queue-metrics.js';
 import { Ring } from './internal/ring.js';
-import type {
-  AddOptions,
-  GetWithPriorityResult,
-  PriorityQueue,
-  PriorityQueueOptions,
-  ReadyItem,
+import {
+  type AddOptions,
+  DEFAULT_FAIRNESS_WINDOW,
+  type GetWithPriorityResult,
+  type PriorityQueue,
+  type PriorityQueueOptions,
+  type ReadyItem,
 } from './priority-queue-types.js';
 import type { GetResult, KeyFn, QueueDebugSizes, QueueInspection } from './queue.js';
 import { defaultPriorityQueueRateLimiter, type RateLimiter } from './rate-limiters.js';
@@ -38,6 +39,8 @@ interface Entry<T> extends DelayedEntry {
   state: State;
   /** Whether the key is handed out and not yet `done`. */
   processing: boolean;
+  /** Its place in the order of becoming ready (set by the ready levels; the fair share picks the lowest). */
+  stamp: number;
 }
 
 const SHUTDOWN: GetWithPriorityResult<never> = Object.freeze({
@@ -60,8 +63,8 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
   readonly rateLimiter: RateLimiter<unknown>;
   /** key → its entry, for every key that is queued (any state) or being processed. */
   private readonly entries = new Map<unknown, Entry<T>>();
-  /** Ready entries by priority (a replaced entry is marked Dead and skipped). */
-  private readonly ready = new PriorityLevels<Entry<T>>((e) => e.state === State.Ready);
+  /** Ready entries by priority (a replaced entry is marked Dead and skipped), with the fair share. */
+  private readonly ready: PriorityLevels<Entry<T>>;
   private parkedCount = 0;
   private processingCount = 0;
   /** Entries waiting for their ready time. */
@@ -79,6 +82,10 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
   private readonly spare: Entry<T>[] = [];
 
   constructor(options: PriorityQueueOptions<T>) {
+    this.ready = new PriorityLevels<Entry<T>>(
+      (e) => e.state === State.Ready,
+      checkFairnessWindow(options.fairnessWindow),
+    );
     this.clock = options.clock ?? realClock;
     this.keepAlive = new KeepAlive(this.clock);
     this.waiting = new DelayHeap<Entry<T>>(
@@ -339,7 +346,17 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
   private newEntry(key: unknown, item: T, priority: number, processing: boolean): Entry<T> {
     const e = this.spare.pop();
     if (e === undefined)
-      return { key, item, priority, readyAt: 0, seq: 0, state: State.Idle, index: -1, processing };
+      return {
+        key,
+        item,
+        priority,
+        readyAt: 0,
+        seq: 0,
+        state: State.Idle,
+        index: -1,
+        processing,
+        stamp: 0,
+      };
     e.key = key;
     e.item = item;
     e.priority = priority;
@@ -358,6 +375,14 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
     e.item = undefined as T;
     this.spare.push(e);
   }
+}
+
+function checkFairnessWindow(w: number | undefined): number {
+  if (w === undefined) return DEFAULT_FAIRNESS_WINDOW;
+  if (w === Number.POSITIVE_INFINITY || (Number.isInteger(w) && w >= 2)) return w;
+  throw new InvalidArgumentError(
+    `newPriorityQueue: options.fairnessWindow must be an integer >= 2 or Infinity, got ${String(w)}`,
+  );
 }
 
 /** Finished-key entries kept for reuse at most (tens of KiB). */

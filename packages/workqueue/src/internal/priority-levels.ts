@@ -14,8 +14,18 @@ interface Level<E> {
  * B-tree ordered by priority, then by the time they became ready: the same order). An entry leaves its level
  * lazily: when {@link PriorityLevels.unlink} is called for it, it stays in its FIFO and `isLive` must then
  * say `false` for it, so `pop` skips it.
+ *
+ * Fair share: with a finite `fairnessWindow` W, after W − 1 pops in a row from the highest level while lower
+ * levels held live entries, the next pop takes the live entry that became ready first, whatever its level (the
+ * oldest head of the FIFOs; O(levels)). Every push stamps the entry with a rising sequence number, so "first"
+ * is the order in which entries became ready. Bound, for a waiting entry x: a fair pop takes an entry stamped
+ * no later than x, and so does a pop from the highest level while x is in it (its FIFO head); a run of pops
+ * that take none such is made only of highest-level pops while x waits below, each counted, so it is at most
+ * W − 1 long; and the entries stamped before x only get fewer (a re-pushed entry gets a new stamp). So x is
+ * popped within W·(N + 1) pops, N being the number of live entries when x was pushed — whatever is pushed
+ * after it, at whatever priority.
  */
-export class PriorityLevels<E extends { readonly priority: number }> {
+export class PriorityLevels<E extends { readonly priority: number; stamp: number }> {
   /** Non-empty levels, highest priority first. */
   private levels: Level<E>[] = [];
   private readonly byPriority = new Map<number, Level<E>>();
@@ -28,8 +38,19 @@ export class PriorityLevels<E extends { readonly priority: number }> {
   /** The level pushed to last while it is in the list: most pushes go to one priority, without a look-up. */
   private recent: Level<E> | undefined;
 
-  /** @param isLive - whether an entry met in a FIFO still belongs there. */
-  constructor(private readonly isLive: (e: E) => boolean) {}
+  /** Stamp of the next pushed entry (its place in the order of becoming ready). */
+  private nextStamp = 0;
+  /** Pops in a row from the highest level while lower levels held live entries. */
+  private bypassed = 0;
+
+  /**
+   * @param isLive - whether an entry met in a FIFO still belongs there.
+   * @param fairnessWindow - W above (an integer >= 2), or `Infinity` for strict priority order.
+   */
+  constructor(
+    private readonly isLive: (e: E) => boolean,
+    private readonly fairnessWindow = Number.POSITIVE_INFINITY,
+  ) {}
 
   /** Live entries over every level. */
   get size(): number {
@@ -68,6 +89,7 @@ export class PriorityLevels<E extends { readonly priority: number }> {
     }
     this.recent = level;
     level.live++;
+    e.stamp = this.nextStamp++;
     level.fifo.push(e);
   }
 
@@ -77,25 +99,67 @@ export class PriorityLevels<E extends { readonly priority: number }> {
     (this.byPriority.get(priority) as Level<E>).live--;
   }
 
-  /** Removes and returns the first live entry of the highest level, dropping levels that run empty. */
+  /**
+   * Removes and returns the first live entry of the highest level — or, when that level has been preferred
+   * `fairnessWindow − 1` times in a row over waiting lower levels, the oldest live entry of any level —
+   * dropping levels that run empty.
+   */
   pop(): E | undefined {
     if (this.liveCount === 0) return undefined;
-    for (;;) {
-      const level = this.levels[0] as Level<E>;
-      if (level.live > 0) {
-        for (;;) {
-          const e = level.fifo.shift() as E;
-          if (!this.isLive(e)) continue;
-          level.live--;
-          this.liveCount--;
-          if (this.liveCount === 0)
-            this.clear(); // every level left holds only dead entries
-          else if (level.live === 0) this.dropFirst();
-          return e;
-        }
-      }
+    let top = this.levels[0] as Level<E>;
+    while (top.live === 0) {
       this.dropFirst();
+      top = this.levels[0] as Level<E>;
     }
+    if (this.liveCount === top.live) this.bypassed = 0;
+    else if (this.bypassed >= this.fairnessWindow - 1) {
+      this.bypassed = 0;
+      return this.popOldest();
+    } else this.bypassed++;
+    for (;;) {
+      const e = top.fifo.shift() as E;
+      if (!this.isLive(e)) continue;
+      top.live--;
+      this.liveCount--;
+      if (this.liveCount === 0)
+        this.clear(); // every level left holds only dead entries
+      else if (top.live === 0) this.dropFirst();
+      return e;
+    }
+  }
+
+  /** Removes and returns the live entry stamped first, over every level (there is one). */
+  private popOldest(): E {
+    let best: Level<E> | undefined;
+    let bestAt = 0;
+    let bestStamp = Number.POSITIVE_INFINITY;
+    const levels = this.levels;
+    for (let i = 0; i < levels.length; i++) {
+      const level = levels[i] as Level<E>;
+      if (level.live === 0) continue;
+      let head = level.fifo.peek() as E;
+      while (!this.isLive(head)) {
+        level.fifo.shift();
+        head = level.fifo.peek() as E;
+      }
+      if (head.stamp < bestStamp) {
+        best = level;
+        bestAt = i;
+        bestStamp = head.stamp;
+      }
+    }
+    const level = best as Level<E>;
+    const e = level.fifo.shift() as E;
+    level.live--;
+    this.liveCount--;
+    if (this.liveCount === 0)
+      this.clear(); // every level left holds only dead entries
+    else if (level.live === 0) {
+      levels.splice(bestAt, 1);
+      this.byPriority.delete(level.priority);
+      this.retire(level);
+    }
+    return e;
   }
 
   clear(): void {

@@ -27,6 +27,11 @@ export class Ring<T> {
     this.size++;
   }
 
+  /** The oldest value without removing it; `undefined` when empty. */
+  peek(): T | undefined {
+    return this.size === 0 ? undefined : this.buf[this.head];
+  }
+
   /** Removes and returns the oldest value; `undefined` when empty. */
   shift(): T | undefined {
     if (this.size === 0) return undefined;
