@@ -5,16 +5,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 const allowed = {
-  config: [],
-  client: ['config'],
-  workqueue: [],
-  cache: ['client', 'config'],
-  builder: ['cache', 'client', 'config', 'workqueue'],
-  envtest: ['config'],
+  // what every layer shares (clock, logger, abort/deadline, backoff, base error): it imports nothing of ours
+  core: [],
+  config: ['core'],
+  client: ['config', 'core'],
+  workqueue: ['core'],
+  cache: ['client', 'config', 'core'],
+  builder: ['cache', 'client', 'config', 'core', 'workqueue'],
+  envtest: ['config', 'core'],
   // the chaos harness: envtest and builder (and the layers the builder stands on, for kinds and configs)
-  testing: ['builder', 'client', 'config', 'envtest'],
+  testing: ['builder', 'client', 'config', 'core', 'envtest'],
   // admission/conversion webhooks: the manager's runnables, the client (kinds, certificates' Secret), config
-  webhook: ['builder', 'client', 'config'],
+  webhook: ['builder', 'client', 'config', 'core'],
 };
 
 const root = path.resolve(import.meta.dirname, '..');

@@ -2,7 +2,8 @@
 // Pack-and-install check: packs every public @kubeloop package exactly as `npm publish` would (npm pack), then,
 // in empty temporary projects that see only those tarballs (plus the npm registry for third-party
 // dependencies), installs one layer at a time and runs a small program against it:
-//   1. @kubeloop/workqueue alone: a rate-limited queue processes keys; require() behaves as documented;
+//   1. @kubeloop/workqueue alone (with @kubeloop/core, its one dependency): a rate-limited queue processes keys,
+//      also on core's FakeClock from the `@kubeloop/core/testing` subpath; require() behaves as documented;
 //   2. @kubeloop/config + @kubeloop/client: list pods from an API server started from the envtest tarball;
 //   3. @kubeloop/builder (and what it depends on): the seed's PodCounter reaches the server's pod count;
 //   4. @kubeloop/webhook: a validator denies and a defaulter patches an AdmissionReview.
@@ -100,9 +101,10 @@ function run(dir, file, source, timeoutMs = 60_000) {
 }
 
 // 1. The work queue alone.
-check('@kubeloop/workqueue alone: installs without other @kubeloop packages and processes keys', () => {
+check('@kubeloop/workqueue alone: installs with only @kubeloop/core and processes keys', () => {
   const { dir, installed } = project('only-workqueue', ['@kubeloop/workqueue']);
-  if (installed.join() !== '@kubeloop/workqueue') throw new Error(`installed ${installed.join(', ')}`);
+  if (installed.join() !== '@kubeloop/core,@kubeloop/workqueue')
+    throw new Error(`installed ${installed.join(', ')}`);
   const out = run(
     dir,
     'queue.mjs',
@@ -121,6 +123,21 @@ console.log(seen.sort().join(','));
 `,
   );
   if (out.trim() !== 'a,b,c') throw new Error(`queue printed ${out}`);
+  const delayed = run(
+    dir,
+    'fake-clock.mjs',
+    `import { FakeClock } from '@kubeloop/core/testing';
+import { newDelayingQueue } from '@kubeloop/workqueue';
+const clock = new FakeClock();
+const q = newDelayingQueue({ clock });
+q.addAfter('a', 1000);
+const before = q.len();
+clock.step(1000);
+console.log(before, q.len());
+q.shutDown();
+`,
+  );
+  if (delayed.trim() !== '0 1') throw new Error(`delaying queue on the fake clock printed ${delayed}`);
   // ESM only: require() works where Node can require ES modules (22.12+ and 20.19+), else ERR_REQUIRE_ESM.
   const cjs = (() => {
     try {

@@ -11,8 +11,9 @@
 import { createRequire } from 'node:module';
 import { type Logger, setupSignalHandler } from '@kubeloop/builder';
 import { resolveLeaseNamespace } from '@kubeloop/builder/leaderelection';
-import { newClient, onAbort } from '@kubeloop/client';
+import { newClient } from '@kubeloop/client';
 import { getConfig, type RestConfig } from '@kubeloop/config';
+import { onAbort } from '@kubeloop/core';
 import type { Environment } from '@kubeloop/envtest';
 import { startChurn } from './churn.js';
 import { type CliOptions, parseCli, UsageError } from './cli-options.js';

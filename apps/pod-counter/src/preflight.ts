@@ -1,6 +1,6 @@
-import { withDeadline } from '@kubeloop/client';
 import { Transport } from '@kubeloop/client/transport';
 import type { RestConfig } from '@kubeloop/config';
+import { withDeadline } from '@kubeloop/core';
 
 /** How long the start-up reachability check waits for the API server, in ms. */
 export const REACHABILITY_TIMEOUT_MS = 15_000;

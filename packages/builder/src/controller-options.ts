@@ -1,5 +1,7 @@
 /** What a controller is configured with and reports through: its options, metrics hook and errors. */
-import type { Clock, MetricsProvider, RateLimiter } from '@kubeloop/workqueue';
+
+import type { Clock } from '@kubeloop/core';
+import type { MetricsProvider, RateLimiter } from '@kubeloop/workqueue';
 import type { Logger } from './logger.js';
 
 /** How one reconcile ended, as controller-runtime's `controller_runtime_reconcile_total{result}` labels it. */

@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { onAbort, withDeadline } from '@kubeloop/client';
+import { type Clock, onAbort, realClock, withDeadline } from '@kubeloop/core';
 import {
-  type Clock,
   defaultControllerRateLimiter,
   defaultPriorityQueueRateLimiter,
   newPriorityQueue,
   newRateLimitingQueue,
   type PriorityQueue,
   type RateLimitingQueue,
-  realClock,
 } from '@kubeloop/workqueue';
 import {
   ControllerError,

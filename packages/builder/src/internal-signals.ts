@@ -1,4 +1,4 @@
-import { onAbort, withDeadline } from '@kubeloop/client';
+import { onAbort, withDeadline } from '@kubeloop/core';
 
 /**
  * A signal aborted when `parent` aborts or after `ms` milliseconds, whichever comes first: the client's

@@ -1,4 +1,4 @@
-import { discardLogger, type Logger } from '@kubeloop/client';
+import { discardLogger, type Logger } from '@kubeloop/core';
 import { type DestinationStream, type LevelWithSilent, pino, stdSerializers } from 'pino';
 
 export { discardLogger, type Logger };

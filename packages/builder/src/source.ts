@@ -1,19 +1,14 @@
 import type { Cache, ResourceEventHandlerRegistration } from '@kubeloop/cache';
 import { objectOfDelete } from '@kubeloop/cache';
 import {
-  Backoff,
-  type Clock,
   gvkOf,
   gvkString,
   isNoMatchError,
   type Kind,
   type KubeObject,
-  onAbort,
   type RESTMapper,
-  realClock,
-  sleep,
-  withDeadline,
 } from '@kubeloop/client';
+import { Backoff, type Clock, onAbort, realClock, sleep, withDeadline } from '@kubeloop/core';
 import { LOW_PRIORITY } from '@kubeloop/workqueue';
 import type { EventHandler, HandlerQueue } from './handler.js';
 import { whenAborted } from './internal-signals.js';

@@ -1,4 +1,5 @@
-import { FakeClock, ItemExponentialFailureRateLimiter, LOW_PRIORITY } from '@kubeloop/workqueue';
+import { FakeClock } from '@kubeloop/core/testing';
+import { ItemExponentialFailureRateLimiter, LOW_PRIORITY } from '@kubeloop/workqueue';
 import { Registry } from 'prom-client';
 import { describe, expect, it, vi } from 'vitest';
 import {

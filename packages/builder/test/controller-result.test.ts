@@ -1,4 +1,5 @@
-import { FakeClock, ItemExponentialFailureRateLimiter } from '@kubeloop/workqueue';
+import { FakeClock } from '@kubeloop/core/testing';
+import { ItemExponentialFailureRateLimiter } from '@kubeloop/workqueue';
 import { describe, expect, it, vi } from 'vitest';
 import {
   Controller,

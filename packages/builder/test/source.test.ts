@@ -1,7 +1,6 @@
 import { getEventListeners } from 'node:events';
 import type { Cache, ResourceEventHandler } from '@kubeloop/cache';
 import {
-  FakeClock,
   type KubeObject,
   kind,
   NoKindMatchError,
@@ -9,6 +8,7 @@ import {
   StaticRESTMapper,
   StatusError,
 } from '@kubeloop/client';
+import { FakeClock } from '@kubeloop/core/testing';
 import { LOW_PRIORITY } from '@kubeloop/workqueue';
 import { describe, expect, it, vi } from 'vitest';
 import {

@@ -1,16 +1,15 @@
 import {
   type Client,
-  type Clock,
   type FieldSelectorInput,
   formatFieldSelector,
   formatLabelSelector,
   type Kind,
   type KubeObject,
   type LabelSelectorInput,
-  type Logger,
   parseFieldSelector,
   parseLabelSelector,
 } from '@kubeloop/client';
+import type { Clock, Logger } from '@kubeloop/core';
 import { CacheOptionsError } from './cache-errors.js';
 import { checkReflectorOptions } from './reflector-options.js';
 import type { SharedIndexInformerOptions } from './shared-index-informer.js';

@@ -6,7 +6,6 @@
  * `hasSynced`, tombstones for deletes found by a relist) and the per-kind `InformerCache` whose `Reader`
  * serves reads from memory. Mirrors client-go `tools/cache` and controller-runtime `pkg/cache`.
  */
-export type { BackoffOptions } from '@kubeloop/client';
 export {
   CacheNotStartedError,
   CacheOptionsError,

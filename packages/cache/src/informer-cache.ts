@@ -1,5 +1,4 @@
 import {
-  discardLogger,
   fieldRequirementsOf,
   type GetOptions,
   gvkOf,
@@ -7,7 +6,6 @@ import {
   type Kind,
   type KubeObject,
   type ListOptions,
-  type Logger,
   matchesLabelRequirements,
   NoKindMatchError,
   newNotFound,
@@ -16,6 +14,7 @@ import {
   type Reader,
   StatusError,
 } from '@kubeloop/client';
+import { discardLogger, type Logger } from '@kubeloop/core';
 import {
   CacheNotStartedError,
   CacheOptionsError,

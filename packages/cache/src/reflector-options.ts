@@ -1,4 +1,5 @@
-import type { BackoffOptions, Clock, KubeObject, Logger } from '@kubeloop/client';
+import type { KubeObject } from '@kubeloop/client';
+import type { BackoffOptions, Clock, Logger } from '@kubeloop/core';
 import type { WatchListSupport } from './watch-list-support.js';
 
 /** ReflectorStore knows how to take what a reflector sees: a full listing, then single changes. */

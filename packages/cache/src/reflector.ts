@@ -1,20 +1,15 @@
 import {
   asStatusError,
-  Backoff,
-  type Clock,
-  discardLogger,
   isExpired,
   isReplyTooLarge,
   isTooManyRequests,
   type KubeObject,
-  type Logger,
-  realClock,
   retryAfterSecondsOf,
   StatusError,
-  sleep,
   WatchDecodeError,
   type WatchEvent,
 } from '@kubeloop/client';
+import { Backoff, type Clock, discardLogger, type Logger, realClock, sleep } from '@kubeloop/core';
 import { childController, onAbort } from './internal/abort.js';
 import { type ListResult, pagedList } from './list-pager.js';
 import type { ListerWatcher } from './list-watch.js';

@@ -1,12 +1,5 @@
-import {
-  type Clock,
-  discardLogger,
-  isNoMatchError,
-  isNotFound,
-  type KubeObject,
-  type Logger,
-  realClock,
-} from '@kubeloop/client';
+import { isNoMatchError, isNotFound, type KubeObject } from '@kubeloop/client';
+import { type Clock, discardLogger, type Logger, realClock } from '@kubeloop/core';
 import { CompactIndexer } from './compact-store.js';
 import type { Indexers } from './indexes.js';
 import {

@@ -1,4 +1,5 @@
-import type { Clock, KubeObject, Logger } from '@kubeloop/client';
+import type { KubeObject } from '@kubeloop/client';
+import type { Clock, Logger } from '@kubeloop/core';
 import {
   type HandlerOptions,
   handlerResyncMs,

@@ -1,4 +1,4 @@
-import { type Clock, realClock } from '@kubeloop/client';
+import { type Clock, realClock } from '@kubeloop/core';
 
 /** Default of {@link WatchListSupportOptions.reprobeIntervalMs}: 10 minutes. */
 export const DEFAULT_WATCH_LIST_REPROBE_MS = 10 * 60_000;

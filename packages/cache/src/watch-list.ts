@@ -1,4 +1,5 @@
-import { type Clock, type KubeObject, StatusError, type WatchEvent } from '@kubeloop/client';
+import { type KubeObject, StatusError, type WatchEvent } from '@kubeloop/client';
+import type { Clock } from '@kubeloop/core';
 import { onAbort } from './internal/abort.js';
 import type { ListerWatcher } from './list-watch.js';
 import { keyOf, WatchListEndedError } from './watch-errors.js';

@@ -1,4 +1,5 @@
-import { ConfigMap, FakeClock, type KubeObject, SelectorParseError } from '@kubeloop/client';
+import { ConfigMap, type KubeObject, SelectorParseError } from '@kubeloop/client';
+import { FakeClock } from '@kubeloop/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InformerCache } from '../src/index.js';
 import { FakeClient } from './support/fake-client.js';

@@ -1,4 +1,5 @@
-import { ConfigMap, FakeClock, type KubeObject, kind } from '@kubeloop/client';
+import { ConfigMap, type KubeObject, kind } from '@kubeloop/client';
+import { FakeClock } from '@kubeloop/core/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   InformerCache,

@@ -1,4 +1,6 @@
-import { ConfigMap, FakeClock, type KubeObject, type Logger, StatusError } from '@kubeloop/client';
+import { ConfigMap, type KubeObject, StatusError } from '@kubeloop/client';
+import type { Logger } from '@kubeloop/core';
+import { FakeClock } from '@kubeloop/core/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   CacheNotStartedError,

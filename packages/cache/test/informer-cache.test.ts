@@ -1,7 +1,6 @@
 import { getEventListeners } from 'node:events';
 import {
   ConfigMap,
-  FakeClock,
   type Kind,
   type KubeObject,
   kind,
@@ -9,6 +8,7 @@ import {
   SelectorParseError,
   StatusError,
 } from '@kubeloop/client';
+import { FakeClock } from '@kubeloop/core/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   CacheNotStartedError,

@@ -1,5 +1,7 @@
 import { getEventListeners } from 'node:events';
-import { FakeClock, type KubeObject, type Logger } from '@kubeloop/client';
+import type { KubeObject } from '@kubeloop/client';
+import type { Logger } from '@kubeloop/core';
+import { FakeClock } from '@kubeloop/core/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   composeTransforms,

@@ -1,4 +1,5 @@
-import { FakeClock, type KubeObject, type ObjectList } from '@kubeloop/client';
+import type { KubeObject, ObjectList } from '@kubeloop/client';
+import { FakeClock } from '@kubeloop/core/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { type ListCallOptions, type ListerWatcher, Reflector, SharedIndexInformer } from '../src/index.js';
 import { pagedList } from '../src/list-pager.js';

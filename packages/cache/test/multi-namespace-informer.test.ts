@@ -1,5 +1,7 @@
 import { getEventListeners } from 'node:events';
-import { ConfigMap, discardLogger, FakeClock, type KubeObject } from '@kubeloop/client';
+import { ConfigMap, type KubeObject } from '@kubeloop/client';
+import { discardLogger } from '@kubeloop/core';
+import { FakeClock } from '@kubeloop/core/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { InformerError, listWatchFor, SharedIndexInformer } from '../src/index.js';
 import { StoreError } from '../src/indexes.js';

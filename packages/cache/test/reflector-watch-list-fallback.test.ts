@@ -1,4 +1,5 @@
-import { FakeClock, type KubeObject, WatchDecodeError, type WatchEvent } from '@kubeloop/client';
+import { type KubeObject, WatchDecodeError, type WatchEvent } from '@kubeloop/client';
+import { FakeClock } from '@kubeloop/core/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   type ListerWatcher,

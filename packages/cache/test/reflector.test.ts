@@ -2,7 +2,8 @@ import { getEventListeners } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FakeClock, type KubeObject, type ObjectList, StatusError, WatchDecodeError } from '@kubeloop/client';
+import { type KubeObject, type ObjectList, StatusError, WatchDecodeError } from '@kubeloop/client';
+import { FakeClock } from '@kubeloop/core/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   INITIAL_EVENTS_END_ANNOTATION,

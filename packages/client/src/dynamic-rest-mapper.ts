@@ -1,5 +1,5 @@
+import { type Clock, realClock } from '@kubeloop/core';
 import { LRUCache } from 'lru-cache';
-import { type Clock, realClock } from './clock.js';
 import {
   AGGREGATED_DISCOVERY_ACCEPT,
   type AggregatedList,

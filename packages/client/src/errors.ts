@@ -1,5 +1,5 @@
+import { BrandedError } from '@kubeloop/core';
 import type { V1Status } from '@kubernetes/client-node';
-import { BrandedError } from './brand.js';
 
 /**
  * The `reason` values apimachinery defines (`metav1.StatusReason`). Matching is by reason first; the
@@ -53,9 +53,9 @@ const knownReasons = new Set<string>([
  * `code` `'ERR_KUBE_STATUS'`; `httpStatus` is the HTTP code, `reason` the Status reason.
  */
 export class StatusError extends BrandedError {
-  static override readonly brandName: string = 'StatusError';
+  static override readonly brandName: string = 'client.StatusError';
   readonly code = 'ERR_KUBE_STATUS' as const;
-  override readonly name: string = 'StatusError';
+  override readonly name: string = 'client.StatusError';
   /** The Status object; `status.code` is the HTTP code. */
   readonly status: V1Status;
 
@@ -77,9 +77,9 @@ export class StatusError extends BrandedError {
 
 /** The error a watch stream (or a reflector) sees when the wire data cannot be decoded. Code `'ERR_WATCH_DECODE'`. */
 export class WatchDecodeError extends BrandedError {
-  static override readonly brandName: string = 'WatchDecodeError';
+  static override readonly brandName: string = 'client.WatchDecodeError';
   readonly code = 'ERR_WATCH_DECODE' as const;
-  override readonly name: string = 'WatchDecodeError';
+  override readonly name: string = 'client.WatchDecodeError';
 }
 
 /**
@@ -90,8 +90,8 @@ export class WatchDecodeError extends BrandedError {
  * A {@link WatchDecodeError} (code `'ERR_WATCH_DECODE'`).
  */
 export class WatchEventTooLargeError extends WatchDecodeError {
-  static override readonly brandName: string = 'WatchEventTooLargeError';
-  override readonly name: string = 'WatchEventTooLargeError';
+  static override readonly brandName: string = 'client.WatchEventTooLargeError';
+  override readonly name: string = 'client.WatchEventTooLargeError';
   /** The limit that was passed, in bytes. */
   readonly limitBytes: number;
   constructor(limitBytes: number) {
@@ -104,9 +104,9 @@ export class WatchEventTooLargeError extends WatchDecodeError {
 
 /** Thrown when a reply is not what the protocol promises (e.g. a list body without `items`). Code `'ERR_UNEXPECTED_RESPONSE'`. */
 export class UnexpectedResponseError extends BrandedError {
-  static override readonly brandName: string = 'UnexpectedResponseError';
+  static override readonly brandName: string = 'client.UnexpectedResponseError';
   readonly code = 'ERR_UNEXPECTED_RESPONSE' as const;
-  override readonly name = 'UnexpectedResponseError';
+  override readonly name = 'client.UnexpectedResponseError';
 }
 
 /** The HTTP code → reason table apimachinery uses when a response body is not a Status (`newUnstructuredResponseError`). */
@@ -289,8 +289,8 @@ export function ignoreAlreadyExists<E>(err: E): E | undefined {
  * names the kind and suggests `suggestedPatchType`.
  */
 export class UnsupportedPatchTypeError extends StatusError {
-  static override readonly brandName: string = 'UnsupportedPatchTypeError';
-  override readonly name: string = 'UnsupportedPatchTypeError';
+  static override readonly brandName: string = 'client.UnsupportedPatchTypeError';
+  override readonly name: string = 'client.UnsupportedPatchTypeError';
   /** The patch type that was refused. */
   readonly patchType: string;
   /** The patch type to use instead: `'merge'` (RFC 7386) for a refused strategic merge patch. */
@@ -308,7 +308,7 @@ export class UnsupportedPatchTypeError extends StatusError {
 
 /** Thrown before sending a request that cannot be valid (e.g. apply without a field manager). Code `'ERR_INVALID_REQUEST'`. */
 export class InvalidRequestError extends BrandedError {
-  static override readonly brandName: string = 'InvalidRequestError';
+  static override readonly brandName: string = 'client.InvalidRequestError';
   readonly code = 'ERR_INVALID_REQUEST' as const;
-  override readonly name = 'InvalidRequestError';
+  override readonly name = 'client.InvalidRequestError';
 }

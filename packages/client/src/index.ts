@@ -6,16 +6,13 @@
  * controller-runtime's `pkg/client` and `pkg/client/apiutil` on top of client-go's `rest` semantics.
  */
 
-export { onAbort } from './abort.js';
 export {
   type ApplyConfiguration,
   type ApplyOptions,
   type DeepPartial,
   pruneUnset,
 } from './apply.js';
-export { Backoff, type BackoffOptions, DEFAULT_REFLECTOR_BACKOFF } from './backoff.js';
 export { ApiClient, type ClientOptions } from './client.js';
-export { type Clock, type ClockTimer, FakeClock, realClock, sleep } from './clock.js';
 export {
   type Condition,
   type ConditionInput,
@@ -32,7 +29,6 @@ export {
   type SetStatusConditionOptions,
   setStatusCondition,
 } from './conditions.js';
-export { type Deadline, withDeadline } from './deadline.js';
 export { DelegatingClient } from './delegating-client.js';
 export type { DeleteAllOfOptions } from './delete-all-of.js';
 export { DynamicRESTMapper, type DynamicRESTMapperOptions } from './dynamic-rest-mapper.js';
@@ -133,7 +129,6 @@ export {
   parseLabelSelector,
   SelectorParseError,
 } from './label-selector.js';
-export { discardLogger, type Logger } from './logger.js';
 export {
   PARTIAL_OBJECT_METADATA_ACCEPT,
   PARTIAL_OBJECT_METADATA_LIST_ACCEPT,

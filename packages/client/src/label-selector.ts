@@ -2,7 +2,7 @@
  * Label selectors: building their wire form, parsing it and matching objects against it
  * (apimachinery `pkg/labels/selector.go`). Field selectors are in `field-selector.ts`.
  */
-import { BrandedError } from './brand.js';
+import { BrandedError } from '@kubeloop/core';
 
 /** One parsed label requirement. */
 export interface LabelRequirement {
@@ -29,7 +29,7 @@ export type LabelSelectorInput = string | Readonly<Record<string, string>> | Lab
 
 /** Thrown for a selector that does not parse. Code `'ERR_SELECTOR'`. */
 export class SelectorParseError extends BrandedError {
-  static override readonly brandName: string = 'SelectorParseError';
+  static override readonly brandName: string = 'client.SelectorParseError';
   readonly code = 'ERR_SELECTOR' as const;
   override readonly name = 'SelectorParseError';
 }

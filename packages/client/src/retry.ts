@@ -1,4 +1,4 @@
-import { sleep } from './clock.js';
+import { sleep } from '@kubeloop/core';
 import { isConflict } from './errors.js';
 
 /**

@@ -1,11 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { FakeClock } from '@kubeloop/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { statusErrorFromResponse } from '../src/errors.js';
 import {
   DynamicRESTMapper,
   type DynamicRESTMapperOptions,
-  FakeClock,
   isResourceNotFound,
   NoKindMatchError,
   StatusError,

@@ -1,6 +1,7 @@
 /** The options of the in-process API server (`startApiServer`). */
+
+import type { Clock } from '@kubeloop/core';
 import type { TokenOptions } from './auth.js';
-import type { ServerClock } from './clock.js';
 
 /** Options of {@link startApiServer}. */
 export interface ApiServerOptions {
@@ -45,9 +46,9 @@ export interface ApiServerOptions {
   readonly garbageCollection?: boolean;
   /**
    * The clock of watch deadlines, bookmark times and etcd's 10-minute progress notifications (default: real
-   * time). The shape of `@kubeloop/client`'s `Clock`, so its `FakeClock` can drive them in a test.
+   * time): `@kubeloop/core`'s `Clock`, so a `FakeClock` from `@kubeloop/core/testing` drives them in a test.
    */
-  readonly clock?: ServerClock;
+  readonly clock?: Clock;
   /** `gitVersion` reported by /version (default `v1.32.4-kubeloop`). */
   readonly gitVersion?: string;
 }

@@ -23,7 +23,6 @@ export {
 } from './api-server.js';
 export { Authenticator, type TokenOptions, type UserInfo } from './auth.js';
 export type { CertificatePair } from './certs.js';
-export type { ServerClock } from './clock.js';
 export { ControlPlane, type ControlPlaneOptions, controlPlaneAssetsFromEnv } from './control-plane.js';
 export { Environment, type EnvironmentMode, type EnvironmentOptions } from './environment.js';
 export {

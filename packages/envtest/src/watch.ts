@@ -14,7 +14,7 @@
  * ends at the deadline without a bookmark of its own.
  */
 import type { ServerResponse } from 'node:http';
-import { realClock, type ServerClock } from './clock.js';
+import { type Clock, realClock } from '@kubeloop/core';
 import { expired, failureStatus, invalid } from './errors.js';
 import type { RequestContext, WatchFaults, WatchWriter } from './faults/index.js';
 import { baseHeaders } from './http.js';
@@ -55,7 +55,7 @@ export interface WatchOptions {
    */
   readonly maxBufferedBytes?: number;
   /** Clock of the deadline and bookmark timers (default: the real one). */
-  readonly clock?: ServerClock;
+  readonly clock?: Clock;
 }
 
 /** kube-apiserver's last bookmark before a watch's deadline comes this long before it (`nextBookmarkTime`). */

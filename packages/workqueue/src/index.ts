@@ -5,10 +5,9 @@
  * once, a key added while it is being processed comes back after `done`, duplicates collapse; delayed adds
  * (`addAfter`), per-item retry backoff (`addRateLimited` / `forget` / `numRequeues`) with exponential,
  * token-bucket, fast-slow and max-of limiters; shutdown and shutdown-with-drain; metrics hooks; and an
- * injectable clock ({@link FakeClock}) so tests advance time instead of sleeping. All durations are ms
+ * injectable clock (`FakeClock` from `@kubeloop/core/testing`) so tests advance time instead of sleeping. All durations are ms
  * unless a name says seconds.
  */
-export { type Clock, type ClockTimer, FakeClock, realClock } from './clock.js';
 export { type DelayingQueue, newDelayingQueue } from './delaying-queue.js';
 export { InvalidArgumentError, WorkqueueError, type WorkqueueErrorCode } from './errors.js';
 export {

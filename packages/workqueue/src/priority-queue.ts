@@ -1,4 +1,4 @@
-import { type Clock, realClock } from './clock.js';
+import { type Clock, realClock } from '@kubeloop/core';
 import { checkDelayMs, InvalidArgumentError } from './errors.js';
 import { type DelayedEntry, DelayHeap } from './internal/delay-heap.js';
 import { DrainWaiters } from './internal/drain-waiters.js';

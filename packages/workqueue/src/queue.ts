@@ -1,4 +1,4 @@
-import { type Clock, realClock } from './clock.js';
+import { type Clock, realClock } from '@kubeloop/core';
 import { DrainWaiters } from './internal/drain-waiters.js';
 import { QueueMetrics } from './internal/queue-metrics.js';
 import { Ring } from './internal/ring.js';

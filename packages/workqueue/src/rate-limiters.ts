@@ -1,4 +1,4 @@
-import { type Clock, realClock } from './clock.js';
+import { type Clock, realClock } from '@kubeloop/core';
 import { InvalidArgumentError } from './errors.js';
 
 /**

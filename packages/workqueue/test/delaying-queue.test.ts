@@ -1,5 +1,6 @@
+import { FakeClock } from '@kubeloop/core/testing';
 import { describe, expect, it } from 'vitest';
-import { FakeClock, newDelayingQueue } from '../src/index.js';
+import { newDelayingQueue } from '../src/index.js';
 
 describe('delaying queue', () => {
   it('adds an item only once its delay has passed on the clock', () => {
@@ -74,7 +75,7 @@ describe('delaying queue', () => {
 
 describe('real clock timers', () => {
   it('are unref-ed, so pending delays never keep the process alive', async () => {
-    const { realClock } = await import('../src/index.js');
+    const { realClock } = await import('@kubeloop/core');
     const created: ReturnType<typeof setTimeout>[] = [];
     const original = globalThis.setTimeout;
     const spy = ((...args: Parameters<typeof setTimeout>) => {

@@ -5,16 +5,11 @@
 //
 // These tests observe only the queue's own holds, through its clock (Clock.keepAlive): counting every timer
 // of the process made them flaky whenever anything else in the test process held a timer.
+
+import { type Clock, type ClockTimer, realClock } from '@kubeloop/core';
+import { FakeClock } from '@kubeloop/core/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import {
-  type Clock,
-  type ClockTimer,
-  FakeClock,
-  newDelayingQueue,
-  newPriorityQueue,
-  newRateLimitingQueue,
-  realClock,
-} from '../src/index.js';
+import { newDelayingQueue, newPriorityQueue, newRateLimitingQueue } from '../src/index.js';
 
 afterEach(() => {
   vi.restoreAllMocks();

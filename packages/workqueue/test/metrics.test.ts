@@ -1,6 +1,6 @@
+import { FakeClock } from '@kubeloop/core/testing';
 import { describe, expect, it } from 'vitest';
 import {
-  FakeClock,
   type MetricsProvider,
   newPriorityQueue,
   newRateLimitingQueue,

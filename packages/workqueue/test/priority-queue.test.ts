@@ -1,10 +1,6 @@
+import { FakeClock } from '@kubeloop/core/testing';
 import { describe, expect, it } from 'vitest';
-import {
-  FakeClock,
-  ItemExponentialFailureRateLimiter,
-  LOW_PRIORITY,
-  newPriorityQueue,
-} from '../src/index.js';
+import { ItemExponentialFailureRateLimiter, LOW_PRIORITY, newPriorityQueue } from '../src/index.js';
 
 async function drain<T>(q: {
   len(): number;

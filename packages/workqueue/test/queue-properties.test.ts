@@ -1,7 +1,7 @@
+import { FakeClock } from '@kubeloop/core/testing';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  FakeClock,
   ItemExponentialFailureRateLimiter,
   newPriorityQueue,
   newRateLimitingQueue,

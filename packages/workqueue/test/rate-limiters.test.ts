@@ -1,8 +1,8 @@
+import { FakeClock } from '@kubeloop/core/testing';
 import { describe, expect, it } from 'vitest';
 import {
   BucketRateLimiter,
   defaultControllerRateLimiter,
-  FakeClock,
   InvalidArgumentError,
   ItemExponentialFailureRateLimiter,
   ItemFastSlowRateLimiter,

@@ -1,5 +1,6 @@
+import { FakeClock } from '@kubeloop/core/testing';
 import { describe, expect, it } from 'vitest';
-import { FakeClock, ItemExponentialFailureRateLimiter, newRateLimitingQueue } from '../src/index.js';
+import { ItemExponentialFailureRateLimiter, newRateLimitingQueue } from '../src/index.js';
 
 describe('rate-limiting queue', () => {
   it('addRateLimited waits the limiter delay; numRequeues counts; forget resets', () => {

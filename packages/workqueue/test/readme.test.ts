@@ -1,11 +1,6 @@
+import { FakeClock } from '@kubeloop/core/testing';
 import { describe, expect, it, vi } from 'vitest';
-import {
-  FakeClock,
-  LOW_PRIORITY,
-  newDelayingQueue,
-  newPriorityQueue,
-  newRateLimitingQueue,
-} from '../src/index.js';
+import { LOW_PRIORITY, newDelayingQueue, newPriorityQueue, newRateLimitingQueue } from '../src/index.js';
 
 describe('README examples', () => {
   it('worker loop with forget / addRateLimited / done and shutDownWithDrain', async () => {

@@ -6,7 +6,8 @@ import {
   TerminalError,
 } from '@kubeloop/builder';
 import { ConfigMap, type KubeObject, kind, Secret } from '@kubeloop/client';
-import { FakeClock, ItemExponentialFailureRateLimiter } from '@kubeloop/workqueue';
+import { FakeClock } from '@kubeloop/core/testing';
+import { ItemExponentialFailureRateLimiter } from '@kubeloop/workqueue';
 import { describe, expect, it, vi } from 'vitest';
 import { installCRD } from './support/crds.js';
 import {

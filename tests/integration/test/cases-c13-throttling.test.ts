@@ -1,5 +1,6 @@
 import { listWatchFor, SharedIndexInformer } from '@kubeloop/cache';
-import { ConfigMap, FakeClock, Namespace, newClient } from '@kubeloop/client';
+import { ConfigMap, Namespace, newClient } from '@kubeloop/client';
+import { FakeClock } from '@kubeloop/core/testing';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import {

@@ -1,6 +1,7 @@
 import { newControllerManagedBy, newManager, newMetricsRegistry } from '@kubeloop/builder';
-import { ConfigMap, FakeClock } from '@kubeloop/client';
+import { ConfigMap } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
+import { FakeClock } from '@kubeloop/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { realCluster, useFaultServer } from './support/fault-server.js';
 import { testConfig, useLiveCluster, waitFor } from './support.js';

@@ -5,7 +5,8 @@ import {
   newResourceLock,
   type ResourceLock,
 } from '@kubeloop/builder/leaderelection';
-import { FakeClock, Namespace } from '@kubeloop/client';
+import { Namespace } from '@kubeloop/client';
+import { FakeClock } from '@kubeloop/core/testing';
 import type { ApiServer } from '@kubeloop/envtest';
 import { describe, expect, it } from 'vitest';
 import { realCluster } from './support/fault-server.js';

@@ -5,7 +5,8 @@ import {
   SharedIndexInformer,
   type SharedIndexInformerOptions,
 } from '@kubeloop/cache';
-import { FakeClock, Namespace, type NewClientOptions, newClient, Pod } from '@kubeloop/client';
+import { Namespace, type NewClientOptions, newClient, Pod } from '@kubeloop/client';
+import { FakeClock } from '@kubeloop/core/testing';
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { runClockUntil } from './support/fake-time.js';

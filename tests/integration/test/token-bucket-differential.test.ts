@@ -1,9 +1,11 @@
 // Issue 17: the client's token bucket (request throttling) and the workqueue's (BucketRateLimiter) stay two
 // pieces of code — the workqueue stands alone — but one property test runs against both: for any qps, burst
 // and arrival times, each reservation waits the same time in both (golang.org/x/time/rate semantics).
-import type { Clock } from '@kubeloop/client';
+
 import { TokenBucketRateLimiter } from '@kubeloop/client/transport';
-import { BucketRateLimiter, FakeClock } from '@kubeloop/workqueue';
+import type { Clock } from '@kubeloop/core';
+import { FakeClock } from '@kubeloop/core/testing';
+import { BucketRateLimiter } from '@kubeloop/workqueue';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 

@@ -1,4 +1,4 @@
-import type { Clock } from '@kubeloop/workqueue';
+import type { Clock } from '@kubeloop/core';
 import type { Logger } from '../logger.js';
 import type { ResourceLock } from './resource-lock.js';
 

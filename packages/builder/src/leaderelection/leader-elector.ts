@@ -1,5 +1,5 @@
-import { isNotFound, onAbort } from '@kubeloop/client';
-import { type Clock, realClock } from '@kubeloop/workqueue';
+import { isNotFound } from '@kubeloop/client';
+import { type Clock, onAbort, realClock } from '@kubeloop/core';
 import { signalWithTimeout } from '../internal-signals.js';
 import { discardLogger, type Logger } from '../logger.js';
 import {

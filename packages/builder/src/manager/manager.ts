@@ -4,11 +4,11 @@ import {
   type Client,
   DelegatingClient,
   newClient,
-  onAbort,
   type RESTMapper,
   type Reader,
 } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
+import { onAbort } from '@kubeloop/core';
 import type { Registry } from 'prom-client';
 import { ControllerError } from '../controller-options.js';
 import { type Checker, HealthProbeServer } from '../healthz/healthz.js';

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
-import { isAlreadyExists, isNotFound, type KubeObject, onAbort, type Writer } from '@kubeloop/client';
+import { isAlreadyExists, isNotFound, type KubeObject, type Writer } from '@kubeloop/client';
+import { onAbort } from '@kubeloop/core';
 import { discardLogger, type Logger } from '../logger.js';
 import {
   cutToUtf8Bytes,

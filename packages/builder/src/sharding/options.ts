@@ -1,4 +1,4 @@
-import type { Clock } from '@kubeloop/workqueue';
+import type { Clock } from '@kubeloop/core';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../logger.js';
 import type { Request } from '../reconcile.js';

@@ -1,5 +1,5 @@
-import { type ApiClient, isNotFound, type Kind, type KubeObject, newClient, onAbort } from '@kubeloop/client';
-import { type Clock, realClock } from '@kubeloop/workqueue';
+import { type ApiClient, isNotFound, type Kind, type KubeObject, newClient } from '@kubeloop/client';
+import { type Clock, onAbort, realClock } from '@kubeloop/core';
 import type { ControllerBuilder } from '../builder.js';
 import type { Controller } from '../controller.js';
 import type { HandlerQueue } from '../handler.js';

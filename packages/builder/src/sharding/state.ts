@@ -1,4 +1,4 @@
-import type { Clock } from '@kubeloop/workqueue';
+import type { Clock } from '@kubeloop/core';
 import { rendezvousOwner } from './hash.js';
 
 /** What a replica reads from one member Lease. */

@@ -1,7 +1,7 @@
 import { type ApiClient, isInvalid, isNotFound, Namespace, newClient } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
+import { FakeClock } from '@kubeloop/core/testing';
 import { type ApiServer, startApiServer } from '@kubeloop/envtest';
-import { FakeClock } from '@kubeloop/workqueue';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   LeaderElectionConfigError,

@@ -1,6 +1,7 @@
 import { ConfigMap, newClient } from '@kubeloop/client';
+import { FakeClock } from '@kubeloop/core/testing';
 import { startApiServer } from '@kubeloop/envtest';
-import { FakeClock, newRateLimitingQueue } from '@kubeloop/workqueue';
+import { newRateLimitingQueue } from '@kubeloop/workqueue';
 import { Counter, Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import {

@@ -1,4 +1,4 @@
-import { FakeClock } from '@kubeloop/workqueue';
+import { FakeClock } from '@kubeloop/core/testing';
 import { describe, expect, it } from 'vitest';
 import { rendezvousOwner } from '../../src/sharding/hash.js';
 import { type MemberRecord, ShardState } from '../../src/sharding/state.js';

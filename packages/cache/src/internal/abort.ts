@@ -1,4 +1,4 @@
-import { onAbort } from '@kubeloop/client';
+import { onAbort } from '@kubeloop/core';
 
 // One real `abort` listener per signal however many informers follow it: the client's fan-out (issue 16 item 8).
 export { onAbort };

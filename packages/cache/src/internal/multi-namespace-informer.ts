@@ -1,4 +1,5 @@
-import { type Clock, type KubeObject, type Logger, realClock, sleep } from '@kubeloop/client';
+import type { KubeObject } from '@kubeloop/client';
+import { type Clock, type Logger, realClock, sleep } from '@kubeloop/core';
 import { type Indexers, StoreError } from '../indexes.js';
 import {
   type HandlerOptions,

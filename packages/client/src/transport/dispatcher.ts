@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import type { RestConfig } from '@kubeloop/config';
+import { onAbort } from '@kubeloop/core';
 import {
   Agent,
   buildConnector,
@@ -9,7 +10,6 @@ import {
   ProxyAgent,
   Socks5ProxyAgent,
 } from 'undici';
-import { onAbort } from '../abort.js';
 import { TransportError } from './errors.js';
 import { gunzipInterceptor } from './gunzip-interceptor.js';
 import { streamErrorInterceptor } from './stream-errors.js';

@@ -8,7 +8,7 @@ export type TransportErrorCode =
   | 'InvalidConfig'
   | 'IdleTimeout';
 
-import { BrandedError } from '../brand.js';
+import { BrandedError } from '@kubeloop/core';
 
 /**
  * A request failed without an HTTP answer (after any retries), or a stream stopped. Its message never has
@@ -22,7 +22,7 @@ import { BrandedError } from '../brand.js';
  * `instanceof TransportError` also holds for an error made by another installed copy of this package.
  */
 export class TransportError extends BrandedError {
-  static override readonly brandName: string = 'TransportError';
+  static override readonly brandName: string = 'client.TransportError';
   override readonly name = 'TransportError';
   readonly code: TransportErrorCode;
   constructor(code: TransportErrorCode, message: string, options?: { cause?: unknown }) {

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { RestConfig } from '@kubeloop/config';
-import type { Clock } from '../clock.js';
+import type { Clock } from '@kubeloop/core';
 import type { PemSet } from './dispatcher.js';
 
 /**

@@ -1,4 +1,4 @@
-import { type Clock, realClock, sleep } from '../clock.js';
+import { type Clock, realClock, sleep } from '@kubeloop/core';
 
 /** A client-side rate limiter (client-go `flowcontrol.RateLimiter`). */
 export interface RateLimiter {

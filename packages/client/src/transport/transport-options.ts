@@ -3,10 +3,9 @@
  * answer (an undici body).
  */
 import type { CredentialProvider } from '@kubeloop/config';
+import type { Clock, Logger } from '@kubeloop/core';
 import type { Dispatcher } from 'undici';
-import type { Clock } from '../clock.js';
 import type { HttpRequest } from '../http.js';
-import type { Logger } from '../logger.js';
 import type { RateLimiter, TokenBucketRateLimiter } from './token-bucket-rate-limiter.js';
 import type { Transport } from './transport.js';
 import type { newWarningLogger, WarningHandler } from './warning-handler.js';

@@ -4,10 +4,16 @@ import {
   type RequestCredentials,
   type RestConfig,
 } from '@kubeloop/config';
+import {
+  type Clock,
+  type Deadline,
+  discardLogger,
+  type Logger,
+  realClock,
+  sleep,
+  withDeadline,
+} from '@kubeloop/core';
 import type { Dispatcher } from 'undici';
-import { type Clock, realClock, sleep } from '../clock.js';
-import { type Deadline, withDeadline } from '../deadline.js';
-import { discardLogger, type Logger } from '../logger.js';
 import { ConnectionPools } from './connection-pools.js';
 import {
   channels,

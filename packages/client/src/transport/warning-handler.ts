@@ -1,5 +1,5 @@
+import type { Logger } from '@kubeloop/core';
 import { LRUCache } from 'lru-cache';
-import type { Logger } from '../logger.js';
 
 /**
  * WarningHandler knows what to do with the text of a server `Warning: 299` header (client-go

@@ -9,9 +9,9 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { CredentialProvider, RequestCredentials, RestConfig } from '@kubeloop/config';
+import type { Logger } from '@kubeloop/core';
+import { FakeClock } from '@kubeloop/core/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { FakeClock } from '../../src/clock.js';
-import type { Logger } from '../../src/logger.js';
 import {
   newWarningLogger,
   Transport,

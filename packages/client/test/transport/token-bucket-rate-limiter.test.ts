@@ -1,6 +1,6 @@
+import type { Clock } from '@kubeloop/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Clock } from '../../src/clock.js';
 import { TokenBucketRateLimiter } from '../../src/transport/index.js';
 
 /** A manual clock: timers fire when time is advanced past their due time. */

@@ -3,8 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { constants, createGzip, gzipSync } from 'node:zlib';
 import type { RestConfig } from '@kubeloop/config';
+import type { Clock } from '@kubeloop/core';
+import { FakeClock } from '@kubeloop/core/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type Clock, FakeClock } from '../../src/clock.js';
 import {
   parseWarningHeaders,
   type RateLimiter,

@@ -3,7 +3,7 @@
  * parsed request, and small helpers shared by the write verbs (field manager, dryRun, warnings).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ServerClock } from '../clock.js';
+import type { Clock } from '@kubeloop/core';
 import { badRequest, invalid } from '../errors.js';
 import type { RequestContext, WatchFaults, WatchWriter } from '../faults/index.js';
 import type { Registry } from '../registry.js';
@@ -24,7 +24,7 @@ export interface HandlerEnv {
     readonly issuer: string;
   };
   /** Clock of watch deadlines and bookmarks. */
-  readonly clock?: ServerClock;
+  readonly clock?: Clock;
   /** Unread bytes after which a slow watcher is closed. */
   readonly watchBufferBytes?: number;
 }

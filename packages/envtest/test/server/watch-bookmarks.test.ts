@@ -4,11 +4,12 @@
 // started from (another object of the resource changed, a consistent list, etcd's 10-minute progress
 // notification). Each test uses its own namespaces; the ordering of a marker event after the clock step shows
 // what was (not) written at that step, since the server writes a watch's frames in order.
+
+import { FakeClock } from '@kubeloop/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeServerClock } from '../support/fake-clock.js';
 import { type Json, startTestServer, type TestServer } from './helpers.js';
 
-const clock = new FakeServerClock();
+const clock = new FakeClock();
 let t: TestServer;
 let nsSeq = 0;
 beforeAll(async () => {

@@ -2,8 +2,9 @@
  * An admission webhook: decodes an `AdmissionReview`, runs a handler under a deadline, and encodes the answer
  * (controller-runtime `admission.Webhook` and its `ServeHTTP`).
  */
-import type { KubeObject, Logger } from '@kubeloop/client';
-import { discardLogger } from '@kubeloop/client';
+import type { KubeObject } from '@kubeloop/client';
+import type { Logger } from '@kubeloop/core';
+import { discardLogger } from '@kubeloop/core';
 import { deepFreeze } from './freeze.js';
 import { type AdmissionResult, errored } from './response.js';
 import type { AdmissionRequest, AdmissionResponse, AdmissionReview } from './types.js';

@@ -8,8 +8,8 @@ import { type FSWatcher, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createSecureContext } from 'node:tls';
-import type { Logger } from '@kubeloop/client';
-import { discardLogger } from '@kubeloop/client';
+import type { Logger } from '@kubeloop/core';
+import { discardLogger } from '@kubeloop/core';
 import type { CertificatePair, CertificateSource } from './source.js';
 
 /** Options of {@link CertWatcher}. */

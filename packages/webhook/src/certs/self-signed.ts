@@ -4,8 +4,10 @@
  * configurations and CRD conversion configs (what cert-manager's CA injector or
  * open-policy-agent/cert-controller do for controller-runtime operators).
  */
-import type { Client, KubeObject, Logger } from '@kubeloop/client';
-import { discardLogger, isAlreadyExists, isConflict, isNotFound, kind, Secret } from '@kubeloop/client';
+import type { Client, KubeObject } from '@kubeloop/client';
+import { isAlreadyExists, isConflict, isNotFound, kind, Secret } from '@kubeloop/client';
+import type { Logger } from '@kubeloop/core';
+import { discardLogger } from '@kubeloop/core';
 import { createCA, issueServing, type PemPair, splitPem, validity } from './pki.js';
 import type { CertificatePair, CertificateSource } from './source.js';
 

@@ -2,8 +2,10 @@
  * CRD conversion webhooks (`apiextensions.k8s.io/v1` `ConversionReview`): the hub-and-spoke form of
  * controller-runtime's `conversion.Convertible` / `conversion.Hub`, and a plain function form.
  */
-import type { Kind, KubeObject, Logger } from '@kubeloop/client';
-import { discardLogger, parseApiVersion } from '@kubeloop/client';
+import type { Kind, KubeObject } from '@kubeloop/client';
+import { parseApiVersion } from '@kubeloop/client';
+import type { Logger } from '@kubeloop/core';
+import { discardLogger } from '@kubeloop/core';
 import { statusBody, type WebhookReply } from '../admission/webhook.js';
 
 /** `apiextensions/v1.ConversionRequest`. */

@@ -1,4 +1,4 @@
-import type { Clock, ClockTimer } from '../clock.js';
+import type { Clock, ClockTimer } from '@kubeloop/core';
 import { type HeapEntry, IndexedHeap } from './heap.js';
 
 /** An entry of a {@link DelayHeap}: its ready time (ms on the queue clock) and insertion order (tie-break). */

@@ -1,4 +1,4 @@
-import type { Clock, ClockTimer } from '../clock.js';
+import type { Clock, ClockTimer } from '@kubeloop/core';
 
 /**
  * Holds the Node.js event loop open while {@link KeepAlive.set} says it is needed. The queues' delay timers

@@ -1,4 +1,4 @@
-import type { Clock, ClockTimer } from '../clock.js';
+import type { Clock, ClockTimer } from '@kubeloop/core';
 import type {
   CounterMetric,
   DepthMetricWithPriority,

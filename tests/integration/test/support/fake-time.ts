@@ -1,11 +1,11 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
-import { FakeClock } from '@kubeloop/client';
 import {
   type RateLimiter,
   type RequestDiagnostic,
   type RetryDiagnostic,
   TokenBucketRateLimiter,
 } from '@kubeloop/client/transport';
+import { FakeClock } from '@kubeloop/core/testing';
 import { vi } from 'vitest';
 
 /**

@@ -1,6 +1,7 @@
 import { getEventListeners, setMaxListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { FakeClock, withDeadline } from '../src/index.js';
+import { withDeadline } from '../src/index.js';
+import { FakeClock } from '../src/testing.js';
 
 describe('withDeadline', () => {
   it('aborts with a TimeoutError when the time is up, and says it timed out', () => {

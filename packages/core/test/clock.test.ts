@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock, realClock } from '../src/index.js';
+import { realClock } from '../src/index.js';
+import { FakeClock } from '../src/testing.js';
 
 describe('FakeClock', () => {
   it('fires due timers in due-time order, each seeing its own due time', () => {
@@ -71,5 +72,48 @@ describe('realClock', () => {
       realClock.setTimer(() => resolve(realClock.now()), 2),
     );
     expect(fired).toBeGreaterThanOrEqual(a);
+  });
+});
+
+describe('keepAlive', () => {
+  it('FakeClock counts holds until each is cancelled (twice is once)', () => {
+    const clock = new FakeClock();
+    const a = clock.keepAlive();
+    const b = clock.keepAlive();
+    expect(clock.keepAliveHandles()).toBe(2);
+    a.cancel();
+    a.cancel();
+    expect(clock.keepAliveHandles()).toBe(1);
+    b.cancel();
+    expect(clock.keepAliveHandles()).toBe(0);
+  });
+
+  it('realClock holds the process with one referenced timer until cancelled; its timers are unref-ed', () => {
+    const created: ReturnType<typeof setInterval>[] = [];
+    const originalInterval = globalThis.setInterval;
+    const originalTimeout = globalThis.setTimeout;
+    globalThis.setInterval = ((...args: Parameters<typeof setInterval>) => {
+      const t = originalInterval(...args);
+      created.push(t);
+      return t;
+    }) as typeof setInterval;
+    globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
+      const t = originalTimeout(...args);
+      created.push(t);
+      return t;
+    }) as typeof setTimeout;
+    try {
+      const hold = realClock.keepAlive?.();
+      const timer = realClock.setTimer(() => {}, 60_000);
+      expect(created).toHaveLength(2);
+      expect(created[0]?.hasRef()).toBe(true);
+      expect(created[1]?.hasRef()).toBe(false);
+      hold?.cancel();
+      timer.cancel();
+      timer.cancel();
+    } finally {
+      globalThis.setInterval = originalInterval;
+      globalThis.setTimeout = originalTimeout;
+    }
   });
 });

@@ -3,7 +3,8 @@
 // listeners Node prints MaxListenersExceededWarning. It follows the signal through the onAbort fan-out.
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { FakeClock, sleep } from '../src/index.js';
+import { sleep } from '../src/index.js';
+import { FakeClock } from '../src/testing.js';
 
 describe('sleep on one long-lived signal', () => {
   it('100 concurrent sleeps on the fake clock hold one abort listener, and none once they are over', async () => {

@@ -3,7 +3,8 @@
 // sharding replicas). withDeadline subscribes through a per-signal fan-out: one listener, removed with the last.
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { FakeClock, onAbort, withDeadline } from '../src/index.js';
+import { onAbort, withDeadline } from '../src/index.js';
+import { FakeClock } from '../src/testing.js';
 
 describe('abort fan-out', () => {
   it('50 concurrent deadlines on one signal add one listener, and none once all are disposed', () => {

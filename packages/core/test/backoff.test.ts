@@ -1,6 +1,7 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { Backoff, discardLogger, FakeClock, sleep } from '../src/index.js';
+import { Backoff, discardLogger, sleep } from '../src/index.js';
+import { FakeClock } from '../src/testing.js';
 
 describe('Backoff', () => {
   it("uses client-go's reflector numbers: 800 ms doubling to a 30 s cap", () => {
