@@ -4,6 +4,8 @@
  * deletion takes its custom resources with it.
  */
 import { createHash } from 'node:crypto';
+import { compileRules, validateRules } from './cel/rules.js';
+import { validateCrdSchemas } from './crd-schema-validation.js';
 import { decodeCustomResource, schemaHasDefaults, validateCustomResource } from './crd-validation.js';
 import { type FieldError, fieldInvalid, fieldRequired } from './errors.js';
 import { firstJsonPathValue } from './jsonpath.js';
@@ -51,6 +53,7 @@ export function validateCrd(o: KObject): FieldError[] {
     errs.push(
       fieldInvalid('spec.versions', versions, 'must have exactly one version marked as storage version'),
     );
+  errs.push(...validateCrdSchemas(o));
   return errs;
 }
 
@@ -257,6 +260,8 @@ export function crdResourceTypes(crd: KObject): ResourceType[] {
         : undefined;
       const hasSchema = Object.keys(schema).length > 0;
       const listTypes = applyListTypes(schema);
+      // rules that do not compile never reach here: the CRD is refused at creation (validateCrd)
+      const rules = hasSchema ? compileRules(schema).tree : undefined;
       const readDefaults =
         hasSchema && schemaHasDefaults(schema)
           ? (o: KObject): KObject => {
@@ -326,7 +331,15 @@ export function crdResourceTypes(crd: KObject): ResourceType[] {
               decodeCustomResource(o, schema);
             }
           : undefined,
-        validate: hasSchema ? (o, old) => validateCustomResource(schema, o, old) : undefined,
+        validate: hasSchema
+          ? (o, old) =>
+              validateCustomResource(
+                schema,
+                o,
+                old,
+                rules ? (obj, prev) => validateRules(rules, obj, prev) : undefined,
+              )
+          : undefined,
       };
       return rt;
     });

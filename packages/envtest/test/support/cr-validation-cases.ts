@@ -153,7 +153,7 @@ export const GADGETS = crd('gadgets', 'Gadget', {
           items: { type: 'string', maxLength: 64 },
           'x-kubernetes-validations': [
             { rule: 'self.all(a, isIP(a) && ip(a).family() == 4)', message: 'addresses must be IPv4' },
-            { rule: 'isSorted(self)', message: 'addresses must be sorted' },
+            { rule: 'self.isSorted()', message: 'addresses must be sorted' },
           ],
         },
         subnet: {

@@ -1,0 +1,101 @@
+/**
+ * CEL rule semantics beyond the golden cases, run in-process on the rule tree (compileRules + validateRules):
+ * optional types, optionalOldSelf, transition rules skipped on create, a root rule's `<nil>` field, runtime
+ * errors, messageExpression falling back to the rule's message, and the Kubernetes libraries (lists, regex,
+ * quantity, IP/CIDR, URL, format, sets).
+ */
+import { describe, expect, it } from 'vitest';
+import { compileRules, validateRules } from '../../src/cel/rules.js';
+
+type Json = Record<string, unknown>;
+
+function check(spec: Json, rules: Json[], obj: Json, old?: Json): string[] {
+  const schema = {
+    type: 'object',
+    properties: { spec: { type: 'object', properties: spec, 'x-kubernetes-validations': rules } },
+  };
+  const { tree, errors } = compileRules(schema);
+  expect(errors).toEqual([]);
+  if (!tree) return [];
+  return validateRules(tree, { spec: obj }, old ? { spec: old } : undefined).map(
+    (e) => `${e.field}: ${e.detail}`,
+  );
+}
+
+const str = { type: 'string' };
+const int = { type: 'integer' };
+
+describe('CEL x-kubernetes-validations', () => {
+  it('evaluates optional field access', () => {
+    expect(check({ a: str }, [{ rule: "self.?a.orValue('x') == 'x'" }], {})).toEqual([]);
+    expect(check({ a: str }, [{ rule: "self.?a.orValue('x') == 'x'" }], { a: 'y' })).toEqual([
+      `spec: Invalid value: "object": failed rule: self.?a.orValue('x') == 'x'`,
+    ]);
+  });
+
+  it('skips transition rules on create and runs them on update; optionalOldSelf runs on create too', () => {
+    const rule = { rule: 'self.n >= oldSelf.n', message: 'n may only grow' };
+    expect(check({ n: int }, [rule], { n: 1 })).toEqual([]);
+    expect(check({ n: int }, [rule], { n: 1 }, { n: 2 })).toEqual([
+      'spec: Invalid value: "object": n may only grow',
+    ]);
+    const opt = {
+      rule: '!oldSelf.hasValue() || self.n >= oldSelf.value().n',
+      optionalOldSelf: true,
+      message: 'grow',
+    };
+    expect(check({ n: int }, [opt], { n: 1 })).toEqual([]);
+    expect(check({ n: int }, [opt], { n: 1 }, { n: 2 })).toEqual(['spec: Invalid value: "object": grow']);
+  });
+
+  it('reports a runtime error as "<error> evaluating rule"', () => {
+    expect(check({ a: str }, [{ rule: "self.a == 'x'" }], {})).toEqual([
+      `spec: Invalid value: "object": no such key: a evaluating rule: self.a == 'x'`,
+    ]);
+  });
+
+  it('falls back to message when messageExpression fails or is empty', () => {
+    expect(check({ a: str }, [{ rule: 'false', message: 'm', messageExpression: 'self.a' }], {})).toEqual([
+      'spec: Invalid value: "object": m',
+    ]);
+    expect(check({ a: str }, [{ rule: 'false', messageExpression: "' '" }], {})).toEqual([
+      'spec: Invalid value: "object": failed rule: false',
+    ]);
+  });
+
+  it('names a root rule <nil> and honours reason Required and Duplicate', () => {
+    const { tree } = compileRules({
+      type: 'object',
+      properties: { spec: { type: 'object', properties: { a: str } } },
+      'x-kubernetes-validations': [
+        { rule: 'self.metadata.name.startsWith("x")', reason: 'FieldValueRequired', message: 'name' },
+        { rule: 'false', reason: 'FieldValueDuplicate' },
+      ],
+    });
+    const errs = validateRules(tree as never, { metadata: { name: 'y' }, spec: {} });
+    expect(errs.map((e) => `${e.field}: ${e.detail}`)).toEqual([
+      '<nil>: Required value: name',
+      '<nil>: Duplicate value: "object"',
+    ]);
+  });
+
+  it('offers the Kubernetes libraries', () => {
+    const t = (rule: string, obj: Json = {}) =>
+      check({ l: { type: 'array', items: int }, s: str }, [{ rule }], obj);
+    for (const rule of [
+      '[1, 2, 3].isSorted() && [1, 2].sum() == 3 && [3, 1].min() == 1 && [3, 1].max() == 3',
+      "['a', 'b', 'a'].indexOf('a') == 0 && ['a', 'b', 'a'].lastIndexOf('a') == 2",
+      "'abc123def'.find('[0-9]+') == '123' && 'a1b2'.findAll('[0-9]') == ['1', '2']",
+      "quantity('1Gi').isGreaterThan(quantity('1G')) && quantity('500m').asApproximateFloat() == 0.5",
+      "isQuantity('2Gi') && !isQuantity('2 Gi') && quantity('2').asInteger() == 2",
+      "ip('10.0.0.1').family() == 4 && ip('::1').isLoopback() && !isIP('10.0.0.01')",
+      "cidr('10.0.0.0/8').containsIP('10.1.2.3') && cidr('10.1.2.3/8').masked() == cidr('10.0.0.0/8') && cidr('::/0').prefixLength() == 0",
+      "url('https://example.com:8443/a?b=c').getHostname() == 'example.com' && url('https://example.com:8443/a').getPort() == '8443'",
+      "isURL('https://x') && !isURL('not a url')",
+      "!format.dns1123Label().validate('abc').hasValue() && format.dns1123Label().validate('A_B').hasValue()",
+      "format.named('dns1035Label').hasValue() && !format.named('nope').hasValue()",
+      'sets.contains([1, 2, 3], [1, 2]) && sets.equivalent([1, 2], [2, 1]) && sets.intersects([1], [1, 4])',
+    ])
+      expect(t(rule), rule).toEqual([]);
+  });
+});
