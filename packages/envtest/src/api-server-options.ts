@@ -1,10 +1,17 @@
 /** The options of the in-process API server (`startApiServer`). */
 
 import type { Clock } from '@kubeloop/core';
+import type { WebhookAdmissionOptions } from './admission/webhook-admission.js';
 import type { TokenOptions } from './auth.js';
 
 /** Options of {@link startApiServer}. */
 export interface ApiServerOptions {
+  /**
+   * Admission webhooks: envtest calls the webhooks of `MutatingWebhookConfiguration` /
+   * `ValidatingWebhookConfiguration` objects as kube-apiserver does; `resolveService` maps a `service` client
+   * config to a loopback URL.
+   */
+  readonly webhooks?: WebhookAdmissionOptions;
   /** Port on 127.0.0.1; 0 (default) picks a free one. */
   readonly port?: number;
   /** Host to bind; loopback only (default `127.0.0.1`). */

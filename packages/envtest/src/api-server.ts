@@ -3,6 +3,7 @@
  * authentication, discovery, OpenAPI v3, the resource endpoints, and the hooks tests drive (fault
  * injection, compaction, restart, connection counting, request log).
  */
+
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -11,6 +12,7 @@ import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { realClock } from '@kubeloop/core';
+import { WebhookAdmission } from './admission/webhook-admission.js';
 import type { ApiServerOptions } from './api-server-options.js';
 import { Authenticator, type UserInfo } from './auth.js';
 import { authorizeRestricted } from './authorization.js';
@@ -68,6 +70,8 @@ export class ApiServer {
   readonly requestLog: RequestLogEntry[] = [];
   /** The fault injector every request and watch event goes through. */
   readonly faults: FaultInjector;
+  /** Admission webhooks of this server; `admission.faults` makes webhooks slow, failing or refusing. */
+  readonly admission: WebhookAdmission;
   store: Store;
   registry: Registry;
 
@@ -118,6 +122,7 @@ export class ApiServer {
     this.#seed();
     this.store.startWatchCaches();
     this.faults = new FaultInjector(this);
+    this.admission = new WebhookAdmission(() => this.registry, this.resources, options.webhooks);
   }
 
   #newRegistry(store: Store): Registry {
@@ -345,6 +350,8 @@ export class ApiServer {
           defaultWatchTimeoutMs: this.#defaultTimeoutMs ?? Math.floor(1800_000 * (1 + Math.random())),
           ...(this.#options.clock !== undefined ? { clock: this.#options.clock } : {}),
           tokens: { addToken: (token, o) => this.auth.addToken(token, o), issuer: this.url },
+          admission: this.admission,
+          ...(user ? { user } : {}),
           ...(this.#options.watchBufferBytes !== undefined
             ? { watchBufferBytes: this.#options.watchBufferBytes }
             : {}),

@@ -13,6 +13,13 @@ export {
   type AdminServerOptions,
   startAdminServer,
 } from './admin.js';
+export type { ServiceResolver } from './admission/call.js';
+export { type WebhookFault, WebhookFaults } from './admission/faults.js';
+export {
+  type AdmissionAttributes,
+  WebhookAdmission,
+  type WebhookAdmissionOptions,
+} from './admission/webhook-admission.js';
 export {
   ApiServer,
   type ApiServerOptions,

@@ -4,6 +4,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '@kubeloop/core';
+import type { WebhookAdmission } from '../admission/webhook-admission.js';
+import type { UserInfo } from '../auth.js';
 import { badRequest, invalid } from '../errors.js';
 import type { RequestContext, WatchFaults, WatchWriter } from '../faults/index.js';
 import type { Registry } from '../registry.js';
@@ -27,6 +29,10 @@ export interface HandlerEnv {
   readonly clock?: Clock;
   /** Unread bytes after which a slow watcher is closed. */
   readonly watchBufferBytes?: number;
+  /** Admission webhooks (see admission/); absent: none. */
+  readonly admission?: WebhookAdmission;
+  /** Who sent the request (for admission's `userInfo`). */
+  readonly user?: UserInfo;
 }
 
 /** One resource request, resolved: the handler of its verb reads everything from here. */

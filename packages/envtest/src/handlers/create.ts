@@ -1,4 +1,5 @@
 /** create (POST on a collection; for a custom resource also on an object path, as apiextensions-apiserver). */
+import { admissionActive, admitCreate } from '../admission/handlers.js';
 import { negotiate, readBody, sendBody } from '../http.js';
 import { apiVersionOf } from '../resource-type.js';
 import { dryRunOf, fieldManagerOf, type ResourceRequest, warningHeaders } from './context.js';
@@ -24,10 +25,9 @@ export async function handleCreate(r: ResourceRequest): Promise<void> {
     );
     return;
   }
-  const obj = registry.create(rt, ns, body, {
-    dryRun: dryRunOf(q),
-    fieldManager: fieldManagerOf(req, q),
-  });
+  const writeOpts = { dryRun: dryRunOf(q), fieldManager: fieldManagerOf(req, q) };
+  const admitted = admissionActive(r) ? await admitCreate(r, body, writeOpts) : body;
+  const obj = registry.create(rt, ns, admitted, writeOpts);
   sendBody(res, 201, obj, fmt, warningHeaders(warnings));
   return;
 }

@@ -1,10 +1,11 @@
 /** delete and deletecollection, with DeleteOptions from the body or the query (protocol §8). */
+import { admissionActive, admitDelete } from '../admission/handlers.js';
 import { IMMORTAL_NAMESPACES } from '../builtin/namespaces.js';
 import { badRequest, forbiddenBy, invalid, methodNotSupported } from '../errors.js';
 import { contentTypeOf, decodeBody, negotiate, readBody, sendBody } from '../http.js';
 import type { DeleteOptions } from '../registry.js';
 import { apiVersionOf } from '../resource-type.js';
-import { dryRunOf, isObj, type ResourceRequest } from './context.js';
+import { dryRunOf, isObj, type ResourceRequest, warningHeaders } from './context.js';
 
 export function parseDeleteOptions(body: unknown, q: URLSearchParams): DeleteOptions {
   const b = isObj(body) ? body : {};
@@ -52,8 +53,9 @@ export async function handleDelete(r: ResourceRequest): Promise<void> {
     registry.get(rt, undefined, name!);
     throw forbiddenBy('namespaces', '', name, 'this namespace may not be deleted');
   }
+  if (admissionActive(r)) await admitDelete(r, name!, !!opts.dryRun);
   const result = registry.delete(rt, ns, name!, opts);
-  sendBody(res, 200, result.object ?? result.status, fmt);
+  sendBody(res, 200, result.object ?? result.status, fmt, warningHeaders(r.warnings));
   return;
 }
 

@@ -1,4 +1,5 @@
 /** patch: JSON patch, merge patch, strategic merge patch and server-side apply (protocol §7). */
+import { admissionActive, admitApply, admitPatch } from '../admission/handlers.js';
 import {
   ApiStatusError,
   badRequest,
@@ -58,12 +59,24 @@ export async function handlePatch(r: ResourceRequest): Promise<void> {
     if (!isObj(patch)) throw badRequest('error decoding YAML: the apply patch must be an object');
     applyFieldValidation(rt, patch as KObject, q, warnings);
     if (sub === 'scale') throw methodNotSupported(rt.resource, rt.group, 'apply to scale');
-    const { object, created } = registry.apply(rt, ns, name, patch as KObject, {
+    const applyOpts = {
       dryRun,
       fieldManager: fieldManagerOf(req, q),
       force: force === 'true' || force === '1',
       ...(sub ? { subresource: sub } : {}),
-    });
+    };
+    const { object, created } = admissionActive(r)
+      ? await admitApply(
+          r,
+          name,
+          (dry) =>
+            registry.apply(rt, ns, name, structuredClone(patch) as KObject, {
+              ...applyOpts,
+              dryRun: dry || dryRun,
+            }),
+          applyOpts,
+        )
+      : registry.apply(rt, ns, name, patch as KObject, applyOpts);
     sendBody(res, created ? 201 : 200, object, fmt, warningHeaders(warnings));
     return;
   }
@@ -96,23 +109,22 @@ export async function handlePatch(r: ResourceRequest): Promise<void> {
     sendBody(res, 200, toScale(rt, obj), fmt);
     return;
   }
-  const obj = registry.patch(
-    rt,
-    ns,
-    name,
-    (cur) => {
-      const rvBefore = (cur.metadata as Record<string, unknown>).resourceVersion;
-      const out = applyPatch(cur);
-      const m = isObj(out.metadata) ? out.metadata : {};
-      // an RV that the patch did not touch is not a precondition
-      if (m.resourceVersion === rvBefore && !JSON.stringify(patch).includes('resourceVersion'))
-        delete m.resourceVersion;
-      refuseBadBytes(rt, out);
-      applyFieldValidation(rt, out, q, warnings);
-      return out;
-    },
-    opts,
-  );
+  const patchFn = (cur: KObject): KObject => {
+    const rvBefore = (cur.metadata as Record<string, unknown>).resourceVersion;
+    const out = applyPatch(cur);
+    const m = isObj(out.metadata) ? out.metadata : {};
+    // an RV that the patch did not touch is not a precondition
+    if (m.resourceVersion === rvBefore && !JSON.stringify(patch).includes('resourceVersion'))
+      delete m.resourceVersion;
+    refuseBadBytes(rt, out);
+    applyFieldValidation(rt, out, q, warnings);
+    return out;
+  };
+  if (admissionActive(r)) {
+    sendBody(res, 200, await admitPatch(r, name, patchFn, opts), fmt, warningHeaders(warnings));
+    return;
+  }
+  const obj = registry.patch(rt, ns, name, patchFn, opts);
   sendBody(res, 200, obj, fmt, warningHeaders(warnings));
   return;
 }

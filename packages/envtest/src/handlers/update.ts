@@ -1,4 +1,5 @@
 /** update (PUT) of an object or its status, scale or finalize subresource. */
+import { admissionActive, admitUpdate } from '../admission/handlers.js';
 import { methodNotSupported } from '../errors.js';
 import { contentTypeOf, decodeBody, negotiate, readBody, sendBody } from '../http.js';
 import { getPath, setPath } from '../resource-type.js';
@@ -56,7 +57,8 @@ export async function handleUpdate(r: ResourceRequest): Promise<void> {
     sendBody(res, 200, obj, fmt);
     return;
   }
-  const body = decodeObject(rt, req, await readBody(req), q, warnings);
+  const decoded = decodeObject(rt, req, await readBody(req), q, warnings);
+  const body = admissionActive(r) ? await admitUpdate(r, name, decoded, opts) : decoded;
   const { object, created } = registry.update(rt, ns, name, body, opts);
   sendBody(res, created ? 201 : 200, object, fmt, warningHeaders(warnings));
   return;
