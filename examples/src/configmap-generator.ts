@@ -15,16 +15,18 @@ import {
   type Reconciler,
   setupSignalHandler,
 } from '@kubeloop/builder';
-import { ConfigMap, Deployment, isNotFound } from '@kubeloop/client';
+import { type Client, ConfigMap, Deployment, isNotFound } from '@kubeloop/client';
 import { createOrUpdate, setControllerReference } from '@kubeloop/client/controllerutil';
 
 /** The name of the ConfigMap generated for the Deployment `name`. */
 export const configMapNameFor = (name: string): string => `${name}-images`;
 
-/** Registers the generator controller on `mgr` (not started yet). */
-export function addConfigMapGenerator(mgr: Manager): void {
-  const client = mgr.getClient();
-  const reconciler: Reconciler = {
+/**
+ * The generator's reconciler on `client` (reads and writes); `addConfigMapGenerator` gives it the manager's
+ * client, a test can give it `@kubeloop/testing`'s fake (`test/configmap-generator.test.ts`).
+ */
+export function configMapGeneratorReconciler(client: Client): Reconciler {
+  return {
     async reconcile(ctx, req) {
       let deployment: NonNullable<(typeof Deployment)['__type']>;
       try {
@@ -43,11 +45,15 @@ export function addConfigMapGenerator(mgr: Manager): void {
       return {};
     },
   };
+}
+
+/** Registers the generator controller on `mgr` (not started yet). */
+export function addConfigMapGenerator(mgr: Manager): void {
   newControllerManagedBy(mgr)
     .named('configmap-generator')
     .for(Deployment)
     .owns(ConfigMap)
-    .complete(reconciler);
+    .complete(configMapGeneratorReconciler(mgr.getClient()));
 }
 
 async function main(): Promise<void> {

@@ -7,13 +7,15 @@
  * Run: `node --experimental-strip-types examples/src/finalizer.ts` (stops on SIGINT/SIGTERM).
  */
 import {
+  type EventRecorder,
   getConfig,
   type Manager,
   newControllerManagedBy,
   newManager,
+  type Reconciler,
   setupSignalHandler,
 } from '@kubeloop/builder';
-import { ConfigMap, isNotFound } from '@kubeloop/client';
+import { type Client, ConfigMap, isNotFound } from '@kubeloop/client';
 import { addFinalizer, containsFinalizer, removeFinalizer } from '@kubeloop/client/controllerutil';
 
 /** The finalizer this controller owns. */
@@ -24,38 +26,51 @@ export const LABEL = 'example.kubeloop.io/backup';
 /** The ConfigMap object type, read off the `ConfigMap` kind descriptor. */
 export type ConfigMapObject = NonNullable<(typeof ConfigMap)['__type']>;
 
+/**
+ * The finalizer's reconciler on `client`; `onCleanup` runs once per deletion before the finalizer goes, and a
+ * `Normal` `BackedUp` Event is recorded about the ConfigMap when it succeeded. `addFinalizerController` gives
+ * it the manager's client and recorder; a test can give it `@kubeloop/testing`'s fake and `FakeRecorder`.
+ */
+export function finalizerReconciler(
+  client: Client,
+  onCleanup: (cm: ConfigMapObject) => Promise<void>,
+  recorder?: EventRecorder,
+): Reconciler {
+  return {
+    async reconcile(ctx, req) {
+      let cm: ConfigMapObject;
+      try {
+        cm = await client.get(ConfigMap, req, { signal: ctx.signal });
+      } catch (err) {
+        if (isNotFound(err)) return {};
+        throw err;
+      }
+      if (cm.metadata?.labels?.[LABEL] !== 'true') return {};
+      // Cached objects are frozen and shared: change a copy.
+      const copy = structuredClone(cm);
+      if (!cm.metadata?.deletionTimestamp) {
+        if (addFinalizer(copy, FINALIZER)) await client.update(ConfigMap, copy, { signal: ctx.signal });
+        return {};
+      }
+      if (!containsFinalizer(cm, FINALIZER)) return {};
+      await onCleanup(cm); // throws -> requeued with backoff, the finalizer stays
+      recorder?.event(cm, 'Normal', 'BackedUp', 'Cleanup', 'data backed up before deletion');
+      removeFinalizer(copy, FINALIZER);
+      await client.update(ConfigMap, copy, { signal: ctx.signal }); // 409 on a stale copy -> requeued
+      return {};
+    },
+  };
+}
+
 /** Registers the finalizer controller on `mgr`; `onCleanup` runs once per deletion before the finalizer goes. */
 export function addFinalizerController(
   mgr: Manager,
   onCleanup: (cm: ConfigMapObject) => Promise<void>,
 ): void {
-  const client = mgr.getClient();
   newControllerManagedBy(mgr)
     .named('backup-finalizer')
     .for(ConfigMap)
-    .complete({
-      async reconcile(ctx, req) {
-        let cm: ConfigMapObject;
-        try {
-          cm = await client.get(ConfigMap, req, { signal: ctx.signal });
-        } catch (err) {
-          if (isNotFound(err)) return {};
-          throw err;
-        }
-        if (cm.metadata?.labels?.[LABEL] !== 'true') return {};
-        // Cached objects are frozen and shared: change a copy.
-        const copy = structuredClone(cm);
-        if (!cm.metadata?.deletionTimestamp) {
-          if (addFinalizer(copy, FINALIZER)) await client.update(ConfigMap, copy, { signal: ctx.signal });
-          return {};
-        }
-        if (!containsFinalizer(cm, FINALIZER)) return {};
-        await onCleanup(cm); // throws -> requeued with backoff, the finalizer stays
-        removeFinalizer(copy, FINALIZER);
-        await client.update(ConfigMap, copy, { signal: ctx.signal }); // 409 on a stale copy -> requeued
-        return {};
-      },
-    });
+    .complete(finalizerReconciler(mgr.getClient(), onCleanup, mgr.getEventRecorderFor('backup-finalizer')));
 }
 
 async function main(): Promise<void> {

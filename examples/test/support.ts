@@ -1,7 +1,26 @@
 import { randomBytes } from 'node:crypto';
 import { type ApiClient, Namespace, newClient } from '@kubeloop/client';
 import { Environment } from '@kubeloop/envtest';
+import { startTestTarget, type TestTarget, testTargetName } from '@kubeloop/testing';
 import { afterAll, beforeAll } from 'vitest';
+
+/**
+ * Where the target-aware tests run: `KUBELOOP_TEST_TARGET=fake|envtest|cluster` (default envtest;
+ * `USE_EXISTING_CLUSTER=true` means cluster). Read once, so `it.skipIf(target === 'fake')` can use it.
+ */
+export const target = testTargetName();
+
+/** One target per test file (`startTestTarget`): its client, config (not on the fake), faults (not on a cluster). */
+export function useTestTarget(): () => TestTarget {
+  let t: TestTarget | undefined;
+  beforeAll(async () => {
+    t = await startTestTarget({ target, namespacePrefix: 'ex' });
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+  return () => t as TestTarget;
+}
 
 /** One envtest API server per test file, a client on it and a fresh namespace per call of `namespace()`. */
 export function useEnvtest(): {

@@ -6,7 +6,9 @@
  * delayed events, compaction, a server restart that keeps state and resourceVersions) and reports the
  * figures: lost changes, divergent cache entries, concurrent reconciles of one key, unhandled rejections.
  * `newFakeClient` is the real client served in-process by envtest's registry (no sockets), with
- * interceptors, a call log and envtest's fault rules.
+ * interceptors, a call log and envtest's fault rules; `testReconciler` runs one reconcile against it and
+ * reports the writes, the requests enqueued, the Events and the Result; `startTestTarget` runs one test file
+ * on the fake, envtest or a real cluster.
  */
 export { type KeyObservations, ReconcileProbe } from './chaos/probe.js';
 export { type Random, randomSeed, seededRandom } from './chaos/random.js';
@@ -33,6 +35,28 @@ export {
   type FakeClientOptions,
   type FakeVerb,
   newFakeClient,
+  type RecordingClient,
+  recordCalls,
 } from './fake/fake-client.js';
 export { type Interceptor, type InterceptorFuncs, interceptClient } from './fake/interceptor.js';
 export { InProcessTransport, type InProcessTransportOptions } from './fake/transport.js';
+export {
+  type EnqueuedRequest,
+  type EnqueueReason,
+  FakeRecorder,
+  type ReconcileRun,
+  type ReconcilerTestContext,
+  type ReconcileTestResult,
+  type RecordedEvent,
+  type TestReconcilerOptions,
+  type TestWatch,
+  testReconciler,
+} from './reconciler/test-reconciler.js';
+export {
+  startTestTarget,
+  TEST_TARGETS,
+  type TestTarget,
+  type TestTargetName,
+  type TestTargetOptions,
+  testTargetName,
+} from './target/target.js';

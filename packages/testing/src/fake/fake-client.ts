@@ -96,19 +96,33 @@ export interface FakeClientOptions {
   readonly serverOptions?: InProcessApiServerOptions;
 }
 
-/** A `Client` served in-process by an envtest API server, with its call log, request log and fault rules. */
-export interface FakeClient extends Client {
-  /** The API server behind the fake (its `registry`, `store`, `resources`). */
-  readonly server: ApiServer;
-  /** envtest's fault rules (`failRequests`, `expire`, `endWatches`, `delayRequests`, …) on this server. */
-  readonly faults: FaultInjector;
-  /** The client below the interceptors and the call log: calls on it are neither intercepted nor logged. */
-  readonly unintercepted: Client;
-  /** Calls made through this client since it was made (or {@link FakeClient.clearCalls}), oldest first. */
+/** A `Client` that logs the calls made through it (see {@link recordCalls}). */
+export interface RecordingClient extends Client {
+  /** Calls made through this client since it was made (or {@link RecordingClient.clearCalls}), oldest first. */
   calls(): readonly FakeCall[];
   /** The calls that write: create, update, patch, apply, delete, deleteAllOf (subresources included). */
   writes(): readonly FakeCall[];
   clearCalls(): void;
+  /** The client below the log (for a fake, below its interceptors too): calls on it are not logged. */
+  readonly unintercepted: Client;
+}
+
+/**
+ * `client` with a call log: every call, as its caller made it, with its result or error once it settles
+ * ({@link FakeCall}). Works on any `Client` — a fake, or a live client on envtest or a real cluster — which is
+ * what lets `testReconciler` report the writes of a reconcile on every test target.
+ */
+export function recordCalls(client: Client): RecordingClient {
+  const log: FakeCall[] = [];
+  return new LoggedClient(interceptClient(client, recorder(log)), log, client);
+}
+
+/** A `Client` served in-process by an envtest API server, with its call log, request log and fault rules. */
+export interface FakeClient extends RecordingClient {
+  /** The API server behind the fake (its `registry`, `store`, `resources`). */
+  readonly server: ApiServer;
+  /** envtest's fault rules (`failRequests`, `expire`, `endWatches`, `delayRequests`, …) on this server. */
+  readonly faults: FaultInjector;
   /** The server's request log (HTTP-level: verb, resource, path, status), filtered by `query`. */
   requests(query?: RequestQuery): RequestRecord[];
   /** Stops the server when the fake made it. */
@@ -214,22 +228,15 @@ function subOf(c: Client, sub: string): SubResourceClient {
   return sub === 'status' ? (c.status() as SubResourceClient) : c.subResource(sub);
 }
 
-class InProcessFakeClient implements FakeClient {
-  readonly server: ApiServer;
-  readonly faults: FaultInjector;
+class LoggedClient implements RecordingClient {
   readonly unintercepted: Client;
   readonly #outer: Client;
-  readonly #log: FakeCall[] = [];
-  readonly #ownsServer: boolean;
+  readonly #log: FakeCall[];
 
-  constructor(server: ApiServer, ownsServer: boolean, base: Client, interceptors: readonly Interceptor[]) {
-    this.server = server;
-    this.faults = server.faults;
-    this.unintercepted = base;
-    this.#ownsServer = ownsServer;
-    let c = base;
-    for (let i = interceptors.length - 1; i >= 0; i--) c = interceptClient(c, interceptors[i]!);
-    this.#outer = interceptClient(c, recorder(this.#log));
+  constructor(outer: Client, log: FakeCall[], unintercepted: Client) {
+    this.#outer = outer;
+    this.#log = log;
+    this.unintercepted = unintercepted;
   }
 
   get restMapper(): RESTMapper {
@@ -246,15 +253,6 @@ class InProcessFakeClient implements FakeClient {
 
   clearCalls(): void {
     this.#log.length = 0;
-  }
-
-  requests(query?: RequestQuery): RequestRecord[] {
-    return this.faults.requests(query);
-  }
-
-  async close(): Promise<void> {
-    await (this.unintercepted as ApiClient).close();
-    if (this.#ownsServer) await this.server.stop();
   }
 
   get<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, options?: GetOptions): Promise<T> {
@@ -298,6 +296,33 @@ class InProcessFakeClient implements FakeClient {
   }
   subResource(subResource: string): SubResourceClient {
     return this.#outer.subResource(subResource);
+  }
+}
+
+class InProcessFakeClient extends LoggedClient implements FakeClient {
+  readonly server: ApiServer;
+  readonly faults: FaultInjector;
+  readonly #base: ApiClient;
+  readonly #ownsServer: boolean;
+
+  constructor(server: ApiServer, ownsServer: boolean, base: ApiClient, interceptors: readonly Interceptor[]) {
+    const log: FakeCall[] = [];
+    let c: Client = base;
+    for (let i = interceptors.length - 1; i >= 0; i--) c = interceptClient(c, interceptors[i]!);
+    super(interceptClient(c, recorder(log)), log, base);
+    this.server = server;
+    this.faults = server.faults;
+    this.#base = base;
+    this.#ownsServer = ownsServer;
+  }
+
+  requests(query?: RequestQuery): RequestRecord[] {
+    return this.faults.requests(query);
+  }
+
+  async close(): Promise<void> {
+    await this.#base.close();
+    if (this.#ownsServer) await this.server.stop();
   }
 }
 
