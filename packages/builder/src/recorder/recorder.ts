@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { isAlreadyExists, isNotFound, type KubeObject, type Writer } from '@kubeloop/client';
-import { onAbort } from '@kubeloop/core';
+import { type Clock, type ClockTimer, onAbort, realClock } from '@kubeloop/core';
 import { discardLogger, type Logger } from '../logger.js';
 import {
   cutToUtf8Bytes,
@@ -53,16 +53,39 @@ export interface EventBroadcasterOptions {
   readonly queueSize?: number;
   /** Isomorphic Events remembered for series (client-go's LRU of 4096). @defaultValue 4096 */
   readonly cacheSize?: number;
-  /** A repeat this long after the last one starts a new Event (client-go finishes a series after 6 min). @defaultValue 360000 */
+  /**
+   * A series not observed for this long is finished: its last count is written (if unwritten) and a later
+   * repeat starts a new Event. Checked every `seriesFinishMs` (client-go `finishTime`, 6 minutes).
+   * @defaultValue 360000
+   */
   readonly seriesFinishMs?: number;
-  /** At most one write per Event per this period: repeats in between are folded into the next PATCH. @defaultValue 1000 */
+  /**
+   * Period of the refresh that writes the count of every series that grew since its last write (client-go
+   * `refreshTime`, 30 minutes). @defaultValue 1800000
+   */
+  readonly seriesRefreshMs?: number;
+  /** @deprecated use `seriesRefreshMs` (repeats are no longer written once per interval, see {@link EventBroadcaster}). */
   readonly seriesUpdateIntervalMs?: number;
+  /**
+   * Spam filter (client-go `EventSourceObjectSpamFilter`): new Event objects about one object from one
+   * reporting controller may be created `spamBurst` at once, then one per `spamRefillMs`; past it a new Event
+   * is dropped and counted (`filtered`). Repeats of an existing Event are never filtered: they only count.
+   * @defaultValue 25
+   */
+  readonly spamBurst?: number;
+  /** @defaultValue 300000 (one token per 5 minutes, client-go's qps of 1/300) */
+  readonly spamRefillMs?: number;
   /** Attempts per write on a retryable error (client-go: 12, 10 s apart). @defaultValue 12 */
   readonly maxAttempts?: number;
   /** @defaultValue 10000 */
   readonly retryIntervalMs?: number;
   /** `reportingInstance` suffix. @defaultValue `os.hostname()` */
   readonly hostname?: string;
+  /**
+   * Time source of the refresh, the finish check, retries, series age and the spam filter (tests inject a
+   * `FakeClock`); Event timestamps are wall-clock time. @defaultValue the real clock
+   */
+  readonly clock?: Clock;
 }
 
 interface SeriesEntry {
@@ -72,11 +95,17 @@ interface SeriesEntry {
   count: number;
   /** Occurrences the server knows of (0: not created). */
   written: number;
+  /** Last occurrence, on the broadcaster's clock (series age) and as wall-clock time (the Event's field). */
   lastObserved: number;
-  lastWrite: number;
+  lastObservedWall: number;
   attempts: number;
   queued: boolean;
-  timer: NodeJS.Timeout | undefined;
+  /** A write of it is in flight (its end queues what came meanwhile). */
+  writing: boolean;
+  /** A retry waiting. */
+  timer: ClockTimer | undefined;
+  /** Left the cache (finished or evicted): a later repeat starts a new Event. */
+  finished: boolean;
 }
 
 /** Counters of an {@link EventBroadcaster}. */
@@ -87,24 +116,37 @@ export interface EventBroadcasterStats {
   readonly dropped: number;
   /** Writes (create or patch) that failed for good. */
   readonly failed: number;
+  /** New Events dropped by the per-object spam filter. */
+  readonly filtered: number;
+  /** Writes sent (create or patch, retries included). */
+  readonly writes: number;
+}
+
+interface Bucket {
+  tokens: number;
+  at: number;
 }
 
 let nameSeq = 0;
 
 /**
- * Writes the Events of its recorders to events.k8s.io/v1 in the background (client-go
- * `tools/events.EventBroadcaster`):
+ * Writes the Events of its recorders to events.k8s.io/v1 in the background, with client-go's
+ * `tools/events` cadence (event_broadcaster.go `recordToSink`, `refreshExistingEventSeries`, `finishSeries`):
  * - an Event is **isomorphic** to an earlier one when regarding, related, action, reason, reporting
- *   controller and instance match (the note and type are not compared, as in client-go); a repeat within
- *   `seriesFinishMs` of the last one is folded into the first Event's `series` (`count`,
- *   `lastObservedTime`) and written with a merge PATCH — never a second object;
- * - unlike client-go, which writes `count: 2` and then only refreshes every 30 minutes, repeats are
- *   written at most once per `seriesUpdateIntervalMs` per Event, so the server's count trails the true
- *   count by at most that interval (and {@link EventBroadcaster.shutdown} flushes the rest);
+ *   controller and instance match (the note and type are not compared, as in client-go);
+ * - the first occurrence is created at once; the second starts the series (`series.count: 2`, one PATCH at
+ *   once); later repeats only count. Every `seriesRefreshMs` (30 min) the series that grew since their last
+ *   write are written; every `seriesFinishMs` (6 min) series not observed for that long get their last count
+ *   written and are finished (a later repeat is a new Event). 100 identical warnings in a minute cost 2
+ *   writes, then one refresh or finish write — not one per second;
+ * - a per-object spam filter (client-go `EventSourceObjectSpamFilter`: a token bucket per regarding object
+ *   and reporting controller, `spamBurst` 25, one token per `spamRefillMs` 5 min) limits the new Event
+ *   objects one object can cause; repeats are never filtered;
  * - Events waiting to be written are bounded by `queueSize` distinct Events; past it occurrences are
  *   dropped and counted in {@link EventBroadcaster.stats}; recording never blocks or throws;
  * - a PATCH answered 404 (the Event expired at the server) re-creates it; 5xx, 429 and connection errors
- *   are retried `maxAttempts` times `retryIntervalMs` apart; other errors are logged and dropped.
+ *   are retried `maxAttempts` times `retryIntervalMs` apart; other errors are logged and dropped;
+ * - {@link EventBroadcaster.shutdown} writes every count not written yet (client-go loses them).
  *
  * RBAC: `create` and `patch` on `events` in group `events.k8s.io`, in the namespaces of the objects
  * the Events are about.
@@ -115,32 +157,52 @@ export class EventBroadcaster {
   readonly #queueSize: number;
   readonly #cacheSize: number;
   readonly #finishMs: number;
-  readonly #intervalMs: number;
+  readonly #refreshMs: number;
+  readonly #spamBurst: number;
+  readonly #spamRefillMs: number;
   readonly #maxAttempts: number;
   readonly #retryMs: number;
   readonly #host: string;
+  readonly #clock: Clock;
   readonly #cache = new Map<string, SeriesEntry>();
+  readonly #buckets = new Map<string, Bucket>();
   readonly #queue: SeriesEntry[] = [];
-  #waiting = 0;
+  /** Entries with a retry timer (so shutdown can flush them). */
+  readonly #retrying = new Set<SeriesEntry>();
+  #refreshTimer: ClockTimer | undefined;
+  #finishTimer: ClockTimer | undefined;
   #writing: Promise<void> | undefined;
   #stopping = false;
   #stopped = false;
   #recorded = 0;
   #dropped = 0;
   #failed = 0;
+  #filtered = 0;
+  #writes = 0;
   #idle: Array<() => void> = [];
   readonly #inflight = new AbortController();
 
+  /** @throws RangeError for a `spamBurst` that is not a positive integer, or a period that is not a number > 0. */
   constructor(options: EventBroadcasterOptions) {
     this.#client = options.client;
     this.#log = (options.logger ?? discardLogger).child({ component: 'events' });
     this.#queueSize = options.queueSize ?? 1000;
     this.#cacheSize = options.cacheSize ?? 4096;
-    this.#finishMs = options.seriesFinishMs ?? 360_000;
-    this.#intervalMs = options.seriesUpdateIntervalMs ?? 1000;
+    this.#finishMs = positive('seriesFinishMs', options.seriesFinishMs ?? 360_000);
+    this.#refreshMs = positive(
+      'seriesRefreshMs',
+      options.seriesRefreshMs ?? options.seriesUpdateIntervalMs ?? 1_800_000,
+    );
+    this.#spamBurst = options.spamBurst ?? 25;
+    if (!Number.isInteger(this.#spamBurst) || this.#spamBurst < 1)
+      throw new RangeError(
+        `EventBroadcaster spamBurst must be a positive integer, got ${String(options.spamBurst)}`,
+      );
+    this.#spamRefillMs = positive('spamRefillMs', options.spamRefillMs ?? 300_000);
     this.#maxAttempts = options.maxAttempts ?? 12;
     this.#retryMs = options.retryIntervalMs ?? 10_000;
     this.#host = options.hostname ?? hostname();
+    this.#clock = options.clock ?? realClock;
   }
 
   /** A recorder reporting as `reportingController` (instance `<reportingController>-<hostname>`). */
@@ -153,7 +215,13 @@ export class EventBroadcaster {
   }
 
   stats(): EventBroadcasterStats {
-    return { recorded: this.#recorded, dropped: this.#dropped, failed: this.#failed };
+    return {
+      recorded: this.#recorded,
+      dropped: this.#dropped,
+      failed: this.#failed,
+      filtered: this.#filtered,
+      writes: this.#writes,
+    };
   }
 
   #record(
@@ -181,22 +249,36 @@ export class EventBroadcaster {
         return;
       }
       this.#recorded += 1;
+      this.#startTimers();
       const related = relatedIn ? refOf(relatedIn) : undefined;
       // client-go tools/events getKey: type, action, reason, reporting controller and instance, regarding, related
       const key = [refKey(regarding), refKey(related), type, action, reason, controller, instance].join(
         '\u0001',
       );
-      const now = Date.now();
+      const now = this.#clock.now();
+      const wall = Date.now();
       const known = this.#cache.get(key);
       if (known && now - known.lastObserved < this.#finishMs) {
         known.count += 1;
         known.lastObserved = now;
+        known.lastObservedWall = wall;
         this.#cache.delete(key); // keep the map in least-recently-used order
         this.#cache.set(key, known);
-        this.#schedule(known);
+        // client-go: the second occurrence starts the series and is written at once; later ones wait for the
+        // refresh or the finish.
+        if (known.count === 2) this.#enqueue(known);
         return;
       }
-      if (known) this.#forget(known);
+      if (known) this.#finish(known);
+      if (!this.#takeToken(`${refKey(regarding)}\u0001${controller}`, now)) {
+        this.#filtered += 1;
+        if (this.#filtered === 1 || this.#filtered % 100 === 0)
+          this.#log.warn(
+            { reason, regarding: regarding.name, filtered: this.#filtered },
+            'too many new events about one object, dropped by the spam filter',
+          );
+        return;
+      }
       nameSeq = (nameSeq + 1) % 1_000_000;
       const entry: SeriesEntry = {
         key,
@@ -204,10 +286,10 @@ export class EventBroadcaster {
           apiVersion: EventV1Kind.apiVersion,
           kind: EventV1Kind.kind,
           metadata: {
-            name: `${regarding.name}.${(BigInt(now) * 1_000_000n + BigInt(nameSeq)).toString(16)}`,
+            name: `${regarding.name}.${(BigInt(wall) * 1_000_000n + BigInt(nameSeq)).toString(16)}`,
             namespace: regarding.namespace || 'default',
           },
-          eventTime: microTime(now),
+          eventTime: microTime(wall),
           reportingController: controller,
           reportingInstance: instance,
           action,
@@ -220,47 +302,72 @@ export class EventBroadcaster {
         count: 1,
         written: 0,
         lastObserved: now,
-        lastWrite: 0,
+        lastObservedWall: wall,
         attempts: 0,
         queued: false,
+        writing: false,
         timer: undefined,
+        finished: false,
       };
       this.#cache.set(key, entry);
       while (this.#cache.size > this.#cacheSize) {
         const oldest = this.#cache.values().next().value as SeriesEntry;
-        this.#forget(oldest);
+        this.#finish(oldest);
       }
-      this.#schedule(entry);
+      this.#enqueue(entry);
     } catch (err) {
       this.#log.error({ err }, 'recording an event failed');
     }
   }
 
-  #forget(e: SeriesEntry): void {
-    this.#cache.delete(e.key);
-    if (e.timer) clearTimeout(e.timer);
-    e.timer = undefined;
+  /** One token of the spam filter's bucket for `key` (refilled one per `spamRefillMs`, up to `spamBurst`). */
+  #takeToken(key: string, now: number): boolean {
+    let b = this.#buckets.get(key);
+    if (b === undefined) {
+      b = { tokens: this.#spamBurst, at: now };
+      this.#buckets.set(key, b);
+      // bounded like the series cache: the least recently used bucket goes first
+      if (this.#buckets.size > this.#cacheSize)
+        this.#buckets.delete(this.#buckets.keys().next().value as string);
+    } else {
+      const refill = Math.floor((now - b.at) / this.#spamRefillMs);
+      if (refill > 0) {
+        b.tokens = Math.min(this.#spamBurst, b.tokens + refill);
+        b.at = b.tokens === this.#spamBurst ? now : b.at + refill * this.#spamRefillMs;
+      }
+      this.#buckets.delete(key);
+      this.#buckets.set(key, b);
+    }
+    if (b.tokens < 1) return false;
+    b.tokens -= 1;
+    return true;
   }
 
-  /** Queues a write for `e` now, or once its update interval has passed. */
-  #schedule(e: SeriesEntry, delayMs?: number): void {
-    if (e.queued || e.timer) return;
-    const wait = delayMs ?? (e.written === 0 ? 0 : e.lastWrite + this.#intervalMs - Date.now());
-    if (wait > 0 && !this.#stopping) {
-      this.#waiting += 1;
-      e.timer = setTimeout(() => {
-        e.timer = undefined;
-        this.#waiting -= 1;
-        this.#enqueue(e);
-      }, wait);
-      e.timer.unref();
-      return;
-    }
-    this.#enqueue(e);
+  /** The series leaves the cache; its last count is written if the server lacks it. */
+  #finish(e: SeriesEntry): void {
+    this.#cache.delete(e.key);
+    e.finished = true;
+    if (e.count > e.written && !e.timer) this.#enqueue(e);
+  }
+
+  #startTimers(): void {
+    if (this.#refreshTimer || this.#stopping) return;
+    const refresh = (): void => {
+      for (const e of this.#cache.values())
+        if (e.count > e.written && e.written > 0 && !e.timer) this.#enqueue(e);
+      this.#refreshTimer = this.#clock.setTimer(refresh, this.#refreshMs);
+    };
+    const finish = (): void => {
+      const now = this.#clock.now();
+      for (const e of [...this.#cache.values()]) if (now - e.lastObserved >= this.#finishMs) this.#finish(e);
+      this.#finishTimer = this.#clock.setTimer(finish, this.#finishMs);
+    };
+    this.#refreshTimer = this.#clock.setTimer(refresh, this.#refreshMs);
+    this.#finishTimer = this.#clock.setTimer(finish, this.#finishMs);
   }
 
   #enqueue(e: SeriesEntry): void {
-    if (this.#stopped) return;
+    if (this.#stopped || e.queued || e.writing) return;
     if (this.#queue.length >= this.#queueSize) {
       const lost = e.count - e.written;
       this.#dropped += lost;
@@ -286,10 +393,6 @@ export class EventBroadcaster {
     for (let e = this.#queue.shift(); e; e = this.#queue.shift()) {
       e.queued = false;
       if (e.count === e.written) continue;
-      if (e.written > 0 && !this.#stopping && Date.now() < e.lastWrite + this.#intervalMs) {
-        this.#schedule(e); // queued while its create was in flight: wait for the interval
-        continue;
-      }
       await this.#write(e);
     }
   }
@@ -298,9 +401,11 @@ export class EventBroadcaster {
     const count = e.count;
     const ev = e.event;
     const key = { namespace: ev.metadata?.namespace ?? 'default', name: ev.metadata?.name ?? '' };
-    const series = count > 1 ? { count, lastObservedTime: microTime(e.lastObserved) } : undefined;
+    const series = count > 1 ? { count, lastObservedTime: microTime(e.lastObservedWall) } : undefined;
     const signal = this.#inflight.signal;
+    e.writing = true;
     try {
+      this.#writes += 1;
       if (e.written === 0) {
         await this.#client.create(EventV1Kind, series ? { ...ev, series } : ev, { signal });
       } else {
@@ -308,20 +413,29 @@ export class EventBroadcaster {
           await this.#client.patch(EventV1Kind, key, { type: 'merge', data: { series } }, { signal });
         } catch (err) {
           if (!isNotFound(err)) throw err;
+          this.#writes += 1;
           await this.#client.create(EventV1Kind, { ...ev, series }, { signal });
         }
       }
       e.written = count;
-      e.lastWrite = Date.now();
       e.attempts = 0;
-      if (e.count > e.written) this.#schedule(e);
+      e.writing = false;
+      // Occurrences while the create was in flight: the second starts the series at once (client-go writes
+      // count 2 on the second occurrence); a finished series is written to its end.
+      if (e.count > e.written && (e.written === 1 || e.finished || this.#stopping)) this.#enqueue(e);
     } catch (err) {
+      e.writing = false;
       if (signal.aborted) return;
       e.attempts += 1;
       const retryable = !isAlreadyExists(err) && retryableError(err);
       if (retryable && e.attempts < this.#maxAttempts && !this.#stopping) {
         this.#log.debug({ err, attempt: e.attempts }, 'writing an event failed, will retry');
-        this.#schedule(e, this.#retryMs);
+        this.#retrying.add(e);
+        e.timer = this.#clock.setTimer(() => {
+          e.timer = undefined;
+          this.#retrying.delete(e);
+          this.#enqueue(e);
+        }, this.#retryMs);
         return;
       }
       this.#failed += 1;
@@ -340,21 +454,21 @@ export class EventBroadcaster {
   }
 
   /**
-   * Stops accepting Events, writes what is pending — repeats waiting for their update interval are written
-   * at once — and resolves when done or when `signal` aborts (then in-flight writes are aborted). Events
-   * recorded afterwards are dropped and counted.
+   * Stops accepting Events, writes every count the server lacks — series waiting for their refresh or finish,
+   * and writes waiting for a retry — and resolves when done or when `signal` aborts (then in-flight writes are
+   * aborted). Events recorded afterwards are dropped and counted.
    */
   async shutdown(signal?: AbortSignal): Promise<void> {
     if (this.#stopping) return;
     this.#stopping = true;
-    for (const e of this.#cache.values()) {
-      if (e.timer) {
-        clearTimeout(e.timer);
-        e.timer = undefined;
-        this.#waiting -= 1;
-        if (e.count > e.written) this.#enqueue(e);
-      }
+    this.#refreshTimer?.cancel();
+    this.#finishTimer?.cancel();
+    for (const e of this.#retrying) {
+      e.timer?.cancel();
+      e.timer = undefined;
     }
+    this.#retrying.clear();
+    for (const e of this.#cache.values()) if (e.count > e.written) this.#enqueue(e);
     if (this.#busy()) {
       await new Promise<void>((resolve) => {
         const off = signal ? onAbort(signal, resolve) : () => undefined;
@@ -368,4 +482,10 @@ export class EventBroadcaster {
     this.#inflight.abort();
     for (const e of this.#queue.splice(0)) this.#dropped += e.count - e.written;
   }
+}
+
+function positive(name: string, v: number): number {
+  if (typeof v !== 'number' || !(v > 0) || !Number.isFinite(v))
+    throw new RangeError(`EventBroadcaster ${name} must be a finite number of ms > 0, got ${String(v)}`);
+  return v;
 }

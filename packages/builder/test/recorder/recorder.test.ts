@@ -1,4 +1,5 @@
 import { ConfigMap, newClient } from '@kubeloop/client';
+import { FakeClock } from '@kubeloop/core/testing';
 import { type ApiServer, startApiServer } from '@kubeloop/envtest';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type EventV1, EventV1Kind } from '../../src/recorder/event.js';
@@ -45,7 +46,7 @@ async function eventsAbout(name: string): Promise<EventV1[]> {
 }
 
 function broadcaster(extra: Partial<ConstructorParameters<typeof EventBroadcaster>[0]> = {}) {
-  const b = new EventBroadcaster({ client, hostname: 'host-1', seriesUpdateIntervalMs: 200, ...extra });
+  const b = new EventBroadcaster({ client, hostname: 'host-1', ...extra });
   cleanups.push(() => b.shutdown());
   return b;
 }
@@ -102,29 +103,70 @@ describe('event recorder (client-go tools/events, events.k8s.io/v1) against envt
     expect((await eventsAbout(targets[2] ?? ''))[0]?.note).toBe('😀'.repeat(256));
   });
 
-  it('50 identical warnings in a second become one Event with series.count 50, grown by PATCH (counted at the server)', async () => {
+  it('C42: 100 identical warnings become one Event: created on the first, series started on the second, the count refreshed on the (injected) clock — 3 writes, counted at the server', async () => {
     const cm = await target();
     const name = cm.metadata?.name ?? '';
-    const b = broadcaster();
+    const clock = new FakeClock();
+    const b = broadcaster({ clock });
     const rec = b.newRecorder('widget-controller');
     const t0 = Date.now();
-    // Two bursts of 25 (well inside a second); recording is synchronous and never waits for the server.
-    for (let i = 0; i < 25; i++) rec.event(cm, 'Warning', 'FailedCreate', 'Create', `attempt ${i} failed`);
-    await new Promise((r) => setTimeout(r, 300));
-    for (let i = 25; i < 50; i++) rec.event(cm, 'Warning', 'FailedCreate', 'Create', `attempt ${i} failed`);
-    await vi.waitFor(async () => expect((await eventsAbout(name))[0]?.series?.count).toBe(50), {
-      timeout: 5000,
-    });
+    const writes = () =>
+      server.faults
+        .requests({ group: 'events.k8s.io', resource: 'events', since: t0 })
+        .filter((r) => r.verb !== 'list');
+    rec.event(cm, 'Warning', 'FailedCreate', 'Create', 'attempt 0 failed');
+    await vi.waitFor(async () => expect(await eventsAbout(name)).toHaveLength(1));
+    for (let i = 1; i < 100; i++) {
+      clock.step(600); // 100 occurrences over a minute
+      rec.event(cm, 'Warning', 'FailedCreate', 'Create', `attempt ${i} failed`);
+    }
+    await vi.waitFor(async () => expect((await eventsAbout(name))[0]?.series?.count).toBe(2));
+    expect(writes().map((r) => r.verb)).toEqual(['create', 'patch']);
+    // The refresh (30 min) writes the count once.
+    clock.step(30 * 60_000);
+    await vi.waitFor(async () => expect((await eventsAbout(name))[0]?.series?.count).toBe(100));
     const events = await eventsAbout(name);
     expect(events).toHaveLength(1);
     expect(events[0]?.note).toBe('attempt 0 failed');
-    const writes = server.faults.requests({ group: 'events.k8s.io', resource: 'events', since: t0 });
-    expect(writes.filter((r) => r.verb === 'create')).toHaveLength(1);
-    const patches = writes.filter((r) => r.verb === 'patch');
-    // The create carries the first occurrence; each burst's repeats are folded into at most one PATCH.
-    expect(patches.length).toBeGreaterThanOrEqual(1);
-    expect(patches.length).toBeLessThanOrEqual(2);
-    expect(b.stats()).toEqual({ recorded: 50, dropped: 0, failed: 0 });
+    expect(writes().map((r) => r.verb)).toEqual(['create', 'patch', 'patch']);
+    expect(b.stats()).toMatchObject({ recorded: 100, dropped: 0, failed: 0, filtered: 0, writes: 3 });
+  });
+
+  it('C42: a series not observed for seriesFinishMs gets its last count written and is finished: a later repeat is a new Event', async () => {
+    const cm = await target();
+    const name = cm.metadata?.name ?? '';
+    const clock = new FakeClock();
+    const b = broadcaster({ clock });
+    const rec = b.newRecorder('widget-controller');
+    rec.event(cm, 'Warning', 'BackOff', 'Sync', 'n 0');
+    await vi.waitFor(async () => expect(await eventsAbout(name)).toHaveLength(1));
+    for (let i = 1; i < 10; i++) rec.event(cm, 'Warning', 'BackOff', 'Sync', `n ${i}`);
+    await vi.waitFor(async () => expect((await eventsAbout(name))[0]?.series?.count).toBe(2));
+    clock.step(6 * 60_000);
+    await vi.waitFor(async () => expect((await eventsAbout(name))[0]?.series?.count).toBe(10));
+    rec.event(cm, 'Warning', 'BackOff', 'Sync', 'again');
+    await vi.waitFor(async () => expect(await eventsAbout(name)).toHaveLength(2));
+    expect(b.stats().writes).toBe(4);
+  });
+
+  it('C42: the spam filter lets one object start spamBurst new Events, then one per spamRefillMs; repeats are never filtered', async () => {
+    const cm = await target();
+    const name = cm.metadata?.name ?? '';
+    const clock = new FakeClock();
+    const b = broadcaster({ clock, spamBurst: 3, spamRefillMs: 60_000 });
+    const rec = b.newRecorder('widget-controller');
+    for (let i = 0; i < 10; i++) rec.event(cm, 'Normal', `Reason${i}`, 'Do', 'x');
+    for (let i = 0; i < 5; i++) rec.event(cm, 'Normal', 'Reason0', 'Do', 'x'); // repeats of an admitted Event
+    await vi.waitFor(async () => expect(await eventsAbout(name)).toHaveLength(3));
+    expect(b.stats().filtered).toBe(7);
+    clock.step(60_000);
+    rec.event(cm, 'Normal', 'Later', 'Do', 'x');
+    rec.event(cm, 'Normal', 'Later2', 'Do', 'x');
+    await vi.waitFor(async () => expect(await eventsAbout(name)).toHaveLength(4));
+    expect(b.stats().filtered).toBe(8);
+    await b.shutdown();
+    const first = (await eventsAbout(name)).find((e) => e.reason === 'Reason0');
+    expect(first?.series?.count).toBe(6);
   });
 
   it('a repeat about a changed object (another resourceVersion) or of another type is a new Event, as client-go keys the whole reference', async () => {
@@ -175,10 +217,10 @@ describe('event recorder (client-go tools/events, events.k8s.io/v1) against envt
     expect(s.dropped + (await eventsAbout(cm.metadata?.name ?? '')).length).toBe(20);
   });
 
-  it('shutdown flushes a series waiting for its update interval; a 404 on PATCH re-creates the Event', async () => {
+  it('shutdown flushes a series waiting for its refresh (the last count is not lost); a 404 on PATCH re-creates the Event', async () => {
     const cm = await target();
     const name = cm.metadata?.name ?? '';
-    const b = broadcaster({ seriesUpdateIntervalMs: 60_000 });
+    const b = broadcaster({ clock: new FakeClock() });
     const rec = b.newRecorder('c');
     rec.event(cm, 'Warning', 'Flaky', 'Do', 'x');
     await vi.waitFor(async () => expect(await eventsAbout(name)).toHaveLength(1));
