@@ -12,6 +12,8 @@ const floors: Record<string, { statements: number; branches: number; functions: 
   'packages/cache': { statements: 91, branches: 85, functions: 88, lines: 93 }, // 93.7 / 87.2 / 90.3 / 95.6
   'packages/core': { statements: 96, branches: 93, functions: 95, lines: 96 }, // 98.7 / 95.3 / 97.9 / 98.6 (2026-12-01)
   'packages/client': { statements: 91, branches: 83, functions: 91, lines: 94 }, // 93.5 / 85.8 / 93.2 / 96.2
+  // Measured 2026-12-01 at its first landing: 79.7 / 74.5 / 84.7 / 83.7.
+  'packages/crd': { statements: 77, branches: 72, functions: 82, lines: 81 },
   'packages/config': { statements: 90, branches: 84, functions: 92, lines: 91 }, // 92.3 / 86.5 / 94.5 / 93.3
   'packages/envtest': { statements: 84, branches: 75, functions: 84, lines: 87 }, // 86.1 / 77.6 / 86.3 / 89.4
   'packages/testing': { statements: 93, branches: 79, functions: 85, lines: 94 }, // 95.4 / 81.1 / 87.8 / 96.6

@@ -17,6 +17,8 @@ const allowed = {
   testing: ['builder', 'client', 'config', 'core', 'envtest'],
   // admission/conversion webhooks: the manager's runnables, the client (kinds, certificates' Secret), config
   webhook: ['builder', 'client', 'config', 'core'],
+  // schemas → types, CRDs, validation, the kubeloop CLI: kind descriptors from the client (and core)
+  crd: ['client', 'core'],
 };
 
 const root = path.resolve(import.meta.dirname, '..');

@@ -7,6 +7,7 @@
 //   2. @kubeloop/config + @kubeloop/client: list pods from an API server started from the envtest tarball;
 //   3. @kubeloop/builder (and what it depends on): the seed's PodCounter reaches the server's pod count;
 //   4. @kubeloop/webhook: a validator denies and a defaulter patches an AdmissionReview.
+//   5. @kubeloop/crd: a kind from a TypeBox schema gives its CRD and validates an object.
 // Prints one line per check and `pack-install: N passed, N failed` at the end; exits 1 on any failure.
 // Run after `npm run build` (the tarballs hold dist/). Usage: node scripts/pack-install.mjs [--keep]
 import { execFileSync } from 'node:child_process';
@@ -248,6 +249,28 @@ console.log(denied.body.response.result.message, Buffer.from(patched.body.respon
   );
   if (out.trim() !== 'no spec [{"op":"add","path":"/spec","value":{"size":1}}]')
     throw new Error(`webhook printed ${out}`);
+});
+
+// 5. @kubeloop/crd with the client it names kinds with: a kind from a TypeBox schema, its CRD and in-process validation.
+check('@kubeloop/crd: a kind from a TypeBox schema gives a CRD and validates objects', () => {
+  const { dir } = project('crd', ['@kubeloop/crd']);
+  execFileSync('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', 'typebox@^1.4.3'], {
+    cwd: dir,
+    stdio: 'inherit',
+  });
+  const out = run(
+    dir,
+    'crd.mjs',
+    `import { Type } from 'typebox';
+import { customResourceDefinition, defineKind, validate } from '@kubeloop/crd';
+const WebApp = defineKind({ group: 'example.com', version: 'v1', kind: 'WebApp',
+  spec: Type.Object({ replicas: Type.Integer({ minimum: 1 }) }) });
+const crd = customResourceDefinition(WebApp);
+const errors = validate(WebApp, { metadata: { name: 'w' }, spec: { replicas: 0 } });
+console.log(crd.metadata.name, errors.map((e) => e.field).join());
+`,
+  );
+  if (out.trim() !== 'webapps.example.com spec.replicas') throw new Error(`crd printed ${out}`);
 });
 
 if (!keep) fs.rmSync(work, { recursive: true, force: true });

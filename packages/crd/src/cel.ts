@@ -1,0 +1,247 @@
+import { Environment } from '@marcbachmann/cel-js';
+import { CelCompileError, SchemaError } from './errors.js';
+import type { JSONSchemaProps } from './types.js';
+
+/**
+ * Compile checks of `x-kubernetes-validations` with `@marcbachmann/cel-js` (the project's CEL evaluator): every rule
+ * and `messageExpression` is parsed and type-checked with `self` (and `oldSelf` for transition rules) typed from the
+ * schema node it sits on, as kube-apiserver compiles each rule against the node's declared type when a CRD is
+ * created (apiextensions-apiserver `pkg/apiserver/schema/cel`, `compilation.go`). A rule must yield a bool, a
+ * `messageExpression` a string; `oldSelf` is refused below a list that is not a map (the uncorrelatable part of
+ * the schema, where the server cannot pair an item with its old value).
+ *
+ * The Kubernetes CEL libraries (lists, regex, url, quantity, ip, cidr, format) are declared with their signatures
+ * so rules that use them type-check; their evaluation is envtest's / the server's business, not this module's.
+ * Functions the evaluator cannot declare (namespaced: `sets.*`, `strings.quote`) are accepted unchecked.
+ */
+export function checkRules(root: JSONSchemaProps, rootPath: string): void {
+  walk(root, rootPath, true, true);
+}
+
+function walk(node: JSONSchemaProps, path: string, correlatable: boolean, isRoot: boolean): void {
+  const rules = node['x-kubernetes-validations'] ?? [];
+  if (rules.length > 0) {
+    rules.forEach((r, i) => {
+      const where = path;
+      const transition = /\boldSelf\b/.test(r.rule);
+      if (transition && !correlatable)
+        throw new SchemaError(
+          where,
+          `x-kubernetes-validations[${i}].rule: Invalid value: ${JSON.stringify(r.rule)}: oldSelf cannot be used on the uncorrelatable portion of the schema (below a list that is not x-kubernetes-list-type: map)`,
+        );
+      const env = environment(node, isRoot);
+      const checked = env.check(r.rule);
+      if (!checked.valid && !tolerated(checked.error))
+        throw new CelCompileError(where, r.rule, firstLine(checked.error));
+      if (checked.valid && checked.type !== 'bool' && checked.type !== 'dyn')
+        throw new CelCompileError(where, r.rule, `rule must evaluate to a bool, not ${checked.type}`);
+      if (r.messageExpression !== undefined) {
+        const m = env.check(r.messageExpression);
+        if (!m.valid && !tolerated(m.error))
+          throw new CelCompileError(where, r.messageExpression, firstLine(m.error));
+        if (m.valid && m.type !== 'string' && m.type !== 'dyn')
+          throw new CelCompileError(
+            where,
+            r.messageExpression,
+            `messageExpression must evaluate to a string, not ${m.type}`,
+          );
+      }
+    });
+  }
+  for (const [k, child] of Object.entries(node.properties ?? {}))
+    walk(child, path ? `${path}.${k}` : k, correlatable, false);
+  if (typeof node.additionalProperties === 'object')
+    walk(node.additionalProperties, `${path}[*]`, correlatable, false);
+  if (node.items)
+    walk(node.items, `${path}[*]`, correlatable && node['x-kubernetes-list-type'] === 'map', false);
+}
+
+function firstLine(err: unknown): string {
+  const msg = err instanceof Error ? err.message : String(err);
+  return msg.split('\n')[0] ?? msg;
+}
+
+// cel-js reports a namespaced function (sets.contains, strings.quote) as an unknown variable
+const NAMESPACES = /^Unknown variable: (sets|strings|format|math|base64|lists|optional)$/;
+function tolerated(err: unknown): boolean {
+  return NAMESPACES.test(firstLine(err));
+}
+
+/** The CEL identifier of a property name (apiserver `cel.Escape`: `__dash__`, `__dot__`, reserved words…). */
+export function escapeName(name: string): string | undefined {
+  if (RESERVED.has(name)) return `__${name}__`;
+  if (!/^[_a-zA-Z][_a-zA-Z0-9.\-/]*$/.test(name)) return undefined;
+  return name
+    .replaceAll('__', '__underscores__')
+    .replaceAll('.', '__dot__')
+    .replaceAll('-', '__dash__')
+    .replaceAll('/', '__slash__');
+}
+const RESERVED = new Set([
+  'true',
+  'false',
+  'null',
+  'in',
+  'as',
+  'break',
+  'const',
+  'continue',
+  'else',
+  'for',
+  'function',
+  'if',
+  'import',
+  'let',
+  'loop',
+  'package',
+  'namespace',
+  'return',
+  'var',
+  'void',
+  'while',
+]);
+
+type CelType = string | { [k: string]: CelType };
+
+/** The cel-js type of a schema node: a type string, or a nested field schema for objects with properties. */
+function celType(node: JSONSchemaProps, depth = 0): CelType {
+  if (node['x-kubernetes-int-or-string']) return 'dyn';
+  if (depth > 32) return 'dyn';
+  switch (node.type) {
+    case 'string':
+      if (node.format === 'byte') return 'bytes';
+      if (node.format === 'date-time') return 'google.protobuf.Timestamp';
+      if (node.format === 'duration') return 'google.protobuf.Duration';
+      return 'string';
+    case 'integer':
+      return 'int';
+    case 'number':
+      return 'double';
+    case 'boolean':
+      return 'bool';
+    case 'array': {
+      const item = node.items ? celType(node.items, depth + 1) : 'dyn';
+      return typeof item === 'string' ? `list<${item}>` : 'list<dyn>';
+    }
+    case 'object': {
+      if (node['x-kubernetes-embedded-resource']) return 'dyn';
+      if (typeof node.additionalProperties === 'object') {
+        const v = celType(node.additionalProperties, depth + 1);
+        return typeof v === 'string' ? `map<string, ${v}>` : 'map<string, dyn>';
+      }
+      if (!node.properties)
+        return node['x-kubernetes-preserve-unknown-fields'] ? 'map<string, dyn>' : 'map<string, dyn>';
+      const fields: Record<string, CelType> = {};
+      for (const [k, v] of Object.entries(node.properties)) {
+        const name = escapeName(k);
+        if (name) fields[name] = celType(v, depth + 1);
+      }
+      return fields;
+    }
+    default:
+      return 'dyn';
+  }
+}
+
+function declare(env: Environment, name: string, type: CelType): void {
+  if (typeof type === 'string') {
+    // timestamps and durations are built-in CEL types with their own names in cel-js
+    const t = type === 'google.protobuf.Timestamp' ? 'google.protobuf.Timestamp' : type;
+    env.registerVariable(name, t);
+  } else env.registerVariable({ name, schema: type as Record<string, never> });
+}
+
+function environment(node: JSONSchemaProps, isRoot: boolean): Environment {
+  const env = kubernetesLibraries(new Environment({ enableOptionalTypes: true }));
+  let type = celType(node);
+  // at the root, self.metadata offers name and generateName only (the rest of ObjectMeta is not typed)
+  if (isRoot && typeof type === 'object')
+    type = { ...type, metadata: { name: 'string', generateName: 'string' } };
+  try {
+    declare(env, 'self', type);
+    declare(env, 'oldSelf', type);
+  } catch {
+    // a type cel-js cannot declare (e.g. a timestamp spelling it does not know): check the rule untyped
+    const fallback = kubernetesLibraries(new Environment({ enableOptionalTypes: true }));
+    fallback.registerVariable('self', 'dyn');
+    fallback.registerVariable('oldSelf', 'dyn');
+    return fallback;
+  }
+  return env;
+}
+
+class URL_ {}
+class Quantity {}
+class IP {}
+class CIDR {}
+const never = () => {
+  throw new Error('the Kubernetes CEL libraries are declared for compile checks only');
+};
+
+/** Declares the Kubernetes CEL libraries of kube-apiserver 1.32's base environment (signatures only). */
+function kubernetesLibraries(env: Environment): Environment {
+  env
+    .registerType('URL', URL_)
+    .registerType('Quantity', Quantity)
+    .registerType('net.IP', IP)
+    .registerType('net.CIDR', CIDR);
+  const sigs = [
+    // lists
+    'list<dyn>.isSorted(): bool',
+    'list<dyn>.sum(): dyn',
+    'list<dyn>.min(): dyn',
+    'list<dyn>.max(): dyn',
+    'list<dyn>.indexOf(dyn): int',
+    'list<dyn>.lastIndexOf(dyn): int',
+    // regex
+    'string.find(string): string',
+    'string.findAll(string): list<string>',
+    'string.findAll(string, int): list<string>',
+    // strings v2 beyond cel-js
+    'string.format(list<dyn>): string',
+    // url
+    'url(string): URL',
+    'isURL(string): bool',
+    'URL.getScheme(): string',
+    'URL.getHost(): string',
+    'URL.getHostname(): string',
+    'URL.getPort(): string',
+    'URL.getEscapedPath(): string',
+    'URL.getQuery(): map<string, list<string>>',
+    // quantity
+    'quantity(string): Quantity',
+    'isQuantity(string): bool',
+    'Quantity.isInteger(): bool',
+    'Quantity.asInteger(): int',
+    'Quantity.asApproximateFloat(): double',
+    'Quantity.sign(): int',
+    'Quantity.add(Quantity): Quantity',
+    'Quantity.add(int): Quantity',
+    'Quantity.sub(Quantity): Quantity',
+    'Quantity.sub(int): Quantity',
+    'Quantity.isGreaterThan(Quantity): bool',
+    'Quantity.isLessThan(Quantity): bool',
+    'Quantity.compareTo(Quantity): int',
+    // ip
+    'ip(string): net.IP',
+    'isIP(string): bool',
+    'net.IP.family(): int',
+    'net.IP.isUnspecified(): bool',
+    'net.IP.isLoopback(): bool',
+    'net.IP.isLinkLocalMulticast(): bool',
+    'net.IP.isLinkLocalUnicast(): bool',
+    'net.IP.isGlobalUnicast(): bool',
+    // cidr
+    'cidr(string): net.CIDR',
+    'isCIDR(string): bool',
+    'net.CIDR.containsIP(net.IP): bool',
+    'net.CIDR.containsIP(string): bool',
+    'net.CIDR.containsCIDR(net.CIDR): bool',
+    'net.CIDR.containsCIDR(string): bool',
+    'net.CIDR.ip(): net.IP',
+    'net.CIDR.masked(): net.CIDR',
+    'net.CIDR.prefixLength(): int',
+  ];
+  for (const s of sigs) env.registerFunction(s, never);
+  return env;
+}

@@ -1,0 +1,44 @@
+export {
+  EmbeddedResource,
+  IntOrString,
+  ListAtomic,
+  ListMap,
+  type ListOptions,
+  ListSet,
+  type NodeOptions,
+  Nullable,
+  PreserveUnknownFields,
+  Quantity,
+  WithRules,
+} from './builders.js';
+export { customResourceDefinition, customResourceDefinitions } from './crd.js';
+export { applyDefaults, prune } from './defaults.js';
+export { CelCompileError, SchemaError } from './errors.js';
+export {
+  type CustomObject,
+  type CustomResourceKind,
+  defineKind,
+  guessPlural,
+  isCustomResourceKind,
+  type KindDefinition,
+  type KindObject,
+} from './kind.js';
+export { toStructural } from './structural.js';
+export type {
+  CustomResourceDefinition,
+  CustomResourceDefinitionNames,
+  CustomResourceDefinitionVersion,
+  CustomResourceSubresources,
+  JSONSchemaProps,
+  PrinterColumn,
+  ScaleSubresource,
+  ValidationRule,
+} from './types.js';
+export {
+  assertValid,
+  type FieldError,
+  type FieldErrorType,
+  InvalidObjectError,
+  validate,
+} from './validate.js';
+export { toYaml } from './yaml.js';
