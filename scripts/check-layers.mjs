@@ -17,8 +17,9 @@ const allowed = {
   testing: ['builder', 'client', 'config', 'core', 'envtest'],
   // admission/conversion webhooks: the manager's runnables, the client (kinds, certificates' Secret), config
   webhook: ['builder', 'client', 'config', 'core'],
-  // schemas → types, CRDs, validation, the kubeloop CLI: kind descriptors from the client (and core)
-  crd: ['client', 'core'],
+  // schemas → types, CRDs, validation, the kubeloop CLI: kind descriptors from the client (and core); config for the
+  // CLI's kubeconfig when it reads the CRDs installed in a cluster
+  crd: ['client', 'config', 'core'],
 };
 
 const root = path.resolve(import.meta.dirname, '..');

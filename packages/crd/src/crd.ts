@@ -81,7 +81,26 @@ export function customResourceDefinition(...kinds: readonly CustomResourceKind[]
 }
 
 /**
- * Groups kinds by `plural.group` and returns one CRD per group/kind (versions in the order met), sorted by name:
+ * apimachinery's `version.CompareKubeAwareVersionStrings` as an ascending sort key: GA before beta before alpha,
+ * higher numbers first within each (`v2`, `v1`, `v1beta2`, `v1beta1`, `v1alpha1`), then other names alphabetically.
+ */
+function versionRank(v: string): [number, number, number, string] {
+  const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
+  if (!m) return [3, 0, 0, v];
+  const level = m[2] === undefined ? 0 : m[2] === 'beta' ? 1 : 2;
+  return [level, -Number(m[1]), -Number(m[3] ?? 0), v];
+}
+
+function compareVersions(a: string, b: string): number {
+  const x = versionRank(a);
+  const y = versionRank(b);
+  for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return (x[i] as number) - (y[i] as number);
+  return x[3].localeCompare(y[3]);
+}
+
+/**
+ * Groups kinds by `plural.group` and returns one CRD per group/kind (versions in kube's priority order, as
+ * `kubectl` lists them), sorted by name:
  * what `kubeloop crd generate` writes for a module's exports.
  */
 export function customResourceDefinitions(kinds: Iterable<CustomResourceKind>): CustomResourceDefinition[] {
@@ -92,5 +111,9 @@ export function customResourceDefinitions(kinds: Iterable<CustomResourceKind>): 
     if (!list.includes(k)) list.push(k);
     byName.set(name, list);
   }
-  return [...byName.keys()].sort().map((name) => customResourceDefinition(...(byName.get(name) ?? [])));
+  return [...byName.keys()]
+    .sort()
+    .map((name) =>
+      customResourceDefinition(...(byName.get(name) ?? []).sort((a, b) => compareVersions(a.version, b.version))),
+    );
 }

@@ -11,6 +11,7 @@ export {
   Quantity,
   WithRules,
 } from './builders.js';
+export { type CliIo, runCli } from './cli-main.js';
 export { customResourceDefinition, customResourceDefinitions } from './crd.js';
 export { applyDefaults, prune } from './defaults.js';
 export { CelCompileError, SchemaError } from './errors.js';
@@ -23,7 +24,21 @@ export {
   type KindDefinition,
   type KindObject,
 } from './kind.js';
+export {
+  type ControllerRbac,
+  type ControllerRbacOptions,
+  controllerRbac,
+  isControllerRbac,
+  type Permission,
+  type PolicyRule,
+  type RbacManifestOptions,
+  rbacManifests,
+  rbacRules,
+  resourceOf,
+  type Verb,
+} from './rbac.js';
 export { toStructural } from './structural.js';
+export { readCrdFiles, type TypesFromCrdsOptions, typesFromCrds } from './typegen.js';
 export type {
   CustomResourceDefinition,
   CustomResourceDefinitionNames,
