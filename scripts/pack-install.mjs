@@ -254,10 +254,14 @@ console.log(denied.body.response.result.message, Buffer.from(patched.body.respon
 // 5. @kubeloop/crd with the client it names kinds with: a kind from a TypeBox schema, its CRD and in-process validation.
 check('@kubeloop/crd: a kind from a TypeBox schema gives a CRD and validates objects', () => {
   const { dir } = project('crd', ['@kubeloop/crd']);
-  execFileSync('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', 'typebox@^1.4.3'], {
-    cwd: dir,
-    stdio: 'inherit',
-  });
+  execFileSync(
+    'npm',
+    ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', 'typebox@^1.4.3'],
+    {
+      cwd: dir,
+      stdio: 'inherit',
+    },
+  );
   const out = run(
     dir,
     'crd.mjs',

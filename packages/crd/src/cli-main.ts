@@ -28,7 +28,13 @@ function exportedValues(mod: Record<string, unknown>): unknown[] {
   const out: unknown[] = [];
   for (const v of Object.values(mod)) {
     if (Array.isArray(v)) out.push(...v);
-    else if (typeof v === 'object' && v !== null && !isCustomResourceKind(v) && !isControllerRbac(v) && v !== mod)
+    else if (
+      typeof v === 'object' &&
+      v !== null &&
+      !isCustomResourceKind(v) &&
+      !isControllerRbac(v) &&
+      v !== mod
+    )
       out.push(v, ...Object.values(v).flatMap((x) => (Array.isArray(x) ? x : [x])));
     else out.push(v);
   }
@@ -41,14 +47,24 @@ async function loadModule(spec: string, cwd: string): Promise<Record<string, unk
     return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    const why = e.code === 'ERR_MODULE_NOT_FOUND' || e.code === 'ENOENT' ? 'cannot find the module' : String(e.message).split('\n')[0];
+    const why =
+      e.code === 'ERR_MODULE_NOT_FOUND' || e.code === 'ENOENT'
+        ? 'cannot find the module'
+        : String(e.message).split('\n')[0];
     if (e.code === 'ERR_UNKNOWN_FILE_EXTENSION')
-      throw new UsageError(`${spec}: cannot load a .ts module on this Node: pass the built .js module, or run under a TypeScript loader (node --import tsx)`);
+      throw new UsageError(
+        `${spec}: cannot load a .ts module on this Node: pass the built .js module, or run under a TypeScript loader (node --import tsx)`,
+      );
     throw new UsageError(`${spec}: ${why}`);
   }
 }
 
-async function collect<T>(modules: readonly string[], cwd: string, is: (v: unknown) => v is T, what: string): Promise<T[]> {
+async function collect<T>(
+  modules: readonly string[],
+  cwd: string,
+  is: (v: unknown) => v is T,
+  what: string,
+): Promise<T[]> {
   const found: T[] = [];
   for (const m of modules) {
     const mod = await loadModule(m, cwd);
@@ -70,7 +86,11 @@ function write(io: CliIo, file: string, text: string): void {
 }
 
 /** Reads CRDs installed in a cluster through the client (kubeconfig loading order of `getConfig`). */
-async function crdsFromCluster(io: CliIo, opts: { kubeconfig?: string; context?: string }, names: readonly string[]) {
+async function crdsFromCluster(
+  io: CliIo,
+  opts: { kubeconfig?: string; context?: string },
+  names: readonly string[],
+) {
   const config = getConfig({
     ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}),
     ...(opts.context ? { context: opts.context } : {}),
@@ -79,12 +99,15 @@ async function crdsFromCluster(io: CliIo, opts: { kubeconfig?: string; context?:
   });
   const client = newClient(config);
   try {
-    const list = await client.list(kind<CustomResourceDefinition>('apiextensions.k8s.io/v1', 'CustomResourceDefinition'));
+    const list = await client.list(
+      kind<CustomResourceDefinition>('apiextensions.k8s.io/v1', 'CustomResourceDefinition'),
+    );
     const all = list.items;
     if (names.length === 0) return all;
     const picked = all.filter((c) => names.includes(c.metadata.name));
     const missing = names.filter((n) => !picked.some((c) => c.metadata.name === n));
-    if (missing.length > 0) throw new UsageError(`no CustomResourceDefinition ${missing.join(', ')} in the cluster`);
+    if (missing.length > 0)
+      throw new UsageError(`no CustomResourceDefinition ${missing.join(', ')} in the cluster`);
     return picked;
   } finally {
     await client.close();
@@ -98,16 +121,27 @@ function program(io: CliIo, version: string): Command {
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: () => {} })
     .showHelpAfterError(false);
-  const crd = root.command('crd').description('CustomResourceDefinitions from schemas, and types from CRDs').exitOverride();
+  const crd = root
+    .command('crd')
+    .description('CustomResourceDefinitions from schemas, and types from CRDs')
+    .exitOverride();
   crd
     .command('generate')
     .description('write the CRDs of the kinds (defineKind) a module exports, one YAML file per CRD')
-    .argument('<module...>', 'built JS modules (or .ts under a TypeScript loader) whose exports include kinds')
+    .argument(
+      '<module...>',
+      'built JS modules (or .ts under a TypeScript loader) whose exports include kinds',
+    )
     .option('-o, --out <dir>', 'output directory', 'config/crd')
     .option('--stdout', 'print one YAML stream instead of writing files')
     .exitOverride()
     .action(async (modules: string[], o: { out: string; stdout?: boolean }) => {
-      const kinds = await collect<CustomResourceKind>(modules, io.cwd, isCustomResourceKind, 'kinds (defineKind)');
+      const kinds = await collect<CustomResourceKind>(
+        modules,
+        io.cwd,
+        isCustomResourceKind,
+        'kinds (defineKind)',
+      );
       const crds = customResourceDefinitions(kinds);
       const head = header('crd generate', modules);
       if (o.stdout) {
@@ -122,31 +156,40 @@ function program(io: CliIo, version: string): Command {
     });
   crd
     .command('types')
-    .description('write TypeScript types and kind descriptors for existing CRDs (files, folders, or a cluster)')
+    .description(
+      'write TypeScript types and kind descriptors for existing CRDs (files, folders, or a cluster)',
+    )
     .argument('[crd...]', 'CRD YAML/JSON files or folders; with --from-cluster, CRD names (default: all)')
     .option('-o, --out <dir>', 'output directory', 'src/generated')
     .option('--from-cluster', 'read the CRDs installed in the cluster through the client')
     .option('--kubeconfig <path>', 'kubeconfig for --from-cluster')
     .option('--context <name>', 'kubeconfig context for --from-cluster')
     .exitOverride()
-    .action(async (inputs: string[], o: { out: string; fromCluster?: boolean; kubeconfig?: string; context?: string }) => {
-      let crds: CustomResourceDefinition[];
-      if (o.fromCluster) crds = await crdsFromCluster(io, o, inputs);
-      else {
-        if (inputs.length === 0) throw new UsageError('crd types: give CRD files or folders, or --from-cluster');
-        try {
-          crds = readCrdFiles(inputs.map((p) => path.resolve(io.cwd, p)));
-        } catch (err) {
-          throw new UsageError(err instanceof Error ? err.message : String(err));
+    .action(
+      async (
+        inputs: string[],
+        o: { out: string; fromCluster?: boolean; kubeconfig?: string; context?: string },
+      ) => {
+        let crds: CustomResourceDefinition[];
+        if (o.fromCluster) crds = await crdsFromCluster(io, o, inputs);
+        else {
+          if (inputs.length === 0)
+            throw new UsageError('crd types: give CRD files or folders, or --from-cluster');
+          try {
+            crds = readCrdFiles(inputs.map((p) => path.resolve(io.cwd, p)));
+          } catch (err) {
+            throw new UsageError(err instanceof Error ? err.message : String(err));
+          }
         }
-      }
-      if (crds.length === 0) throw new UsageError('crd types: no apiextensions.k8s.io/v1 CustomResourceDefinition found');
-      const files = await typesFromCrds(crds);
-      for (const [name, text] of files) {
-        write(io, path.join(o.out, name), text);
-        io.stderr(`wrote ${path.join(o.out, name)}\n`);
-      }
-    });
+        if (crds.length === 0)
+          throw new UsageError('crd types: no apiextensions.k8s.io/v1 CustomResourceDefinition found');
+        const files = await typesFromCrds(crds);
+        for (const [name, text] of files) {
+          write(io, path.join(o.out, name), text);
+          io.stderr(`wrote ${path.join(o.out, name)}\n`);
+        }
+      },
+    );
   const rbac = root.command('rbac').description('RBAC from controller declarations').exitOverride();
   rbac
     .command('generate')
@@ -155,16 +198,31 @@ function program(io: CliIo, version: string): Command {
     .option('-o, --out <file>', 'output file', 'config/rbac/role.yaml')
     .option('--stdout', 'print the YAML instead of writing the file')
     .option('--name <name>', 'name of the (Cluster)Role', 'manager-role')
-    .option('--namespace <ns>', "the manager's namespace (the leader-election Role; with --namespaced, the Role)")
+    .option(
+      '--namespace <ns>',
+      "the manager's namespace (the leader-election Role; with --namespaced, the Role)",
+    )
     .option('--namespaced', 'a Role in --namespace instead of a ClusterRole')
     .option('--service-account <ns/name>', 'add bindings to this ServiceAccount')
     .exitOverride()
     .action(
       async (
         modules: string[],
-        o: { out: string; stdout?: boolean; name: string; namespace?: string; namespaced?: boolean; serviceAccount?: string },
+        o: {
+          out: string;
+          stdout?: boolean;
+          name: string;
+          namespace?: string;
+          namespaced?: boolean;
+          serviceAccount?: string;
+        },
       ) => {
-        const decls = await collect<ControllerRbac>(modules, io.cwd, isControllerRbac, 'controller declarations (controllerRbac)');
+        const decls = await collect<ControllerRbac>(
+          modules,
+          io.cwd,
+          isControllerRbac,
+          'controller declarations (controllerRbac)',
+        );
         let manifests: Record<string, unknown>[];
         try {
           manifests = rbacManifests(decls, {

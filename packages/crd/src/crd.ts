@@ -114,6 +114,8 @@ export function customResourceDefinitions(kinds: Iterable<CustomResourceKind>): 
   return [...byName.keys()]
     .sort()
     .map((name) =>
-      customResourceDefinition(...(byName.get(name) ?? []).sort((a, b) => compareVersions(a.version, b.version))),
+      customResourceDefinition(
+        ...(byName.get(name) ?? []).sort((a, b) => compareVersions(a.version, b.version)),
+      ),
     );
 }

@@ -78,7 +78,16 @@ export function resourceOf(k: Kind): { group: string; resource: string } {
   return { group, resource: IRREGULAR[k.kind] ?? guessPlural(k.kind) };
 }
 
-const VERB_ORDER: Verb[] = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'];
+const VERB_ORDER: Verb[] = [
+  'get',
+  'list',
+  'watch',
+  'create',
+  'update',
+  'patch',
+  'delete',
+  'deletecollection',
+];
 
 interface Grant {
   group: string;
@@ -87,21 +96,36 @@ interface Grant {
   verbs: Set<string>;
 }
 
-function add(grants: Map<string, Grant>, group: string, resource: string, verbs: readonly string[], names: readonly string[] = []): void {
+function add(
+  grants: Map<string, Grant>,
+  group: string,
+  resource: string,
+  verbs: readonly string[],
+  names: readonly string[] = [],
+): void {
   const key = `${group}\u0000${resource}\u0000${[...names].sort().join(',')}`;
-  const g = grants.get(key) ?? { group, resource, names: [...names].sort().join(','), verbs: new Set<string>() };
+  const g = grants.get(key) ?? {
+    group,
+    resource,
+    names: [...names].sort().join(','),
+    verbs: new Set<string>(),
+  };
   for (const v of verbs) g.verbs.add(v);
   grants.set(key, g);
 }
 
 function sortVerbs(verbs: Iterable<string>): string[] {
-  return [...verbs].sort((a, b) => VERB_ORDER.indexOf(a as Verb) - VERB_ORDER.indexOf(b as Verb) || a.localeCompare(b));
+  return [...verbs].sort(
+    (a, b) => VERB_ORDER.indexOf(a as Verb) - VERB_ORDER.indexOf(b as Verb) || a.localeCompare(b),
+  );
 }
 
 /** Rules sorted by group and resource; resources of one group with the same verbs (and names) share a rule. */
 function toRules(grants: Map<string, Grant>): PolicyRule[] {
   const merged = new Map<string, PolicyRule>();
-  const sorted = [...grants.values()].sort((a, b) => a.group.localeCompare(b.group) || a.resource.localeCompare(b.resource));
+  const sorted = [...grants.values()].sort(
+    (a, b) => a.group.localeCompare(b.group) || a.resource.localeCompare(b.resource),
+  );
   for (const g of sorted) {
     const verbs = sortVerbs(g.verbs);
     const key = `${g.group}\u0000${verbs.join(',')}\u0000${g.names}`;
@@ -123,7 +147,10 @@ function toRules(grants: Map<string, Grant>): PolicyRule[] {
  * Role in the manager's namespace (empty when no controller uses leader election). Duplicates merge, verbs are
  * sorted in API order; the output is stable.
  */
-export function rbacRules(controllers: readonly ControllerRbac[]): { rules: PolicyRule[]; leaderElection: PolicyRule[] } {
+export function rbacRules(controllers: readonly ControllerRbac[]): {
+  rules: PolicyRule[];
+  leaderElection: PolicyRule[];
+} {
   const grants = new Map<string, Grant>();
   const lease = new Map<string, Grant>();
   for (const c of controllers) {
@@ -134,8 +161,13 @@ export function rbacRules(controllers: readonly ControllerRbac[]): { rules: Poli
     for (const [i, p] of (c.calls ?? []).entries()) {
       let target: { group: string; resource: string };
       if (p.kind) target = resourceOf(p.kind);
-      else if (typeof p.resource === 'string' && typeof p.group === 'string') target = { group: p.group, resource: p.resource };
-      else throw new SchemaError('', `controller ${c.name}: calls[${i}] names neither a kind nor group + resource`);
+      else if (typeof p.resource === 'string' && typeof p.group === 'string')
+        target = { group: p.group, resource: p.resource };
+      else
+        throw new SchemaError(
+          '',
+          `controller ${c.name}: calls[${i}] names neither a kind nor group + resource`,
+        );
       if (p.verbs.length === 0) throw new SchemaError('', `controller ${c.name}: calls[${i}] has no verbs`);
       const resource = p.subresource ? `${target.resource}/${p.subresource}` : target.resource;
       add(grants, target.group, resource, p.verbs, p.resourceNames);
@@ -163,17 +195,27 @@ export interface RbacManifestOptions {
  * kubebuilder's leader-election Role: a ClusterRole (or Role) with {@link rbacRules}' rules, a `<name>-leader-election`
  * Role when leader election is declared, and bindings to the ServiceAccount when one is given.
  */
-export function rbacManifests(controllers: readonly ControllerRbac[], options: RbacManifestOptions = {}): Record<string, unknown>[] {
+export function rbacManifests(
+  controllers: readonly ControllerRbac[],
+  options: RbacManifestOptions = {},
+): Record<string, unknown>[] {
   const name = options.name ?? 'manager-role';
   const { rules, leaderElection } = rbacRules(controllers);
-  if (options.namespaced && !options.namespace) throw new SchemaError('', 'a namespaced Role needs a namespace');
+  if (options.namespaced && !options.namespace)
+    throw new SchemaError('', 'a namespaced Role needs a namespace');
   if (leaderElection.length > 0 && !options.namespace && !options.serviceAccount)
-    throw new SchemaError('', 'leader election is declared: give the manager namespace (--namespace or --service-account ns/name)');
+    throw new SchemaError(
+      '',
+      'leader election is declared: give the manager namespace (--namespace or --service-account ns/name)',
+    );
   let sa: { namespace: string; name: string } | undefined;
   if (options.serviceAccount) {
     const [saNs, saName, ...rest] = options.serviceAccount.split('/');
     if (!saNs || !saName || rest.length > 0)
-      throw new SchemaError('', `serviceAccount ${JSON.stringify(options.serviceAccount)}: expected namespace/name`);
+      throw new SchemaError(
+        '',
+        `serviceAccount ${JSON.stringify(options.serviceAccount)}: expected namespace/name`,
+      );
     sa = { namespace: saNs, name: saName };
   }
   const ns = options.namespace ?? sa?.namespace;
@@ -197,7 +239,12 @@ export function rbacManifests(controllers: readonly ControllerRbac[], options: R
     });
   if (leaderElection.length > 0) {
     const le = `${name}-leader-election`;
-    out.push({ apiVersion: rbac, kind: 'Role', metadata: { name: le, namespace: ns }, rules: leaderElection });
+    out.push({
+      apiVersion: rbac,
+      kind: 'Role',
+      metadata: { name: le, namespace: ns },
+      rules: leaderElection,
+    });
     if (subjects)
       out.push({
         apiVersion: rbac,

@@ -27,7 +27,8 @@ export function readCrdFiles(paths: readonly string[]): CustomResourceDefinition
     for (const file of files) {
       const docs = parseAllDocuments(readFileSync(file, 'utf8'));
       for (const doc of Array.isArray(docs) ? docs : [docs]) {
-        if (doc.errors.length > 0) throw new SchemaError('', `${file}: ${doc.errors[0]?.message.split('\n')[0]}`);
+        if (doc.errors.length > 0)
+          throw new SchemaError('', `${file}: ${doc.errors[0]?.message.split('\n')[0]}`);
         const obj = doc.toJS() as Partial<CustomResourceDefinition> | null;
         if (obj?.kind === 'CustomResourceDefinition' && obj.apiVersion === 'apiextensions.k8s.io/v1')
           out.push(obj as CustomResourceDefinition);
@@ -54,14 +55,17 @@ function toJsonSchema(p: JSONSchemaProps, isRoot: boolean): JSONSchema {
       );
     }
     if (p.required) out.required = p.required;
-    if (typeof p.additionalProperties === 'object') out.additionalProperties = toJsonSchema(p.additionalProperties, false);
-    else if (p['x-kubernetes-preserve-unknown-fields'] || p.additionalProperties === true) out.additionalProperties = true;
+    if (typeof p.additionalProperties === 'object')
+      out.additionalProperties = toJsonSchema(p.additionalProperties, false);
+    else if (p['x-kubernetes-preserve-unknown-fields'] || p.additionalProperties === true)
+      out.additionalProperties = true;
     else out.additionalProperties = false;
     if (p['x-kubernetes-embedded-resource'] && !p.properties)
       return { ...out, tsType: 'KubeObject & { [key: string]: unknown }' } as JSONSchema;
   }
   if (p.items) out.items = toJsonSchema(p.items, false);
-  if (!p.type && p['x-kubernetes-preserve-unknown-fields']) return { ...out, tsType: 'unknown' } as JSONSchema;
+  if (!p.type && p['x-kubernetes-preserve-unknown-fields'])
+    return { ...out, tsType: 'unknown' } as JSONSchema;
   return out as JSONSchema;
 }
 
@@ -91,11 +95,21 @@ export async function typesFromCrds(
   for (const crd of crds) {
     const { group, names, versions } = crd.spec ?? {};
     if (!group || !names?.kind || !Array.isArray(versions))
-      throw new SchemaError('', `CRD ${crd.metadata?.name ?? '?'}: spec.group, spec.names.kind and spec.versions are required`);
-    const parts: string[] = [banner, "import { type Kind, type KubeObject, kind } from '@kubeloop/client';", ''];
+      throw new SchemaError(
+        '',
+        `CRD ${crd.metadata?.name ?? '?'}: spec.group, spec.names.kind and spec.versions are required`,
+      );
+    const parts: string[] = [
+      banner,
+      "import { type Kind, type KubeObject, kind } from '@kubeloop/client';",
+      '',
+    ];
     for (const v of versions.filter((x) => x.served)) {
       const typeName = v.storage ? names.kind : `${names.kind}${upperFirst(v.name)}`;
-      const schema = v.schema?.openAPIV3Schema ?? { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+      const schema = v.schema?.openAPIV3Schema ?? {
+        type: 'object',
+        'x-kubernetes-preserve-unknown-fields': true,
+      };
       const js = { ...toJsonSchema(schema, true), title: typeName } as JSONSchema;
       const ts = await compile(js, typeName, {
         bannerComment: '',
