@@ -30,6 +30,11 @@ export interface ControllerMetricsHook {
       terminal: boolean;
       panic: boolean;
       timedOut?: boolean;
+      /**
+       * Why a `requeue` result was not the reconciler's choice: `'conflict'` — it threw a 409 Conflict, which
+       * is requeued with backoff and logged at debug, not counted as an error.
+       */
+      requeueReason?: 'conflict';
     },
   ): void;
   /** An event handler failed (e.g. a map function threw); counted, never fatal. */

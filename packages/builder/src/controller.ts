@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { isConflict } from '@kubeloop/client';
 import { type Clock, onAbort, realClock, withDeadline } from '@kubeloop/core';
 import {
   defaultControllerRateLimiter,
@@ -227,13 +228,19 @@ export class Controller implements Runnable {
     // listens on it adds nothing to the long-lived controller signal. Aborted by the controller's stop or
     // by `reconciliationTimeoutMs` (0: no deadline).
     const deadline = withDeadline(signal, this.#timeoutMs, this.#clock);
-    const observe = (result: ReconcileResultLabel, terminal = false, panic = false) =>
+    const observe = (
+      result: ReconcileResultLabel,
+      terminal = false,
+      panic = false,
+      requeueReason?: 'conflict',
+    ) =>
       this.#metrics?.reconciled(this.name, {
         result,
         seconds: (this.#clock.now() - startedAt) / 1000,
         terminal,
         panic,
         timedOut: deadline.timedOut,
+        ...(requeueReason ? { requeueReason } : {}),
       });
     // biome-ignore lint/suspicious/noConfusingVoidType: what Reconciler.reconcile may resolve to
     let result: Result | undefined | void;
@@ -258,6 +265,18 @@ export class Controller implements Runnable {
         return;
       }
       const timedOut = deadline.timedOut;
+      if (isConflict(err) && !isPanic(err)) {
+        // A 409 means the object changed since it was read: routine under concurrent writers, fixed by a
+        // retry on fresh state. One debug line and a counted requeue with backoff, not an error with its stack
+        // (controller-runtime logs it as an error; its users filter it out).
+        log.debug(
+          { reason: 'Conflict', message: err instanceof Error ? err.message : String(err) },
+          'Reconcile conflict, requeued with backoff',
+        );
+        this.#requeueRateLimited(req, priority);
+        observe('requeue', false, false, 'conflict');
+        return;
+      }
       log.error({ err, ...(timedOut ? { timeoutMs: this.#timeoutMs } : {}) }, 'Reconciler error');
       this.#requeueRateLimited(req, priority);
       observe('error', false, isPanic(err));

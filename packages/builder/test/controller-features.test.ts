@@ -1,3 +1,4 @@
+import { StatusError } from '@kubeloop/client';
 import { FakeClock } from '@kubeloop/core/testing';
 import { ItemExponentialFailureRateLimiter, LOW_PRIORITY } from '@kubeloop/workqueue';
 import { Registry } from 'prom-client';
@@ -368,6 +369,53 @@ describe('Controller on the test clock (controller-runtime internal/controller)'
     expect(invalidResult({ priority: Number.NaN })?.message).toMatch(/Result.priority/);
     expect(invalidResult({ priority: '1' })?.message).toMatch(/Result.priority/);
     expect(invalidResult({ requeue: true, priority: 3 })).toBeUndefined();
+  });
+
+  it('a 409 Conflict (also as a cause) is not an error: one debug line without a stack, requeued with backoff, counted by reason; other errors still log with their stack once per failure', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const registry = new Registry();
+    const conflict = new StatusError({
+      kind: 'Status',
+      apiVersion: 'v1',
+      status: 'Failure',
+      code: 409,
+      reason: 'Conflict',
+      message: 'Operation cannot be fulfilled on configmaps "x": the object has been modified',
+    });
+    let calls = 0;
+    const c = await run(
+      {
+        async reconcile() {
+          calls++;
+          if (calls === 1) throw conflict;
+          if (calls === 2) throw new Error('status update failed', { cause: conflict });
+          if (calls === 3) throw new Error('boom');
+          return undefined;
+        },
+      },
+      {
+        logger: captureLogger(lines),
+        metrics: controllerMetricsHook(registry),
+        rateLimiter: new ItemExponentialFailureRateLimiter(1, 1),
+      },
+    );
+    c.q.add(req('x'));
+    await vi.waitFor(() => expect(calls).toBe(4));
+    await c.stop();
+    const conflicts = lines.filter((l) => l.msg === 'Reconcile conflict, requeued with backoff');
+    expect(conflicts).toHaveLength(2);
+    for (const l of conflicts) {
+      expect(l.level).toBe('debug');
+      expect(l.err).toBeUndefined();
+      expect(l.reason).toBe('Conflict');
+    }
+    const errors = lines.filter((l) => l.level === 'error');
+    expect(errors.map((l) => l.msg)).toEqual(['Reconciler error']);
+    expect((errors[0]?.err as Error | undefined)?.message).toBe('boom');
+    const text = await registry.metrics();
+    expect(text).toContain('kubeloop_reconcile_requeues_total{controller="test",reason="conflict"} 2');
+    expect(text).toContain('controller_runtime_reconcile_errors_total{controller="test"} 1');
+    expect(text).toContain('controller_runtime_reconcile_total{controller="test",result="requeue"} 2');
   });
 
   it('reconcile time runs from dequeue, not from enqueue', async () => {

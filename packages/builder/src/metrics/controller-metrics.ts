@@ -19,6 +19,7 @@ class ControllerMetricFamilies {
   readonly reconcileTime: Histogram<'controller'>;
   readonly maxConcurrentReconciles: Gauge<'controller'>;
   readonly activeWorkers: Gauge<'controller'>;
+  readonly reconcileRequeues: Counter<'controller' | 'reason'>;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -63,6 +64,12 @@ class ControllerMetricFamilies {
       'controller_runtime_active_workers',
       'Number of currently used workers per controller',
     );
+    this.reconcileRequeues = new Counter({
+      name: 'kubeloop_reconcile_requeues_total',
+      help: 'Reconciles requeued with backoff for a reason other than an error, per controller and reason (conflict: a 409)',
+      labelNames: ['controller', 'reason'],
+      registers,
+    });
   }
 }
 
@@ -96,6 +103,8 @@ export interface ControllerMetrics {
   observeReconcileTime(seconds: number): void;
   /** A worker took (+1) or finished (−1) an item (`controller_runtime_active_workers`). */
   activeWorkers(delta: 1 | -1): void;
+  /** A reconcile was requeued for `reason` (`kubeloop_reconcile_requeues_total{reason}`), e.g. a 409 Conflict. */
+  requeued(reason: 'conflict'): void;
 }
 
 /**
@@ -118,6 +127,7 @@ export function controllerMetrics(
   f.reconcileTime.zero(c);
   f.maxConcurrentReconciles.set(c, options.maxConcurrentReconciles);
   f.activeWorkers.set(c, 0);
+  f.reconcileRequeues.inc({ controller: name, reason: 'conflict' }, 0);
   return {
     reconciled: (result) => f.reconcileTotal.inc({ controller: name, result }),
     reconcileError: () => f.reconcileErrors.inc(c),
@@ -126,6 +136,7 @@ export function controllerMetrics(
     timeout: () => f.reconcileTimeouts.inc(c),
     observeReconcileTime: (seconds) => f.reconcileTime.observe(c, seconds),
     activeWorkers: (delta) => f.activeWorkers.inc(c, delta),
+    requeued: (reason) => f.reconcileRequeues.inc({ controller: name, reason }),
   };
 }
 
@@ -158,6 +169,7 @@ export function controllerMetricsHook(registry: Registry): ControllerMetricsHook
       if (o.terminal) m.terminalError();
       if (o.panic) m.panic();
       if (o.timedOut) m.timeout();
+      if (o.requeueReason) m.requeued(o.requeueReason);
       m.observeReconcileTime(o.seconds);
     },
   };
