@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { realClock } from '@kubeloop/core';
 import { WebhookAdmission } from './admission/webhook-admission.js';
+import { admitByPolicies } from './admission-policy.js';
 import type { ApiServerOptions } from './api-server-options.js';
 import { Authenticator, type UserInfo } from './auth.js';
 import { authorizeRestricted } from './authorization.js';
@@ -132,6 +133,18 @@ export class ApiServer {
         rt.resource === 'customresourcedefinitions' && rt.group === 'apiextensions.k8s.io'
           ? validateCrd(o)
           : [],
+      validatingAdmission: (rt, o, old, subresource) => {
+        const m = (o.metadata ?? {}) as Record<string, unknown>;
+        admitByPolicies(store, {
+          operation: old ? 'UPDATE' : 'CREATE',
+          rt,
+          namespace: typeof m.namespace === 'string' ? m.namespace : undefined,
+          name: typeof m.name === 'string' ? m.name : '',
+          object: o,
+          oldObject: old,
+          subresource,
+        });
+      },
       afterCreate: (rt, o) => crdLifecycle(this.#crdHost, rt, o, 'create'),
       afterUpdate: (rt, o) => {
         crdLifecycle(this.#crdHost, rt, o, 'update');

@@ -61,6 +61,8 @@ export interface RegistryHooks {
   afterUpdate?(rt: ResourceType, obj: Readonly<KObject>): void;
   /** Validate a create/update beyond the kind's own validation. */
   validate?(rt: ResourceType, obj: KObject, old: KObject | undefined): FieldError[];
+  /** Validating admission after validation (ValidatingAdmissionPolicy); throws an ApiStatusError to deny. */
+  validatingAdmission?(rt: ResourceType, obj: KObject, old: KObject | undefined, subresource: string): void;
   /** All served resource types (for namespace cleanup). */
   allTypes(): readonly ResourceType[];
   /**

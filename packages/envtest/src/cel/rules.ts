@@ -342,8 +342,25 @@ export function compileRules(
   return { tree, errors };
 }
 
+const admissionEnvs = new Map<string, Environment>();
+
+/**
+ * An untyped evaluation environment with the Kubernetes libraries and the given `dyn` variables (admission
+ * policies: object, oldObject, request, params, namespaceObject, variables).
+ */
+export function dynEvaluator(variables: readonly string[]): Environment {
+  const key = variables.join(',');
+  let env = admissionEnvs.get(key);
+  if (!env) {
+    env = base().clone();
+    for (const v of variables) env.registerVariable(v, 'dyn');
+    admissionEnvs.set(key, env);
+  }
+  return env;
+}
+
 /** UnstructuredToVal: JSON → CEL values by the schema (integers as int, numbers as double). */
-function toCel(v: unknown, s: SchemaNode | undefined): unknown {
+export function toCel(v: unknown, s: SchemaNode | undefined): unknown {
   if (v === null || v === undefined) return null;
   if (typeof v === 'number') {
     if (s?.type === 'number') return v;

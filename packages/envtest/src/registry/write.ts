@@ -58,12 +58,16 @@ export function checkNamespace(
     );
 }
 
-/** ObjectMeta, the kind's own and the server's extra validation; 422 Invalid listing every error. */
+/**
+ * ObjectMeta, the kind's own and the server's extra validation; 422 Invalid listing every error. Then validating
+ * admission policies, which kube-apiserver runs after validation (`subresource` is the written subresource).
+ */
 export function validateObject(
   hooks: RegistryHooks,
   rt: ResourceType,
   o: KObject,
   old: KObject | undefined,
+  subresource?: string,
 ): void {
   const errs = [
     ...validateMeta(rt, o, old),
@@ -71,6 +75,7 @@ export function validateObject(
     ...(hooks.validate?.(rt, o, old) ?? []),
   ];
   if (errs.length > 0) throw invalid(rt.kind, rt.group, String(meta(o).name ?? ''), errs);
+  hooks.validatingAdmission?.(rt, o, old, subresource ?? '');
 }
 
 /**
@@ -221,7 +226,7 @@ export function writeExisting(
     m.generation = gen;
   } else delete m.generation;
   m.resourceVersion = oldMeta.resourceVersion;
-  validateObject(reg.hooks, rt, next, old);
+  validateObject(reg.hooks, rt, next, old, opts.subresource);
   rt.canonicalize?.(next);
   const mf = managed
     ? managed(next, now)
