@@ -29,8 +29,11 @@ interface Target {
 async function realTarget(): Promise<Target> {
   const kubeconfig = process.env.KUBECONFIG ?? '';
   const cfg = loadRestConfigFromFiles(kubeconfig.split(':').filter(Boolean));
-  const ca = cfg.tlsClientConfig.caData
-    ? Buffer.from(cfg.tlsClientConfig.caData, 'base64').toString()
+  const caData = cfg.tlsClientConfig.caData;
+  const ca = caData
+    ? caData.includes('-----BEGIN')
+      ? caData
+      : Buffer.from(caData, 'base64').toString()
     : cfg.tlsClientConfig.caFile
       ? readFileSync(cfg.tlsClientConfig.caFile, 'utf8')
       : undefined;
