@@ -54,7 +54,12 @@ export interface ManagerOptions extends ManagerLeaderElectionOptions {
    * process, or tests, never fight over a port)
    */
   readonly metricsBindAddress?: string;
-  /** The registry the manager's metrics go to and `/metrics` serves. @defaultValue the process-wide `metricsRegistry` */
+  /**
+   * The registry the manager's metrics go to and `/metrics` serves. Pass the process-wide `metricsRegistry` to
+   * share it (controller-runtime's global `metrics.Registry`); register your own metrics on
+   * `mgr.getMetricsRegistry()`. @defaultValue a new registry of this manager's own (two managers in one process
+   * never overwrite each other's series)
+   */
   readonly metricsRegistry?: Registry;
   /** More handlers on the metrics server, by path (controller-runtime `Metrics.ExtraHandlers`). */
   readonly metricsExtraHandlers?: Readonly<Record<string, RequestHandler>>;

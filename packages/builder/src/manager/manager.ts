@@ -16,7 +16,7 @@ import { signalWithTimeout, whenAborted } from '../internal-signals.js';
 import { managerLeaderElector } from '../leaderelection/manager-elector.js';
 import { discardLogger, type Logger } from '../logger.js';
 import { type ManagerMetrics, managerMetrics } from '../metrics/manager-metrics.js';
-import { metricsRegistry } from '../metrics/registry.js';
+import { newMetricsRegistry } from '../metrics/registry.js';
 import { MetricsServer } from '../metrics/server.js';
 import { EventBroadcaster, type EventRecorder } from '../recorder/recorder.js';
 import { GracefulShutdownTimeoutError, LeaderElectionLostError } from './errors.js';
@@ -48,6 +48,7 @@ class ControllerManager implements Manager {
   readonly #metricsServer: MetricsServer;
   readonly #elector: LeaderElectorHook | undefined;
   #events: EventBroadcaster | undefined;
+  readonly #ownsRegistry: boolean;
   readonly #syncing: Array<{ readonly name: string; hasSynced(): boolean }> = [];
   #campaigning = false;
   #leading = false;
@@ -81,7 +82,11 @@ class ControllerManager implements Manager {
     this.#elected = new Promise<void>((resolve) => {
       this.#markElected = resolve;
     });
-    this.#metrics = managerMetrics(options.metricsRegistry ?? metricsRegistry);
+    // One registry per manager unless one is given (the process-wide `metricsRegistry` is the opt-in): two
+    // managers in one process — a leader and a standby, two clusters — must not overwrite each other's series
+    // (a standby's leader_election_master_status 0 replaced the leader's 1 on the shared registry).
+    this.#ownsRegistry = options.metricsRegistry === undefined;
+    this.#metrics = managerMetrics(options.metricsRegistry ?? newMetricsRegistry());
     this.#elector =
       options.leaderElector ??
       managerLeaderElector(config, options, { logger: this.#log, metrics: this.#metrics.leaderElection });
@@ -294,6 +299,8 @@ class ControllerManager implements Manager {
         },
       );
       clearInterval(keepAlive);
+      // A registry of its own is this manager's alone: stop feeding it (a shared one may serve others).
+      if (this.#ownsRegistry) this.#metrics.release();
     }
     if (this.#firstError !== undefined) throw this.#firstError;
   }

@@ -15,6 +15,8 @@ export interface ManagerMetrics {
   /** For each controller's queue (`ControllerOptions.queueMetricsProvider`). */
   readonly queue: MetricsProvider;
   readonly leaderElection: LeaderElectionMetrics;
+  /** Stops the rest client metrics of this registry (its diagnostics-channel subscription). */
+  readonly release: () => void;
 }
 
 /**
@@ -22,9 +24,10 @@ export interface ManagerMetrics {
  * metrics subscribe to the process-wide client diagnostics channels once per registry).
  */
 export function managerMetrics(registry: Registry): ManagerMetrics {
-  registerRestClientMetrics(registry);
+  const release = registerRestClientMetrics(registry);
   return {
     registry,
+    release,
     controller: controllerMetricsHook(registry),
     queue: workqueueMetricsProvider(registry),
     leaderElection: leaderElectionMetrics(registry),
