@@ -4,6 +4,7 @@
  * deletion takes its custom resources with it.
  */
 import { createHash } from 'node:crypto';
+import { cachedConversion } from './admission/conversion.js';
 import { compileRules, validateRules } from './cel/rules.js';
 import { validateCrdSchemas } from './crd-schema-validation.js';
 import { decodeCustomResource, schemaHasDefaults, validateCustomResource } from './crd-validation.js';
@@ -233,6 +234,18 @@ export function crdResourceTypes(crd: KObject): ResourceType[] {
   const hash = createHash('sha256').update(`${group}/${plural}`).digest().subarray(0, 8).toString('base64');
   const storageName = String(versions.find((v) => v.storage === true)?.name ?? '');
   const sorted = [...versions].sort((a, b) => (a.storage === true ? -1 : b.storage === true ? 1 : 0));
+  const conv = obj(spec.conversion);
+  const conversion =
+    conv.strategy === 'Webhook'
+      ? {
+          crdUid: String(getPath(crd, 'metadata.uid') ?? crdName),
+          kind,
+          group,
+          storageVersion: storageName,
+          servedVersions: versions.filter((v) => v.served !== false).map((v) => String(v.name)),
+          webhook: obj(conv.webhook),
+        }
+      : undefined;
   return sorted
     .filter((v) => v.served !== false)
     .map((v) => {
@@ -305,11 +318,21 @@ export function crdResourceTypes(crd: KObject): ResourceType[] {
             : {}
           : {
               fromStorage: (o: KObject): KObject => {
-                const out = { ...o, apiVersion: `${group}/${String(v.name)}` };
+                // strategy Webhook: the conversion made before the write (admission/conversion.ts)
+                const out = (conversion &&
+                  cachedConversion(conversion.crdUid, o, `${group}/${String(v.name)}`)) ?? {
+                  ...o,
+                  apiVersion: `${group}/${String(v.name)}`,
+                };
                 return readDefaults ? readDefaults(structuredClone(out)) : out;
               },
-              toStorage: (o: KObject): KObject => ({ ...o, apiVersion: `${group}/${storageName}` }),
+              toStorage: (o: KObject): KObject =>
+                (conversion && cachedConversion(conversion.crdUid, o, `${group}/${storageName}`)) ?? {
+                  ...o,
+                  apiVersion: `${group}/${storageName}`,
+                },
             }),
+        ...(conversion ? { conversion } : {}),
         tableColumns: printerColumns(v),
         unknownFields: hasSchema
           ? (o) => {

@@ -99,6 +99,19 @@ export interface ResourceType {
   readonly openApiSchema?: Readonly<Record<string, unknown>>;
   /** Set for custom resources: the CRD name. */
   readonly crdName?: string;
+  /**
+   * Set on every served version of a CRD whose `spec.conversion.strategy` is `Webhook`: other versions are
+   * converted through that webhook (see admission/conversion.ts).
+   */
+  readonly conversion?: {
+    readonly crdUid: string;
+    readonly kind: string;
+    readonly group: string;
+    readonly storageVersion: string;
+    readonly servedVersions: readonly string[];
+    /** `spec.conversion.webhook`: `clientConfig` and `conversionReviewVersions`. */
+    readonly webhook: Readonly<Record<string, unknown>>;
+  };
   readonly singularFallback?: string;
 }
 

@@ -7,6 +7,7 @@
 import { isObj, type ResourceRequest } from '../handlers/context.js';
 import type { WriteOptions } from '../registry.js';
 import { apiVersionOf, type KObject } from '../resource-type.js';
+import { convertForAllVersions, withConversions } from './conversion.js';
 import type { AdmissionAttributes } from './webhook-admission.js';
 
 type Op = AdmissionAttributes['operation'];
@@ -48,7 +49,7 @@ function attrs(
 
 /** Whether this request goes through webhook admission. */
 export function admissionActive(r: ResourceRequest): boolean {
-  return r.env.admission?.active(r.rt) === true;
+  return r.env.admission?.active(r.rt) === true || r.rt.conversion !== undefined;
 }
 
 function metaOf(o: KObject): Record<string, unknown> {
@@ -70,7 +71,10 @@ export async function admitCreate(r: ResourceRequest, body: KObject, opts: Write
       attrs(r, 'CREATE', name, body, undefined, !!opts.dryRun, opts.fieldManager),
       r.warnings,
     )) ?? body;
-  const candidate = r.env.registry.create(r.rt, r.ns, structuredClone(mutated), { ...opts, dryRun: true });
+  const candidate = await withConversions(r, () =>
+    r.env.registry.create(r.rt, r.ns, structuredClone(mutated), { ...opts, dryRun: true }),
+  );
+  await convertForAllVersions(r, candidate);
   const finalName = String(metaOf(candidate).name ?? name);
   await adm.validate(
     attrs(r, 'CREATE', finalName, candidate, undefined, !!opts.dryRun, opts.fieldManager),
@@ -103,10 +107,12 @@ export async function admitUpdate(
   r.rt.defaults?.(body);
   const mutated =
     (await adm.mutate(attrs(r, op, name, body, old, !!opts.dryRun, opts.fieldManager), r.warnings)) ?? body;
-  const candidate = registry.update(r.rt, r.ns, name, structuredClone(mutated), {
-    ...opts,
-    dryRun: true,
-  }).object;
+  const candidate = (
+    await withConversions(r, () =>
+      registry.update(r.rt, r.ns, name, structuredClone(mutated), { ...opts, dryRun: true }),
+    )
+  ).object;
+  await convertForAllVersions(r, candidate);
   await adm.validate(attrs(r, op, name, candidate, old, !!opts.dryRun, opts.fieldManager), r.warnings);
   return structuredClone(mutated);
 }
@@ -127,7 +133,9 @@ export async function admitPatch(
   for (let attempt = 0; ; attempt++) {
     const entry = registry.get(r.rt, r.ns, name);
     const old = structuredClone(registry.view(r.rt, entry)) as KObject;
-    const patched = registry.patch(r.rt, r.ns, name, applyPatch, { ...opts, dryRun: true });
+    const patched = await withConversions(r, () =>
+      registry.patch(r.rt, r.ns, name, applyPatch, { ...opts, dryRun: true }),
+    );
     const mutated =
       (await adm?.mutate(
         attrs(r, 'UPDATE', name, patched, old, !!opts.dryRun, opts.fieldManager),
@@ -137,10 +145,12 @@ export async function admitPatch(
     const m = metaOf(body);
     m.resourceVersion = String(entry.rv);
     delete m.managedFields;
-    const candidate = registry.update(r.rt, r.ns, name, structuredClone(body), {
-      ...opts,
-      dryRun: true,
-    }).object;
+    const candidate = (
+      await withConversions(r, () =>
+        registry.update(r.rt, r.ns, name, structuredClone(body), { ...opts, dryRun: true }),
+      )
+    ).object;
+    await convertForAllVersions(r, candidate);
     await adm?.validate(
       attrs(r, 'UPDATE', name, candidate, old, !!opts.dryRun, opts.fieldManager),
       r.warnings,
@@ -174,12 +184,13 @@ export async function admitApply(
   } catch {
     old = undefined;
   }
-  const dry = doApply(true);
+  const dry = await withConversions(r, () => doApply(true));
   const op: Op = dry.created ? 'CREATE' : 'UPDATE';
   const mutated =
     (await adm?.mutate(attrs(r, op, name, dry.object, old, !!opts.dryRun, opts.fieldManager), r.warnings)) ??
     dry.object;
   const changed = JSON.stringify(typed(r, mutated)) !== JSON.stringify(typed(r, dry.object));
+  await convertForAllVersions(r, mutated);
   await adm?.validate(attrs(r, op, name, mutated, old, !!opts.dryRun, opts.fieldManager), r.warnings);
   if (opts.dryRun) return { object: mutated, created: dry.created };
   const applied = doApply(false);

@@ -231,6 +231,11 @@ export class WebhookAdmission {
     };
   }
 
+  /** The URL a client config names (a Service through `resolveService`), or the call error. */
+  resolveURL(cc: ClientConfig): string | WebhookCallError {
+    return webhookURL(cc, this.#options.resolveService);
+  }
+
   /** Calls one webhook; returns its response, or undefined when a failed call is ignored. */
   async #call(
     hook: WebhookSpec,
