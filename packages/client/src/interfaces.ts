@@ -36,8 +36,10 @@ export interface Writer {
   create<T extends KubeObject>(kind: Kind<T>, obj: T, options?: WriteOptions): Promise<T>;
   /** Replaces `obj` (PUT); its `resourceVersion` is a precondition. @throws StatusError (`isConflict`). */
   update<T extends KubeObject>(kind: Kind<T>, obj: T, options?: WriteOptions): Promise<T>;
+  // PATCH_CONTENT_TYPES is named, not linked: interfaces extending Client in other packages (the fake client)
+  // inherit this comment, and typedoc cannot resolve the link there.
   /**
-   * Patches the object named by `key`, with the Content-Type of `patch.type` ({@link PATCH_CONTENT_TYPES}).
+   * Patches the object named by `key`, with the Content-Type of `patch.type` (`PATCH_CONTENT_TYPES`).
    * @throws InvalidRequestError (apply without field manager, before sending), UnsupportedPatchTypeError
    *   (strategic merge refused with 415, e.g. on a custom resource), StatusError.
    */
