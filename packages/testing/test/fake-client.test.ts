@@ -247,4 +247,86 @@ describe('newFakeClient', () => {
       await server.stop();
     }
   });
+  it('every verb goes through its interceptor function, subresources included', async () => {
+    const seen: string[] = [];
+    const note = (v: string) => seen.push(v);
+    const fake = await newFakeClient({
+      objects: [cmObj('default', 'a', { k: 'v' })],
+      interceptors: {
+        kinds: [ConfigMap, Pod],
+        get: (c, k, key, o) => (note('get'), c.get(k, key, o)),
+        list: (c, k, o) => (note('list'), c.list(k, o)),
+        create: (c, k, obj, o) => (note('create'), c.create(k, obj, o)),
+        update: (c, k, obj, o) => (note('update'), c.update(k, obj, o)),
+        patch: (c, k, key, p, o) => (note('patch'), c.patch(k, key, p, o)),
+        apply: (c, k, cfg, o) => (note('apply'), c.apply(k, cfg, o)),
+        delete: (c, k, key, o) => (note('delete'), c.delete(k, key, o)),
+        deleteAllOf: (c, k, o) => (note('deleteAllOf'), c.deleteAllOf(k, o)),
+        watch: (c, k, o) => (note('watch'), c.watch(k, o)),
+        subResourceGet: (c, sub, k, key, o) => (note(`get ${sub}`), c.subResource(sub).get(k, key, o)),
+        subResourceCreate: (c, sub, k, obj, body, o) => (
+          note(`create ${sub}`), c.subResource(sub).create(k, obj, body, o)
+        ),
+        subResourcePatch: (c, sub, k, key, p, o) => (note(`patch ${sub}`), c.status().patch(k, key, p, o)),
+        subResourceApply: (c, sub, k, cfg, o) => (note(`apply ${sub}`), c.status().apply(k, cfg, o)),
+      },
+    });
+    try {
+      const key = { namespace: 'default', name: 'a' };
+      const a = await fake.get(ConfigMap, key);
+      await fake.list(ConfigMap, { namespace: 'default' });
+      await fake.update(ConfigMap, a);
+      await fake.patch(ConfigMap, key, { type: 'merge', data: { data: { p: '1' } } });
+      await fake.apply(ConfigMap, { metadata: key, data: { s: '1' } }, { fieldManager: 'm' });
+      const ac = new AbortController();
+      for await (const _ of fake.watch(ConfigMap, { namespace: 'default', signal: ac.signal })) break;
+      const pod = await fake.create(Pod, {
+        metadata: { namespace: 'default', name: 'p' },
+        spec: { containers: [{ name: 'c', image: 'i' }] },
+      });
+      await fake
+        .status()
+        .patch(
+          Pod,
+          { namespace: 'default', name: 'p' },
+          { type: 'merge', data: { status: { phase: 'Running' } } },
+        );
+      await fake
+        .status()
+        .apply(
+          Pod,
+          { metadata: { namespace: 'default', name: 'p' }, status: { phase: 'Succeeded' } },
+          { fieldManager: 'm', force: true },
+        );
+      await fake.subResource('eviction').create(Pod, pod, {
+        apiVersion: 'policy/v1',
+        kind: 'Eviction',
+        metadata: { namespace: 'default', name: 'p' },
+      });
+      await fake
+        .subResource('status')
+        .get(ConfigMap, key)
+        .catch(() => undefined);
+      await fake.delete(ConfigMap, key);
+      await fake.deleteAllOf(ConfigMap, { namespace: 'default' });
+      expect(seen).toEqual([
+        'get',
+        'list',
+        'update',
+        'patch',
+        'apply',
+        'watch',
+        'create',
+        'patch status',
+        'apply status',
+        'create eviction',
+        'get status',
+        'delete',
+        'deleteAllOf',
+      ]);
+      expect(fake.calls().map((c) => (c.subResource ? `${c.verb} ${c.subResource}` : c.verb))).toEqual(seen);
+    } finally {
+      await fake.close();
+    }
+  });
 });
