@@ -249,26 +249,28 @@ describe('newFakeClient', () => {
   });
   it('every verb goes through its interceptor function, subresources included', async () => {
     const seen: string[] = [];
-    const note = (v: string) => seen.push(v);
+    const via = <R>(verb: string, call: () => R): R => {
+      seen.push(verb);
+      return call();
+    };
     const fake = await newFakeClient({
       objects: [cmObj('default', 'a', { k: 'v' })],
       interceptors: {
         kinds: [ConfigMap, Pod],
-        get: (c, k, key, o) => (note('get'), c.get(k, key, o)),
-        list: (c, k, o) => (note('list'), c.list(k, o)),
-        create: (c, k, obj, o) => (note('create'), c.create(k, obj, o)),
-        update: (c, k, obj, o) => (note('update'), c.update(k, obj, o)),
-        patch: (c, k, key, p, o) => (note('patch'), c.patch(k, key, p, o)),
-        apply: (c, k, cfg, o) => (note('apply'), c.apply(k, cfg, o)),
-        delete: (c, k, key, o) => (note('delete'), c.delete(k, key, o)),
-        deleteAllOf: (c, k, o) => (note('deleteAllOf'), c.deleteAllOf(k, o)),
-        watch: (c, k, o) => (note('watch'), c.watch(k, o)),
-        subResourceGet: (c, sub, k, key, o) => (note(`get ${sub}`), c.subResource(sub).get(k, key, o)),
-        subResourceCreate: (c, sub, k, obj, body, o) => (
-          note(`create ${sub}`), c.subResource(sub).create(k, obj, body, o)
-        ),
-        subResourcePatch: (c, sub, k, key, p, o) => (note(`patch ${sub}`), c.status().patch(k, key, p, o)),
-        subResourceApply: (c, sub, k, cfg, o) => (note(`apply ${sub}`), c.status().apply(k, cfg, o)),
+        get: (c, k, key, o) => via('get', () => c.get(k, key, o)),
+        list: (c, k, o) => via('list', () => c.list(k, o)),
+        create: (c, k, obj, o) => via('create', () => c.create(k, obj, o)),
+        update: (c, k, obj, o) => via('update', () => c.update(k, obj, o)),
+        patch: (c, k, key, p, o) => via('patch', () => c.patch(k, key, p, o)),
+        apply: (c, k, cfg, o) => via('apply', () => c.apply(k, cfg, o)),
+        delete: (c, k, key, o) => via('delete', () => c.delete(k, key, o)),
+        deleteAllOf: (c, k, o) => via('deleteAllOf', () => c.deleteAllOf(k, o)),
+        watch: (c, k, o) => via('watch', () => c.watch(k, o)),
+        subResourceGet: (c, sub, k, key, o) => via(`get ${sub}`, () => c.subResource(sub).get(k, key, o)),
+        subResourceCreate: (c, sub, k, obj, body, o) =>
+          via(`create ${sub}`, () => c.subResource(sub).create(k, obj, body, o)),
+        subResourcePatch: (c, sub, k, key, p, o) => via(`patch ${sub}`, () => c.status().patch(k, key, p, o)),
+        subResourceApply: (c, sub, k, cfg, o) => via(`apply ${sub}`, () => c.status().apply(k, cfg, o)),
       },
     });
     try {
