@@ -244,7 +244,7 @@ const v = new AdmissionWebhook('v', validatingHandler({ validateCreate(w) { if (
 const d = new AdmissionWebhook('d', defaultingHandler({ default(w) { w.spec = { size: 1 }; } }));
 const denied = await v.serve(review({ kind: 'Widget', metadata: { name: 'w' } }));
 const patched = await d.serve(review({ kind: 'Widget', metadata: { name: 'w' } }));
-console.log(denied.body.response.result.message, Buffer.from(patched.body.response.patch, 'base64').toString());
+console.log(denied.body.response.status.message, Buffer.from(patched.body.response.patch, 'base64').toString());
 `,
   );
   if (out.trim() !== 'no spec [{"op":"add","path":"/spec","value":{"size":1}}]')

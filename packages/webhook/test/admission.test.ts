@@ -79,7 +79,7 @@ describe('admission: Validator', () => {
   it('a typed denial answers its code, reason, message and field causes', async () => {
     const r = await run(wh, { object: w({ size: 0 }) });
     expect(r.allowed).toBe(false);
-    expect(r.result).toEqual({
+    expect(r.status).toEqual({
       status: 'Failure',
       code: 422,
       reason: 'Invalid',
@@ -102,17 +102,17 @@ describe('admission: Validator', () => {
       oldObject: w({ color: 'blue' }),
     });
     expect(up.allowed).toBe(false);
-    expect(up.result?.code).toBe(403);
-    expect(up.result?.reason).toBe('Forbidden');
+    expect(up.status?.code).toBe(403);
+    expect(up.status?.reason).toBe('Forbidden');
     expect(up.warnings).toEqual(['color change refused']);
     expect(
       (await run(wh, { operation: 'UPDATE', object: w({ color: 'red' }), oldObject: w({}) })).allowed,
     ).toBe(true);
     const del = await run(wh, { operation: 'DELETE', oldObject: w({ tags: ['protected'] }) });
     expect(del.allowed).toBe(false);
-    expect(del.result?.message).toBe('protected widget');
+    expect(del.status?.message).toBe('protected widget');
     const missingOld = await run(wh, { operation: 'UPDATE', object: w({}) });
-    expect(missingOld.result?.code).toBe(400);
+    expect(missingOld.status?.code).toBe(400);
   });
 
   it('an unexpected throw answers allowed:false code 500 naming the webhook', async () => {
@@ -126,8 +126,8 @@ describe('admission: Validator', () => {
     );
     const r = await run(boom, { object: w({}) });
     expect(r.allowed).toBe(false);
-    expect(r.result?.code).toBe(500);
-    expect(r.result?.message).toBe('webhook "validate-boom" failed: cannot read properties of undefined');
+    expect(r.status?.code).toBe(500);
+    expect(r.status?.message).toBe('webhook "validate-boom" failed: cannot read properties of undefined');
   });
 
   it('a handler past its deadline answers 500 and its signal aborts (the ?timeout= lowers the deadline)', async () => {
@@ -146,8 +146,8 @@ describe('admission: Validator', () => {
     const reply = await slow.serve(JSON.stringify(admissionReview({ object: w({}) })), '150ms');
     const r = (reply.body as { response: AdmissionResponse }).response;
     expect(r.allowed).toBe(false);
-    expect(r.result?.code).toBe(500);
-    expect(r.result?.message).toMatch(/webhook "validate-slow" did not answer within 50 ms/);
+    expect(r.status?.code).toBe(500);
+    expect(r.status?.message).toMatch(/webhook "validate-slow" did not answer within 50 ms/);
     expect(aborted).toBe(true);
   });
 
@@ -280,6 +280,6 @@ describe('admission: Defaulter', () => {
     );
     const r = await run(wh, { object: w({}) });
     expect(r.allowed).toBe(false);
-    expect(r.result).toMatchObject({ code: 400, reason: 'BadRequest', message: 'no defaults for you' });
+    expect(r.status).toMatchObject({ code: 400, reason: 'BadRequest', message: 'no defaults for you' });
   });
 });

@@ -293,7 +293,8 @@ export class WebhookAdmission {
       const response = await this.#call(hook, this.#review(hook, a, target, object));
       if (!response) return;
       warnings.push(...((response.warnings as string[] | undefined) ?? []));
-      if (!response.allowed) throw denial(hook.name, response.result as Record<string, unknown> | undefined);
+      // admission/v1 AdmissionResponse.Result is `status` on the wire
+      if (!response.allowed) throw denial(hook.name, response.status as Record<string, unknown> | undefined);
       if (typeof response.patch === 'string' && object && a.operation !== 'DELETE') {
         let patched: KObject;
         try {
@@ -341,7 +342,7 @@ export class WebhookAdmission {
       const response = r.value;
       if (!response) return;
       warnings.push(...((response.warnings as string[] | undefined) ?? []));
-      if (!response.allowed) first ??= denial(name, response.result as Record<string, unknown> | undefined);
+      if (!response.allowed) first ??= denial(name, response.status as Record<string, unknown> | undefined);
     });
     if (first !== undefined) throw first;
   }

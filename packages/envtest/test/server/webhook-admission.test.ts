@@ -227,7 +227,7 @@ describe('envtest admission webhooks', () => {
     replies.set('/deny', (r) => ({
       uid: r.request.uid,
       allowed: false,
-      result:
+      status:
         r.request.name === 'low'
           ? { code: 200, message: 'nope' }
           : {

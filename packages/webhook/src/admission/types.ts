@@ -65,11 +65,15 @@ export interface AdmissionRequest<T extends KubeObject = KubeObject> {
   readonly options?: Readonly<Record<string, unknown>> | null;
 }
 
-/** `admission/v1.AdmissionResponse`. `patch` is a base64 JSON Patch when `patchType` is `JSONPatch`. */
+/**
+ * `admission/v1.AdmissionResponse`. `patch` is a base64 JSON Patch when `patchType` is `JSONPatch`. The Go
+ * field `Result` is `status` on the wire (`json:"status,omitempty"`): a reply with `result` is read by
+ * kube-apiserver as a denial "without explanation".
+ */
 export interface AdmissionResponse {
   readonly uid: string;
   readonly allowed: boolean;
-  readonly result?: Status;
+  readonly status?: Status;
   readonly patch?: string;
   readonly patchType?: 'JSONPatch';
   readonly auditAnnotations?: Readonly<Record<string, string>>;

@@ -199,7 +199,7 @@ function encodeResponse(uid: string, r: AdmissionResult): AdmissionResponse {
   return {
     uid,
     allowed: r.allowed,
-    ...(r.result ? { result: r.result } : {}),
+    ...(r.result ? { status: r.result } : {}),
     ...(patch
       ? { patch: Buffer.from(JSON.stringify(patch)).toString('base64'), patchType: 'JSONPatch' as const }
       : {}),
