@@ -6,7 +6,9 @@
  * (`uniqueItems` forbidden, `additionalProperties` with `properties`, a `pattern` that is not a Go regexp,
  * `x-kubernetes-list-type` consistency, `x-kubernetes-validations` entries: rule present, message without line
  * breaks, supported `reason`) and — only when all of those pass, as upstream — the CEL compilation of every rule
- * and messageExpression. Field paths are the server's: `spec.versions[0].schema.openAPIV3Schema.properties[spec]…`.
+ * and messageExpression. Field paths are the server's: `spec.validation.openAPIV3Schema.properties[spec]…` when
+ * every version has the same schema (it is hoisted in the internal version), else
+ * `spec.versions[i].schema.openAPIV3Schema…`.
  * Not checked: the estimated CEL cost limits, defaults validity, `metadata` restrictions in nested schemas.
  */
 import { compileRules, goValidationRule, type ValidationRule } from './cel/rules.js';
@@ -140,10 +142,14 @@ export function validateCrdSchemas(crd: Record<string, unknown>): FieldError[] {
   const spec = node(crd.spec) ?? {};
   const versions = Array.isArray(spec.versions) ? spec.versions : [];
   const errs: FieldError[] = [];
+  // the server validates the internal version, where per-version schemas that are all identical (one version,
+  // typically) are hoisted to spec.validation: its errors then name spec.validation.openAPIV3Schema
+  const schemas = versions.map((v) => JSON.stringify(node(node(v)?.schema)?.openAPIV3Schema ?? null));
+  const hoisted = versions.length > 0 && schemas.every((x) => x === schemas[0]);
   versions.forEach((v, i) => {
     const schema = node(node(node(v)?.schema)?.openAPIV3Schema);
-    if (!schema) return;
-    const base = `spec.versions[${i}].schema.openAPIV3Schema`;
+    if (!schema || (hoisted && i > 0)) return;
+    const base = hoisted ? 'spec.validation.openAPIV3Schema' : `spec.versions[${i}].schema.openAPIV3Schema`;
     const own: FieldError[] = [];
     structural(schema, base, 'root', own);
     openapi(schema, base, own);

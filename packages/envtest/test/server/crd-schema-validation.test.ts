@@ -10,7 +10,8 @@ import { startTestServer, type TestServer } from './helpers.js';
 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const PREFIX = 'CustomResourceDefinition.apiextensions.k8s.io "things.envval.kubeloop.dev" is invalid: ';
-const AT = 'spec.versions[0].schema.openAPIV3Schema';
+// one version: the server reports the schema hoisted to spec.validation (checked against kube-apiserver 1.32.13)
+const AT = 'spec.validation.openAPIV3Schema';
 const withSpec = (spec: Json) => crd('things', 'Thing', { type: 'object', properties: { spec } });
 const rule = (r: string) =>
   `apiextensions.ValidationRule{Rule:"${r}", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}`;
