@@ -41,7 +41,7 @@ describe('kubeloop crd generate', () => {
     const cases: [string[], RegExp][] = [
       [['crd', 'generate'], /missing required argument 'module'/],
       [['crd', 'generate', 'nope.js'], /nope\.js: cannot find the module/],
-      [['crd', 'generate', 'test/fixtures/crds/README.md'], /README.md: /],
+      [['crd', 'generate', 'test/fixtures/crds/cert-manager.io_certificates.yaml'], /certificates.yaml: /],
       [['crd', 'frobnicate'], /unknown command 'frobnicate'/],
       [['crd', 'generate', 'test/fixtures/module.ts', '--bogus'], /unknown option '--bogus'/],
       [['crd'], /missing command/],
