@@ -6,5 +6,9 @@ export default defineProject({
   test: {
     name: '@kubeloop/pod-counter',
     include: ['test/**/*.test.ts'],
+    // Budgets a loaded 2-core box meets (vitest's defaults, 5 s per test and 10 s per hook, are wall-clock limits
+    // that tests spawning processes or starting servers missed at load 40: the soak, CONTRIBUTING.md).
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
   },
 });

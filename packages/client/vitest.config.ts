@@ -6,6 +6,10 @@ export default defineProject({
   test: {
     name: '@kubeloop/client',
     include: ['test/**/*.test.ts'],
+    // Budgets a loaded 2-core box meets (vitest's defaults, 5 s per test and 10 s per hook, are wall-clock limits
+    // that tests spawning processes or starting servers missed at load 40: the soak, CONTRIBUTING.md).
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
     // test/transport/hardening.test.ts calls global.gc() to show the request deadline survives a collection.
     execArgv: ['--expose-gc'],
     // One module graph for all files of a worker (no per-file re-import of the sources; issue 16 CI time). No test
