@@ -6,8 +6,9 @@ export default defineProject({
   test: {
     name: '@kubeloop/envtest',
     include: ['test/**/*.test.ts'],
-    // the kubectl conformance cases spawn several kubectl processes each (1–2 s apiece on a loaded 2-core CI box)
-    testTimeout: 20_000,
+    // the kubectl conformance cases spawn several kubectl processes each (1–2 s apiece on a loaded 2-core CI box;
+    // 20 s per test was missed by 13 of them at load 40, and a node start-up alone took 21 s there)
+    testTimeout: 60_000,
     // vitest's 10 s per hook: servers started in beforeAll missed it at load 40 (the soak, CONTRIBUTING.md)
     hookTimeout: 30_000,
     // One module graph for all files of a worker (no per-file re-import of the sources; issue 16 CI time). No test

@@ -207,9 +207,10 @@ describe('event recorder (client-go tools/events, events.k8s.io/v1) against envt
     server.faults.delayRequests({ match: { group: 'events.k8s.io', resource: 'events' }, delayMs: 300 });
     const b = broadcaster({ queueSize: 5 });
     const rec = b.newRecorder('c');
-    const started = performance.now();
-    for (let i = 0; i < 20; i++) rec.event(cm, 'Normal', `Reason${i}`, 'Do', 'x');
-    expect(performance.now() - started).toBeLessThan(50);
+    // Never blocking, without a stopwatch (a loaded machine can preempt any loop): every call returns nothing to
+    // wait on, and the overflow is already counted when the loop ends, while every write is still held.
+    for (let i = 0; i < 20; i++) expect(rec.event(cm, 'Normal', `Reason${i}`, 'Do', 'x')).toBeUndefined();
+    expect(b.stats().dropped).toBeGreaterThanOrEqual(20 - 6);
     await b.shutdown();
     const s = b.stats();
     expect(s.recorded).toBe(20);
