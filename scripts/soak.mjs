@@ -13,6 +13,7 @@
 // SIGINT/SIGTERM stop the runs in flight, remove their clones unless --keep, and print what finished.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -188,7 +189,9 @@ async function soakRun(index, seed) {
   } finally {
     clearInterval(sampler);
     if (!values.keep) {
-      rmSync(dir, { recursive: true, force: true });
+      // Asynchronous: a clone with its node_modules takes minutes to delete on a loaded box, and a synchronous
+      // delete would stall the other run's output and its exit handling meanwhile.
+      await rm(dir, { recursive: true, force: true });
       clones.delete(dir);
     }
   }
