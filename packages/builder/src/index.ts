@@ -70,6 +70,7 @@ export {
   type ControllerOptions,
   type ReconcileResultLabel,
 } from './controller-options.js';
+export { type FinalizerHandlers, finalizer } from './finalizer.js';
 export {
   type CreateEvent,
   type DeleteEvent,
