@@ -53,6 +53,7 @@ describe('newLogger', () => {
       qps: -1,
       burst: 0,
       timeoutMs: 0,
+      userAgent: 'logger-test',
     });
     const failure = (await t
       .request({ method: 'GET', path: '/api/v1/pods' })
