@@ -34,7 +34,10 @@ describe('HTTP/2 writes beside open watches (breaker3)', () => {
       { metadata: { namespace: ns, name: 'b' }, data: { v: '1' } },
       { fieldManager: 'h2-writes-test' },
     );
-    await client.delete(ConfigMap, { namespace: ns, name: 'a' }, { propagationPolicy: 'Foreground' });
+    // Background, not Foreground: a DeleteOptions body either way, but Foreground only marks the object (a
+    // foregroundDeletion finalizer) until kube-controller-manager's garbage collector removes it, and a bare
+    // kube-apiserver has none, so the DELETED event never came there.
+    await client.delete(ConfigMap, { namespace: ns, name: 'a' }, { propagationPolicy: 'Background' });
     await client.delete(ConfigMap, { namespace: ns, name: 'b' });
     await waitFor(
       () => seen.includes('DELETED a') && seen.includes('DELETED b'),
