@@ -37,7 +37,14 @@ export function decodeCustomResource(o: KObject, schema: SchemaNode): string[] {
   const pruned = pruneAndDefault(o as Record<string, unknown>, schema);
   const { apiVersion, kind, metadata, ...rest } = o;
   for (const key of Object.keys(o)) delete o[key];
-  Object.assign(o, { kind, apiVersion, metadata, ...rest });
+  // Only the members the object has: a patched object reaches here without apiVersion and kind (the server
+  // sets them when it stores it), and a member set to undefined would then be validated as a null of a
+  // `type: string` property, refusing every patch of a CR whose schema declares them.
+  const head: Record<string, unknown> = {};
+  if (kind !== undefined) head.kind = kind;
+  if (apiVersion !== undefined) head.apiVersion = apiVersion;
+  if (metadata !== undefined) head.metadata = metadata;
+  Object.assign(o, head, rest);
   return pruned;
 }
 

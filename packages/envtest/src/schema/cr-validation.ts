@@ -316,7 +316,8 @@ function validateNode(
       }
     }
     for (const [k, ps] of Object.entries(props)) {
-      if (!Object.hasOwn(v, k)) continue;
+      // a member holding undefined is absent, as it is once the object is JSON (it cannot come off the wire)
+      if (!Object.hasOwn(v, k) || v[k] === undefined) continue;
       const sub = node(ps);
       if (!sub) continue;
       const r = validateNode(
@@ -332,7 +333,7 @@ function validateNode(
     }
     if (Array.isArray(s.required))
       for (const k of s.required as string[])
-        if (!Object.hasOwn(v, k))
+        if (!Object.hasOwn(v, k) || v[k] === undefined)
           addErrors(res.errors, [
             {
               kind: 'required',

@@ -80,4 +80,39 @@ describe('custom resource decoding: pruning, nulls, defaults, ratcheting', () =>
       `Gizmo.${GROUP} "g" is invalid: spec.n: Invalid value: 60: spec.n in body should be less than or equal to 10`,
     );
   });
+  // A schema that declares apiVersion, kind and metadata (every kubebuilder-generated CRD does) must not make a
+  // patch fail: the patched object is decoded and validated without its apiVersion/kind, which the server sets.
+  it.each([
+    ['application/merge-patch+json', { spec: { n: 7 } }],
+    ['application/json-patch+json', [{ op: 'replace', path: '/spec/n', value: 7 }]],
+  ])(
+    'patches (%s) a custom resource whose schema declares apiVersion, kind and metadata',
+    async (ct, patch) => {
+      const plural = ct.includes('merge') ? 'mwidgets' : 'jwidgets';
+      const kind = ct.includes('merge') ? 'MWidget' : 'JWidget';
+      const declared = crd(plural, kind, {
+        type: 'object',
+        properties: {
+          apiVersion: { type: 'string' },
+          kind: { type: 'string' },
+          metadata: { type: 'object' },
+          spec: { type: 'object', properties: { n: { type: 'integer', default: 1 } } },
+        },
+      });
+      expect((await t.req('POST', CRDS, declared)).status).toBe(201);
+      const path = `/apis/${GROUP}/v1/namespaces/default/${plural}`;
+      const c = await t.req('POST', path, {
+        apiVersion: `${GROUP}/v1`,
+        kind,
+        metadata: { name: 'p' },
+        spec: { n: 2 },
+      });
+      expect(c.status).toBe(201);
+      const r = await t.req('PATCH', `${path}/p`, patch, { 'content-type': ct });
+      expect(r.body.message).toBeUndefined();
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({ apiVersion: `${GROUP}/v1`, kind, spec: { n: 7 } });
+      expect((await t.req('GET', `${path}/p`)).body.spec).toEqual({ n: 7 });
+    },
+  );
 });
