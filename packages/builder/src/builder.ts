@@ -1,18 +1,11 @@
 import { type Kind, type KubeObject, metadataOnly } from '@kubeloop/client';
 import { Controller } from './controller.js';
-import { ControllerError, type ControllerOptions } from './controller-options.js';
+import { type BuilderControllerOptions, ControllerError } from './controller-options.js';
 import { type EventHandler, enqueueRequestForObject, enqueueRequestForOwner } from './handler.js';
 import type { Manager } from './manager/manager.js';
 import type { Predicate } from './predicate.js';
 import type { Reconciler } from './reconcile.js';
 import { KindSource, type Source } from './source.js';
-
-/** Options settable through `withOptions` (controller-runtime `controller.Options`). */
-export interface BuilderControllerOptions
-  extends Omit<ControllerOptions, 'logger' | 'metrics' | 'queueMetricsProvider'> {
-  /** Do not check that the name is unique in the manager (controller-runtime `SkipNameValidation`). @defaultValue false */
-  readonly skipNameValidation?: boolean;
-}
 
 /** Options of {@link ControllerBuilder.for} and {@link ControllerBuilder.watches}. */
 export interface BuilderWatchOptions<T extends KubeObject> {

@@ -134,3 +134,10 @@ export function checkControllerOptions(name: string, o: ControllerOptions): void
 export function isPanic(err: unknown): boolean {
   return err instanceof Error && PANIC_NAMES.has(err.name);
 }
+
+/** Options settable through `withOptions` (controller-runtime `controller.Options`). */
+export interface BuilderControllerOptions
+  extends Omit<ControllerOptions, 'logger' | 'metrics' | 'queueMetricsProvider'> {
+  /** Do not check that the name is unique in the manager (controller-runtime `SkipNameValidation`). @defaultValue false */
+  readonly skipNameValidation?: boolean;
+}

@@ -57,7 +57,6 @@ export {
 } from '@kubeloop/client/controllerutil';
 export { getConfig, getConfigOrDie, type RestConfig } from '@kubeloop/config';
 export {
-  type BuilderControllerOptions,
   type BuilderWatchOptions,
   ControllerBuilder,
   newControllerManagedBy,
@@ -65,6 +64,7 @@ export {
 } from './builder.js';
 export { Controller } from './controller.js';
 export {
+  type BuilderControllerOptions,
   ControllerError,
   type ControllerMetricsHook,
   type ControllerOptions,

@@ -1,4 +1,4 @@
-import { badRequest, conflict, type FieldError, invalid, notFound, OPTIMISTIC_LOCK_MSG } from './errors.js';
+import { badRequest, conflict, invalid, notFound, OPTIMISTIC_LOCK_MSG } from './errors.js';
 import { type FieldSelector, parseFieldSelector } from './field-selector.js';
 import { type LabelSelector, parseLabelSelector } from './label-selector.js';
 import type { ManagedFieldsEntry } from './managed-fields/entries.js';
@@ -6,75 +6,33 @@ import { applyObject } from './registry/apply.js';
 import { deleteCollection, deleteObject } from './registry/delete.js';
 import { listObjects, waitForRv } from './registry/list.js';
 import { isObj, meta, storageKeyOf } from './registry/object-meta.js';
+import type {
+  DeleteOptions,
+  DeleteResult,
+  ListOptions,
+  ListResult,
+  RegistryHooks,
+  RegistryOps,
+  Selectors,
+  WriteOptions,
+} from './registry/types.js';
 import { createObject, writeExisting } from './registry/write.js';
 import type { KObject, ResourceType } from './resource-type.js';
 import type { Entry, Store } from './store.js';
 
 export { parseRv } from './registry/list.js';
 export { generateName, nowTimestamp, storageKeyOf } from './registry/object-meta.js';
-
-/** Options shared by writes. */
-export interface WriteOptions {
-  readonly dryRun?: boolean;
-  /** Manager name for managedFields (from `?fieldManager=` or the User-Agent). */
-  readonly fieldManager: string;
-  readonly subresource?: string;
-}
-
-/** Options of a list. */
-export interface ListOptions {
-  readonly namespace?: string;
-  readonly labelSelector?: string | null;
-  readonly fieldSelector?: string | null;
-  readonly limit?: number;
-  readonly continueToken?: string | null;
-  readonly resourceVersion?: string | null;
-  readonly resourceVersionMatch?: string | null;
-}
-
-export interface ListResult {
-  readonly rv: number;
-  readonly entries: readonly Entry[];
-  readonly continueToken?: string;
-  readonly remainingItemCount?: number;
-}
-
-/** DeleteOptions (body or query). */
-export interface DeleteOptions {
-  readonly preconditions?: { uid?: string; resourceVersion?: string };
-  readonly propagationPolicy?: string;
-  readonly gracePeriodSeconds?: number;
-  readonly dryRun?: boolean;
-}
-
-/** Result of a delete: the object (pods, or terminating objects) or a Success Status. */
-export interface DeleteResult {
-  readonly object?: KObject;
-  readonly status?: Record<string, unknown>;
-}
-
-/** Hooks for kinds with lifecycle beyond the generic store (namespaces, CRDs). */
-export interface RegistryHooks {
-  afterCreate?(rt: ResourceType, obj: Readonly<KObject>): void;
-  /** After an object is removed; `opts` are the DeleteOptions when a delete request removed it. */
-  afterDelete?(rt: ResourceType, obj: Readonly<KObject>, opts?: DeleteOptions): void;
-  afterUpdate?(rt: ResourceType, obj: Readonly<KObject>): void;
-  /** Validate a create/update beyond the kind's own validation. */
-  validate?(rt: ResourceType, obj: KObject, old: KObject | undefined): FieldError[];
-  /** Validating admission after validation (ValidatingAdmissionPolicy); throws an ApiStatusError to deny. */
-  validatingAdmission?(rt: ResourceType, obj: KObject, old: KObject | undefined, subresource: string): void;
-  /** All served resource types (for namespace cleanup). */
-  allTypes(): readonly ResourceType[];
-  /**
-   * A garbage collector runs: a delete with `propagationPolicy: Foreground` keeps the object, marked for deletion
-   * with the `foregroundDeletion` finalizer, until the collector has removed its blocking dependents (as the
-   * apiserver's registry does when garbage collection is enabled).
-   */
-  readonly foregroundDeletion?: boolean;
-}
+export type {
+  DeleteOptions,
+  DeleteResult,
+  ListOptions,
+  ListResult,
+  RegistryHooks,
+  WriteOptions,
+} from './registry/types.js';
 
 /** The generic registry over one store. */
-export class Registry {
+export class Registry implements RegistryOps {
   readonly store: Store;
   readonly hooks: RegistryHooks;
   constructor(store: Store, hooks: RegistryHooks) {
@@ -94,7 +52,7 @@ export class Registry {
   }
 
   /** Validated label/field selectors of a list or watch. */
-  selectors(rt: ResourceType, labelSelector?: string | null, fieldSelector?: string | null) {
+  selectors(rt: ResourceType, labelSelector?: string | null, fieldSelector?: string | null): Selectors {
     const ls: LabelSelector = parseLabelSelector(labelSelector);
     const fs: FieldSelector = parseFieldSelector(rt, fieldSelector);
     const empty = ls.requirements.length === 0 && fs.requirements.length === 0;

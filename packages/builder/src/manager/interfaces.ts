@@ -2,8 +2,7 @@ import type { Cache, InformerCacheOptions } from '@kubeloop/cache';
 import type { Client, Kind, KubeObject, RESTMapper, Reader, TransportOptions } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
 import type { Registry } from 'prom-client';
-import type { BuilderControllerOptions } from '../builder.js';
-import type { ControllerOptions } from '../controller-options.js';
+import type { BuilderControllerOptions, ControllerOptions } from '../controller-options.js';
 import type { Checker } from '../healthz/healthz.js';
 import type { RequestHandler } from '../healthz/http-server.js';
 import type { ManagerLeaderElectionOptions } from '../leaderelection/manager-elector.js';
@@ -142,7 +141,7 @@ export interface Manager {
   addHealthzCheck(name: string, check: Checker): void;
   /**
    * Adds a readiness check served on `/readyz` (controller-runtime `AddReadyzCheck`); e.g.
-   * `cacheSyncCheck(mgr.getCache())`. @throws HealthCheckError as {@link Manager.addHealthzCheck}.
+   * `cacheSyncCheck(mgr)`. @throws HealthCheckError as {@link Manager.addHealthzCheck}.
    */
   addReadyzCheck(name: string, check: Checker): void;
   /**

@@ -1,5 +1,5 @@
 /**
- * The shapes of the {@link Transport} API: its options, its request (the client's `HttpRequest`) and its
+ * The shapes of the `Transport` API: its options, its request (the client's `HttpRequest`) and its
  * answer (an undici body).
  */
 import type { CredentialProvider } from '@kubeloop/config';
@@ -7,7 +7,6 @@ import type { Clock, Logger } from '@kubeloop/core';
 import type { Dispatcher } from 'undici';
 import type { HttpRequest } from '../http.js';
 import type { RateLimiter, TokenBucketRateLimiter } from './token-bucket-rate-limiter.js';
-import type { Transport } from './transport.js';
 import type { newWarningLogger, WarningHandler } from './warning-handler.js';
 
 /** One HTTP request to the API server: the {@link HttpRequest} the client sends through its transport seam. */
@@ -20,7 +19,7 @@ export interface TransportResponse {
   readonly body: Dispatcher.ResponseData['body'];
 }
 
-/** Options of {@link Transport}. */
+/** Options of `Transport`. */
 export interface TransportOptions {
   /**
    * Client-side limiter. Default: a {@link TokenBucketRateLimiter} from `config.qps`/`config.burst`, or none

@@ -1,5 +1,30 @@
 /** The seam between the fault injector and the API server core: what each side hands the other. */
-import type { RequestRecord } from './request-log.js';
+
+/** One request as the server saw it. Holds no credentials. */
+export interface RequestRecord {
+  /** Sequence number, 1-based, in arrival order (the fault injector's `RequestContext.id`). */
+  readonly id: number;
+  /** Wall clock, **milliseconds** since the epoch, when the request arrived. */
+  readonly time: number;
+  readonly method: string;
+  readonly path: string;
+  /** The raw query string, without `?`. */
+  readonly query: string;
+  /** Authenticated user name, or `system:anonymous` (public paths and failed authentication). */
+  readonly user: string;
+  /** get|list|watch|create|update|patch|delete|deletecollection, or `nonresource`. */
+  readonly verb: string;
+  readonly group?: string | undefined;
+  readonly version?: string | undefined;
+  readonly resource?: string | undefined;
+  readonly subresource?: string | undefined;
+  readonly namespace?: string | undefined;
+  readonly name?: string | undefined;
+  /** HTTP status sent, once the response has started (`undefined` while pending or if none was sent). */
+  readonly status?: number | undefined;
+  /** The fault rule that answered this request, if one did. */
+  readonly faultId?: string | undefined;
+}
 
 /** What the API server knows about one request when it asks the fault injector about it. */
 export interface RequestContext {

@@ -6,16 +6,16 @@ import { ApiStatusError, badRequest, failureStatus } from '../errors.js';
 import { conflictMessage, planApply, printManager } from '../managed-fields/apply.js';
 import { removePath } from '../managed-fields/field-set.js';
 import { applyMerge } from '../patch.js';
-import type { Registry, WriteOptions } from '../registry.js';
 import { apiVersionOf, type KObject, type ResourceType } from '../resource-type.js';
 import { isObj, meta, storageKeyOf } from './object-meta.js';
+import type { RegistryOps, WriteOptions } from './types.js';
 
 /**
  * Server-side apply (protocol §7.4): create when missing (201), else merge with field ownership.
  * @throws ApiStatusError 409 with FieldManagerConflict causes when not forced.
  */
 export function applyObject(
-  reg: Registry,
+  reg: RegistryOps,
   rt: ResourceType,
   namespace: string | undefined,
   name: string,

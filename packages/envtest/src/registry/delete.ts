@@ -3,9 +3,9 @@
  * graceful deletion with period 0 for kinds that return the deleted object, namespace content removal.
  */
 import { ApiStatusError, conflict } from '../errors.js';
-import type { DeleteOptions, DeleteResult, ListOptions, Registry } from '../registry.js';
 import type { KObject, ResourceType } from '../resource-type.js';
 import { meta, normalize, nowTimestamp, storageKeyOf, toStorage } from './object-meta.js';
+import type { DeleteOptions, DeleteResult, ListOptions, RegistryOps } from './types.js';
 
 /** The finalizer of an object deleted in the foreground (metav1.FinalizerDeleteDependents). */
 export const FOREGROUND_FINALIZER = 'foregroundDeletion';
@@ -17,7 +17,7 @@ export const FOREGROUND_FINALIZER = 'foregroundDeletion';
  * @throws ApiStatusError 404, 409 precondition failures.
  */
 export function deleteObject(
-  reg: Registry,
+  reg: RegistryOps,
   rt: ResourceType,
   namespace: string | undefined,
   name: string,
@@ -91,7 +91,7 @@ export function deleteObject(
 }
 
 /** Remove everything inside a namespace (objects with finalizers get a deletionTimestamp instead). */
-function deleteNamespaceContents(reg: Registry, ns: string): void {
+function deleteNamespaceContents(reg: RegistryOps, ns: string): void {
   const seen = new Set<string>();
   for (const rt of reg.hooks.allTypes()) {
     if (!rt.namespaced || seen.has(rt.storageKey)) continue;
@@ -113,7 +113,7 @@ function deleteNamespaceContents(reg: Registry, ns: string): void {
 
 /** deletecollection: delete every match; returns the deleted (or now terminating) objects. */
 export async function deleteCollection(
-  reg: Registry,
+  reg: RegistryOps,
   rt: ResourceType,
   opts: ListOptions,
   del: DeleteOptions,

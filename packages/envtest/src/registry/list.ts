@@ -12,10 +12,10 @@ import {
   invalid,
   timeoutError,
 } from '../errors.js';
-import type { ListOptions, ListResult, Registry } from '../registry.js';
 import type { KObject, ResourceType } from '../resource-type.js';
 import { compareKeys, type Entry, ExpiredError, type Snapshot, type Store } from '../store.js';
 import { CONTINUE_EXPIRED, decodeContinue, encodeContinue } from './continue-token.js';
+import type { ListOptions, ListResult, RegistryOps } from './types.js';
 
 export function lowerBound(keys: readonly string[], key: string): number {
   let lo = 0;
@@ -62,7 +62,11 @@ export async function waitForRv(store: Store, rv: number): Promise<void> {
  * List with selectors, paging and resourceVersion semantics.
  * @throws ApiStatusError 400 (selectors, continue), 410 (expired RV/continue), 422 (option validation), 504.
  */
-export async function listObjects(reg: Registry, rt: ResourceType, opts: ListOptions): Promise<ListResult> {
+export async function listObjects(
+  reg: RegistryOps,
+  rt: ResourceType,
+  opts: ListOptions,
+): Promise<ListResult> {
   const rvParam = opts.resourceVersion ?? '';
   const match = opts.resourceVersionMatch ?? '';
   if (match) {

@@ -14,7 +14,6 @@ import {
   notFound,
 } from '../errors.js';
 import { type ManagedFieldsEntry, updateManagedFields } from '../managed-fields/entries.js';
-import type { Registry, RegistryHooks, WriteOptions } from '../registry.js';
 import { apiVersionOf, type KObject, type ResourceType } from '../resource-type.js';
 import type { Entry, Store } from '../store.js';
 import { sameIgnoringManagedTimes, specChanged } from './compare.js';
@@ -27,6 +26,7 @@ import {
   toStorage,
   validateMeta,
 } from './object-meta.js';
+import type { RegistryHooks, RegistryOps, WriteOptions } from './types.js';
 
 /**
  * NamespaceLifecycle admission on create: 404 when the namespace is missing, 403 NamespaceTerminating while it
@@ -83,7 +83,7 @@ export function validateObject(
  * @throws ApiStatusError 400 (namespace mismatch), 404 (namespace missing), 409 AlreadyExists, 422 Invalid.
  */
 export function createObject(
-  reg: Registry,
+  reg: RegistryOps,
   rt: ResourceType,
   namespace: string | undefined,
   body: KObject,
@@ -163,7 +163,7 @@ export function createObject(
  * @internal The common tail of update/patch/apply: merge server-owned fields, validate, generation, store.
  */
 export function writeExisting(
-  reg: Registry,
+  reg: RegistryOps,
   rt: ResourceType,
   namespace: string | undefined,
   name: string,
