@@ -2,7 +2,7 @@
 /**
  * Generates `src/builtin/discovery-1.32.ts`, the table of every built-in resource of Kubernetes 1.32, from the
  * aggregated discovery documents recorded from a real kube-apiserver v1.32 (`golden/discovery-api-aggregated.json`
- * and `golden/discovery-apis-aggregated.json` of the wire recordings; KUBELOOP_WIRE_DIR or ../shared/wire).
+ * and `golden/discovery-apis-aggregated.json` of the wire recordings; KUBELOOP_WIRE_DIR or test/golden/1.32).
  *
  * Nothing in the table is typed by hand: groups and versions in the server's order, resources, scope, kind,
  * singular name, verbs, short names, categories and subresources come from the recordings. storageVersionHash
@@ -18,7 +18,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const wire = process.env.KUBELOOP_WIRE_DIR ?? resolve(here, '../../../../shared/wire');
+const wire = process.env.KUBELOOP_WIRE_DIR ?? resolve(here, '../test/golden/1.32');
 const golden = join(wire, 'golden');
 if (!existsSync(golden)) {
   console.error(`no wire recordings at ${golden} (set KUBELOOP_WIRE_DIR)`);

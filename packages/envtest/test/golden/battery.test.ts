@@ -1,5 +1,5 @@
 /**
- * Ground truth: replays `../shared/wire/battery.json` in order against a fresh envtest server and compares the
+ * Ground truth: replays `test/golden/1.32/battery.json` in order against a fresh envtest server and compares the
  * shape of every response with the golden recorded from kube-apiserver v1.32 (one case per golden file).
  * Relaxations and deliberate differences are listed below and explained in the package README.
  */

@@ -1,5 +1,5 @@
 /**
- * Replays the request battery (`../shared/wire/battery.json`) against an API server, in order, with the
+ * Replays the request battery (`test/golden/1.32/battery.json`) against an API server, in order, with the
  * battery's captures, substitutions, `body_from` edits, `retry_until` polling, compaction and watch steps.
  */
 import { type Dispatcher, request } from 'undici';

@@ -1,6 +1,6 @@
 /**
  * Loading the request battery and the golden exchanges recorded from kube-apiserver v1.32
- * (`../shared/wire/` beside the repository checkout), and comparing an observed exchange with a golden one.
+ * (`test/golden/1.32/` in this package), and comparing an observed exchange with a golden one.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -12,22 +12,21 @@ const here = dirname(fileURLToPath(import.meta.url));
 /** Repository root (packages/envtest/test/support → four levels up). */
 export const REPO_ROOT = resolve(here, '../../../..');
 /**
- * The shared wire folder: `../shared/wire` relative to the repository root (where CI lays the steering repo's
- * `shared/`), or `KUBELOOP_WIRE_DIR` when set.
+ * The recorded wire data: `test/golden/1.32/` of this package (battery.json and golden/, see its README), or
+ * `KUBELOOP_WIRE_DIR` when set (e.g. a fresh recording against another server version).
  */
 export const WIRE_DIR = process.env.KUBELOOP_WIRE_DIR
   ? resolve(process.env.KUBELOOP_WIRE_DIR)
-  : resolve(REPO_ROOT, '../shared/wire');
+  : resolve(here, '../golden/1.32');
 /**
- * Why the golden data cannot be read, or undefined when it can. Outside CI the golden tests skip then; in CI
- * (`CI` set) they fail with this message, so a run can never pass without the ground truth.
+ * Why the golden data cannot be read, or undefined when it can. The data is part of the repository, so the golden
+ * tests never skip: a missing folder fails them with this message.
  */
 export const WIRE_MISSING: string | undefined = existsSync(join(WIRE_DIR, 'battery.json'))
   ? undefined
-  : `no golden wire data at ${WIRE_DIR}: it is the steering repository's shared/wire, laid beside the checkout; ` +
-    'set KUBELOOP_WIRE_DIR to a copy of it';
-/** True where a missing ground truth must fail the run rather than skip. */
-export const WIRE_REQUIRED = Boolean(process.env.CI);
+  : `no golden wire data at ${WIRE_DIR} (packages/envtest/test/golden/1.32, or KUBELOOP_WIRE_DIR when set)`;
+/** A missing ground truth always fails the run rather than skipping (kept for the tests' skip conditions). */
+export const WIRE_REQUIRED = true;
 export const GOLDEN_DIR = join(WIRE_DIR, 'golden');
 
 /** One step of `battery.json`. */

@@ -1,5 +1,5 @@
 /**
- * Shape comparison of API responses against the recorded goldens in `../shared/wire/golden/`.
+ * Shape comparison of API responses against the recorded goldens in `test/golden/1.32/golden/`.
  *
  * The golden README defines "shape": the same keys present or absent, the same JSON types, the same list
  * lengths, and equal values only for a fixed set of semantic keys (`kind`, `apiVersion`, `reason`, `code`, …).
