@@ -177,7 +177,7 @@ export function tasks() {
   return [task(H1), task(H2)];
 }
 
-/** HTTP/2 ÷ HTTP/1.1: sockets, RSS growth, p99 latency (context figures: issue 11 sets no target). */
+/** HTTP/2 ÷ HTTP/1.1: sockets, RSS growth, p99 latency (context figures, not targets). */
 export function summary(results) {
   const get = (impl) => {
     const r = results.find((x) => x.scenario === SCENARIO && x.impl === impl);

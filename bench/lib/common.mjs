@@ -195,7 +195,7 @@ async function stripManagedFieldsTransform() {
   };
 }
 
-/** Whether this build of SharedIndexInformer takes the `compactStore` option (issue 10 item 9). */
+/** Whether this build of SharedIndexInformer takes the `compactStore` option. */
 export async function compactStoreSupported() {
   const { SharedIndexInformer, CompactIndexer } = await import('@kubeloop/cache');
   if (!CompactIndexer) return false;

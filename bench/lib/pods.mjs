@@ -4,7 +4,7 @@
 //   ports, resources and volume mounts; 3 volumes; 7 labels and 3 annotations; an ownerReference; nodeName;
 //   status with 5 conditions, 2 containerStatuses and podIPs; and `managedFields` with 2 entries (the
 //   controller-manager's create and the kubelet's status update). ~7.9 KB of JSON, ~3.5 KB of it
-//   managedFields, as measured on a real cluster (issue 11).
+//   managedFields, as measured on a real cluster.
 // - `smallPod(i)`: the earlier ~2.5 KiB pod (no status, no managedFields).
 //
 // Deterministic: the same `i` always gives the same bytes, so every implementation parses the same data.

@@ -240,7 +240,7 @@ function pairedRatio(bare, r) {
 
 /**
  * Final lines: the cost of a controller worker's path (`tryGet` while items are ready) on the basic queue
- * relative to the bare FIFO, target ≤ 2 (issue 11; was ≤ 3), and on the priority queue (the builder's
+ * relative to the bare FIFO, target ≤ 2 (was ≤ 3), and on the priority queue (the builder's
  * default, with `forget`); then, as context, `await get()` for every item, against the bare FIFO and against
  * the bare FIFO with one awaited promise per item.
  */

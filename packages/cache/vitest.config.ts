@@ -10,7 +10,7 @@ export default defineProject({
     // that tests spawning processes or starting servers missed at load 40: the soak, CONTRIBUTING.md).
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // One module graph for all files of a worker (no per-file re-import of the sources; issue 16 CI time). No test
+    // One module graph for all files of a worker (no per-file re-import of the sources). No test
     // mocks modules or leaves global state; checked with the project run twice in order and twice --sequence.shuffle.
     isolate: false,
   },

@@ -12,7 +12,7 @@ export default defineProject({
     hookTimeout: 30_000,
     // test/transport/hardening.test.ts calls global.gc() to show the request deadline survives a collection.
     execArgv: ['--expose-gc'],
-    // One module graph for all files of a worker (no per-file re-import of the sources; issue 16 CI time). No test
+    // One module graph for all files of a worker (no per-file re-import of the sources). No test
     // mocks modules or leaves global state; checked with the project run twice in order and twice --sequence.shuffle.
     // The pool stays 'forks': --expose-gc is a process flag.
     isolate: false,

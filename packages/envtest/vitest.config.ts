@@ -11,7 +11,7 @@ export default defineProject({
     testTimeout: 60_000,
     // vitest's 10 s per hook: servers started in beforeAll missed it at load 40 (the soak, CONTRIBUTING.md)
     hookTimeout: 30_000,
-    // One module graph for all files of a worker (no per-file re-import of the sources; issue 16 CI time). No test
+    // One module graph for all files of a worker (no per-file re-import of the sources). No test
     // mocks modules or leaves global state; checked with the project run twice in order and twice with shuffled file
     // order (--sequence.shuffle.files; the tests inside several files build on each other, so not shuffled).
     isolate: false,

@@ -20,7 +20,7 @@ async function countsOf(registry: Registry): Promise<Map<string, number>> {
   return out;
 }
 
-describe('pod-counter --shards (issue 15 item 6)', () => {
+describe('pod-counter --shards', () => {
   it('parses --shards with its name and Lease namespace, and refuses it with --leader-elect, --report-configmap or without a namespace outside a cluster', () => {
     const ok = parseCli(['--shards', '--shard-namespace', 'ops', '--shard-name', 'pc'], '0.0.0');
     expect(ok.kind === 'run' && ok.options).toMatchObject({

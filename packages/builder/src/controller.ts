@@ -200,7 +200,7 @@ export class Controller implements Runnable {
           req = got.item;
         }
       }
-      // Stopping: a queued backlog is not worked off with a dead signal (issue 16 item 9).
+      // Stopping: a queued backlog is not worked off with a dead signal.
       if (signal.aborted) {
         this.queue.done(req);
         return;

@@ -17,7 +17,7 @@ export function signalWithTimeout(
 /**
  * A promise that resolves when `signal` aborts (at once if it has), subscribed through the client's
  * per-signal fan-out {@link onAbort}: however many components wait on one long-lived signal (the
- * manager's stop, a runnable group's), the signal carries one `abort` listener (issue 16 item 8). Call
+ * manager's stop, a runnable group's), the signal carries one `abort` listener. Call
  * `off()` when the wait is abandoned (e.g. it lost a race) so the subscription does not outlive it.
  * @internal
  */

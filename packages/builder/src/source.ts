@@ -231,7 +231,7 @@ export class KindSource<T extends KubeObject = KubeObject> implements Source {
       }
       if (signal.aborted) return false;
       // The client's sleep listens on the signal it gets: give it this source's own child signal, so many
-      // sources retrying on one controller signal add one listener to it (issue 16 item 8).
+      // sources retrying on one controller signal add one listener to it.
       const own = withDeadline(signal, 0);
       try {
         await sleep(backoff.nextDelayMs(), own.signal, clock);

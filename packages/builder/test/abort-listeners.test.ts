@@ -7,7 +7,7 @@ import { cacheSyncCheck, newControllerManagedBy, newManager, newMetricsRegistry 
 import { newSharding } from '../src/sharding/index.js';
 import { useEnvtest } from './support/config.js';
 
-// Issue 16 item 8 (class): no builder component adds an 'abort' listener of its own to a long-lived
+// No builder component adds an 'abort' listener of its own to a long-lived
 // signal (the manager's stop signal, a runnable group's signal) per controller, worker, source or
 // request; they subscribe through the client's per-signal fan-out `onAbort`. Node prints a
 // MaxListenersExceededWarning past 10 listeners on one AbortSignal.

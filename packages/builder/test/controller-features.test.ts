@@ -265,7 +265,7 @@ describe('Controller on the test clock (controller-runtime internal/controller)'
     }
   });
 
-  it('issue 16 item 9: once stopping, workers take no more requests — a backlog is not worked off with an aborted signal', async () => {
+  it('once stopping, workers take no more requests — a backlog is not worked off with an aborted signal', async () => {
     let release!: () => void;
     const reconciled: string[] = [];
     const c = await run({
@@ -283,7 +283,7 @@ describe('Controller on the test clock (controller-runtime internal/controller)'
     expect(reconciled).toEqual(['first']);
   });
 
-  it('issue 16 item 9, plain queue (which drains after shutDown): no backlog is worked off after stop', async () => {
+  it('plain queue (which drains after shutDown): no backlog is worked off after stop', async () => {
     let release!: () => void;
     const reconciled: string[] = [];
     const c = await run(

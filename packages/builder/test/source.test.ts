@@ -82,7 +82,7 @@ const w = (name: string, rv = '1'): KubeObject => ({
 });
 
 describe('KindSource (controller-runtime source.Kind)', () => {
-  it('issue 16 item 6: a transient discovery error (503, connection refused) is retried until the kind resolves; the first of each kind of error is logged', async () => {
+  it('a transient discovery error (503, connection refused) is retried until the kind resolves; the first of each kind of error is logged', async () => {
     const clock = new FakeClock();
     const failures: unknown[] = [
       new StatusError({
@@ -142,7 +142,7 @@ describe('KindSource (controller-runtime source.Kind)', () => {
     ac.abort();
   });
 
-  it('issue 16 item 6: when the sync wait ends first, the last lookup error is kept for the final error', async () => {
+  it('when the sync wait ends first, the last lookup error is kept for the final error', async () => {
     const clock = new FakeClock();
     let n = 0;
     const mapper = {
@@ -166,7 +166,7 @@ describe('KindSource (controller-runtime source.Kind)', () => {
     ac.abort();
   });
 
-  it('issue 16 item 8: 15 sources retrying discovery on one signal add one abort listener to it, none once stopped', async () => {
+  it('15 sources retrying discovery on one signal add one abort listener to it, none once stopped', async () => {
     const clock = new FakeClock();
     const mapper = {
       restMapping: async () => {

@@ -25,7 +25,7 @@ export class WatchListEndedError extends Error {
 /**
  * The transport's idle watchdog cut the watch: no byte (not even a bookmark) within its bound. A quiet watch is
  * normal on kube-apiserver — its cacher sends no bookmark for a resource type that saw no event since it started —
- * so this is resumed from the last resourceVersion, never relisted (issue 16 item 1).
+ * so this is resumed from the last resourceVersion, never relisted.
  */
 export function isWatchIdleTimeout(err: unknown): boolean {
   return err instanceof TransportError && err.code === 'IdleTimeout';

@@ -188,7 +188,7 @@ describe('InformerCache reader: field selectors answered from indexes only (C34)
       'a/a1',
       'b/b1',
     ]);
-    // A value with a comma, escaped as the client formats it (issue 16 item 5).
+    // A value with a comma, escaped as the client formats it.
     expect(names((await t.cache.list(ConfigMap, { fieldSelector: 'data.node=a\\,b' })).items)).toEqual([
       'b/b2',
     ]);

@@ -1,4 +1,4 @@
-// breaker3 / issue 16 (lists of any size): an unpaged list answer longer than a JavaScript string can hold
+// An unpaged list answer longer than a JavaScript string can hold
 // (~512 MiB; the watch cache answers resourceVersion=0 whole and ignores limit) failed every time with
 // ERR_STRING_TOO_LONG, so the informer of a large cluster backed off and relisted forever without syncing. The
 // reflector now lists the most recent state in pages (resourceVersion="", limit) and keeps paging.
@@ -38,7 +38,7 @@ class HugeServer extends FakeServer {
   }
 }
 
-describe('Reflector: an unpaged list too large to decode (issue 16, lists of any size)', () => {
+describe('Reflector: an unpaged list too large to decode (lists of any size)', () => {
   it('isReplyTooLarge finds ERR_STRING_TOO_LONG through the cause chain', () => {
     expect(isReplyTooLarge(tooLong())).toBe(true);
     expect(isReplyTooLarge(new Error('x'))).toBe(false);

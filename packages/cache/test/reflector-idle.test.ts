@@ -1,4 +1,4 @@
-// breaker3 / issue 16 item 1: a watch cut by the transport's idle watchdog (TransportError 'IdleTimeout') resumes
+// A watch cut by the transport's idle watchdog (TransportError 'IdleTimeout') resumes
 // from the last resourceVersion with no relist. kube-apiserver sends no bookmark to watches of a resource type
 // that saw no event since it started (its cacher skips bookmarks until then), so on a quiet type every watch is
 // silent until its timeoutSeconds and the watchdog (120 s by default) cuts it: treated as any other failure, each
@@ -41,7 +41,7 @@ function start(srv: FakeServer) {
 
 const idle = () => new TransportError('IdleTimeout', 'GET /api/v1/configmaps: no data for 120000 ms');
 
-describe('Reflector: a watch cut by the idle watchdog (issue 16 item 1)', () => {
+describe('Reflector: a watch cut by the idle watchdog', () => {
   it('re-watches at once from the list resourceVersion without a relist when the cut came before any event', async () => {
     const srv = new FakeServer(3);
     srv.watchFaults.push({ error: idle() }, { error: idle() });

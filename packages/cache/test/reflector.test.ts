@@ -335,7 +335,7 @@ describe('Reflector: watch endings', () => {
   });
 });
 
-describe('Reflector: abort listeners (issue 16 item 8)', () => {
+describe('Reflector: abort listeners', () => {
   it('40 reflectors sharing one signal put one listener on it, whatever their requests and waits', async () => {
     const ac = new AbortController();
     running.push(ac);

@@ -47,7 +47,7 @@ const mapper = new StaticRESTMapper([
   },
 ]);
 
-describe('ApiClient request paths (issue 16 item 11)', () => {
+describe('ApiClient request paths', () => {
   it('a cluster-scoped get with a namespace in the key ignores the namespace (controller-runtime)', async () => {
     const t = recording({ metadata: { name: 'kube-system' } });
     const c = new ApiClient({ transport: t, restMapper: mapper });

@@ -9,7 +9,7 @@ import {
   SelectorParseError,
 } from '../src/index.js';
 
-describe('parseFieldSelector (the one field-selector parser, issue 16 item 5)', () => {
+describe('parseFieldSelector (the one field-selector parser)', () => {
   it('reads an escaped value containing , and = back as the value the client formatted', () => {
     const wire = formatFieldSelector({ 'metadata.name': 'a,b=c\\d', 'spec.nodeName': 'n1' });
     expect(parseFieldSelector(wire)).toEqual([

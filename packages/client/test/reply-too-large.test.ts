@@ -10,7 +10,7 @@ import {
 } from '../src/index.js';
 
 /**
- * breaker3: a reply longer than a JavaScript string can hold (~512 MiB: an unpaged list of a large cluster, as the
+ * A reply longer than a JavaScript string can hold (~512 MiB: an unpaged list of a large cluster, as the
  * watch cache answers resourceVersion=0) failed with Node's bare ERR_STRING_TOO_LONG. It is an
  * UnexpectedResponseError naming the request, with that error as cause, so a reflector can tell it apart
  * (isReplyTooLarge) and list in pages.

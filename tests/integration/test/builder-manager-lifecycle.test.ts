@@ -5,11 +5,11 @@ import { installCRD } from './support/crds.js';
 import { realCluster, useFaultServer } from './support/fault-server.js';
 import { captureLogger, type LogRecord } from './support.js';
 
-/** Manager lifecycle races (issue 16), with the API server's replies held or failed by envtest's faults. */
+/** Manager lifecycle races, with the API server's replies held or failed by envtest's faults. */
 describe.skipIf(realCluster)('manager lifecycle races (envtest fault injection)', () => {
   const ctx = useFaultServer('kubeloop-builder-lifecycle');
 
-  it('issue 16 item 3: a controller added while the cache syncs starts once, after the sync', async () => {
+  it('a controller added while the cache syncs starts once, after the sync', async () => {
     const ns = await ctx.namespace('late-ctrl');
     await ctx.api.create(ConfigMap, { metadata: { namespace: ns, name: 'a' } });
     // The first list is held until the test clears the rule (a barrier that is never reached).
@@ -49,7 +49,7 @@ describe.skipIf(realCluster)('manager lifecycle races (envtest fault injection)'
     await vi.waitFor(() => expect(reconciled).toContain('b'), { timeout: 10_000 });
   });
 
-  it('issue 16 item 6: discovery answering 503 while the API server restarts does not stop the manager; the kind source retries until it resolves', async () => {
+  it('discovery answering 503 while the API server restarts does not stop the manager; the kind source retries until it resolves', async () => {
     const Gadget = kind<KubeObject>('lifecycle.example.com/v1', 'Gadget');
     await installCRD(ctx.api, {
       group: 'lifecycle.example.com',
@@ -93,7 +93,7 @@ describe.skipIf(realCluster)('manager lifecycle races (envtest fault injection)'
     expect(lookups[0]?.err).toMatchObject({ status: { code: 503 } });
   });
 
-  it('issue 16 item 7: stopping is bounded by the grace period even while a request of a reconcile is held by the server', async () => {
+  it('stopping is bounded by the grace period even while a request of a reconcile is held by the server', async () => {
     const ns = await ctx.namespace('held-write');
     await ctx.api.create(ConfigMap, { metadata: { namespace: ns, name: 'trigger' } });
     // The reconcile's write is held at the server (a barrier that is never reached) and ignores the stop signal.
@@ -135,7 +135,7 @@ describe.skipIf(realCluster)('manager lifecycle races (envtest fault injection)'
     // Past the grace period the connections are destroyed: the held write fails now, not after 60 s.
     await vi.waitFor(() => expect(write).toBeInstanceOf(Error), { timeout: 10_000 });
   });
-  it('issue 16 item 7: a request held by the server outside any runnable is destroyed at the grace period, after the graceful close of the connections has started', async () => {
+  it('a request held by the server outside any runnable is destroyed at the grace period, after the graceful close of the connections has started', async () => {
     const ns = await ctx.namespace('held-outside');
     // Every runnable stops at once, so the manager starts a graceful close of its connections, which waits on
     // this held write; at the grace period it must force them (a force after a started graceful close once

@@ -1,4 +1,4 @@
-// Leader election under faults (issue 13 item 3): three electors on one Lease; each round takes the leader
+// Leader election under faults: three electors on one Lease; each round takes the leader
 // out — stopped without release (what a SIGKILL looks like to the Lease), partitioned by envtest failing its
 // requests with 503, or partitioned by envtest black-holing them — and measures how many lead at once
 // (each judged by its own leadership signal, which ends at most renewDeadline after its last renew) and

@@ -1,11 +1,11 @@
-// breaker3: with HTTP/2 on, the writes of a controller go out while its watches hold streams of the same
+// With HTTP/2 on, the writes of a controller go out while its watches hold streams of the same
 // connection (undici's h2 client held every write until no stream ran), and a DELETE with DeleteOptions is
 // sent (undici's h2 client cannot send a DELETE body). Runs on envtest and on a real cluster.
 import { ConfigMap, newClient } from '@kubeloop/client';
 import { describe, expect, it } from 'vitest';
 import { testConfig, useLiveCluster, waitFor } from './support.js';
 
-describe('HTTP/2 writes beside open watches (breaker3)', () => {
+describe('HTTP/2 writes beside open watches', () => {
   const live = useLiveCluster();
 
   it('create, update, patch, apply and delete with propagationPolicy succeed while a watch is open on the connection', async () => {

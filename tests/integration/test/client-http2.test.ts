@@ -1,4 +1,4 @@
-// Issue 9 item 8: with HTTP/2 on, every request and watch of one RestConfig shares one connection, as
+// With HTTP/2 on, every request and watch of one RestConfig shares one connection, as
 // client-go does; with it off the client works as before (one connection per open watch).
 import { listWatchFor, SharedIndexInformer } from '@kubeloop/cache';
 import { ConfigMap, Namespace, newClient, Pod } from '@kubeloop/client';
@@ -9,7 +9,7 @@ import { testConfig, uniqueName, useLiveCluster, waitFor } from './support.js';
 
 const INFORMERS = 100;
 
-describe('HTTP/2 on and off: every watch of one client works (issue 9 item 8)', () => {
+describe('HTTP/2 on and off: every watch of one client works', () => {
   const live = useLiveCluster();
 
   for (const http2 of [true, false]) {
@@ -57,41 +57,38 @@ describe('HTTP/2 on and off: every watch of one client works (issue 9 item 8)', 
 
 // The connection counts are read from the in-process server (its count of the client's TCP connections),
 // which a real kube-apiserver does not expose.
-describe.skipIf(realCluster)(
-  'HTTP/2 connection counts against envtest (issue 9 item 8; envtest only)',
-  () => {
-    const ctx = useFaultServer('kubeloop-h2');
+describe.skipIf(realCluster)('HTTP/2 connection counts against envtest (envtest only)', () => {
+  const ctx = useFaultServer('kubeloop-h2');
 
-    async function informersOn(http2: boolean): Promise<number> {
-      const client = newClient(ctx.config, { transport: { http2 } });
-      const ac = new AbortController();
-      try {
-        const namespaces = Array.from({ length: INFORMERS }, () => uniqueName('h2'));
-        for (const ns of namespaces) await client.create(Namespace, { metadata: { name: ns } });
-        const informers = namespaces.map(
-          (ns) => new SharedIndexInformer<V1Pod>(listWatchFor(client, Pod, { namespace: ns }), { name: ns }),
-        );
-        const runs = informers.map((inf) => inf.run(ac.signal));
-        await waitFor(() => informers.every((inf) => inf.hasSynced()), 'all informers synced', 30_000);
-        // Every informer holds an open watch now; the server counts the client's TCP connections.
-        const open = ctx.server.faults.openConnections();
-        ac.abort();
-        await Promise.allSettled(runs);
-        return open;
-      } finally {
-        ac.abort();
-        await client.close();
-      }
+  async function informersOn(http2: boolean): Promise<number> {
+    const client = newClient(ctx.config, { transport: { http2 } });
+    const ac = new AbortController();
+    try {
+      const namespaces = Array.from({ length: INFORMERS }, () => uniqueName('h2'));
+      for (const ns of namespaces) await client.create(Namespace, { metadata: { name: ns } });
+      const informers = namespaces.map(
+        (ns) => new SharedIndexInformer<V1Pod>(listWatchFor(client, Pod, { namespace: ns }), { name: ns }),
+      );
+      const runs = informers.map((inf) => inf.run(ac.signal));
+      await waitFor(() => informers.every((inf) => inf.hasSynced()), 'all informers synced', 30_000);
+      // Every informer holds an open watch now; the server counts the client's TCP connections.
+      const open = ctx.server.faults.openConnections();
+      ac.abort();
+      await Promise.allSettled(runs);
+      return open;
+    } finally {
+      ac.abort();
+      await client.close();
     }
+  }
 
-    // envtest advertises 100 streams per connection, as kube-apiserver does: at start each informer's list and
-    // watch overlap (up to 200 streams), so a second connection may open; never one per watch.
-    it(`${INFORMERS} informers on ${INFORMERS} namespaces use at most 2 TCP connections at the server with http2 on`, async () => {
-      expect(await informersOn(true)).toBeLessThanOrEqual(2);
-    });
+  // envtest advertises 100 streams per connection, as kube-apiserver does: at start each informer's list and
+  // watch overlap (up to 200 streams), so a second connection may open; never one per watch.
+  it(`${INFORMERS} informers on ${INFORMERS} namespaces use at most 2 TCP connections at the server with http2 on`, async () => {
+    expect(await informersOn(true)).toBeLessThanOrEqual(2);
+  });
 
-    it(`with http2 off the same ${INFORMERS} informers all watch (one connection each; a cap of 25 connections used to stall the 26th watch)`, async () => {
-      expect(await informersOn(false)).toBeGreaterThanOrEqual(INFORMERS);
-    });
-  },
-);
+  it(`with http2 off the same ${INFORMERS} informers all watch (one connection each; a cap of 25 connections used to stall the 26th watch)`, async () => {
+    expect(await informersOn(false)).toBeGreaterThanOrEqual(INFORMERS);
+  });
+});

@@ -1,4 +1,4 @@
-// Fuzz (issue 13 item 5): the watch decoder, the label selector parser and the server's selector parsers
+// Fuzz: the watch decoder, the label selector parser and the server's selector parsers
 // meet random input; each answers with events/requirements or a typed error, never anything else.
 import {
   ConfigMap,

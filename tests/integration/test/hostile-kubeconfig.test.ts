@@ -1,4 +1,4 @@
-// Hostile input (issue 13 item 5), kubeconfig side: every broken file gives a KubeconfigError that names the
+// Hostile input, kubeconfig side: every broken file gives a KubeconfigError that names the
 // file and what is wrong — never a crash, a hang, an unbounded allocation or a raw parser stack.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,4 @@
-// Hostile input (issue 13 item 5), server side: broken replies reach the client as typed errors naming what
+// Hostile input, server side: broken replies reach the client as typed errors naming what
 // is wrong — never a crash, a hang or an unhandled rejection. The replies are put on the wire by envtest's
 // fail rules (exact text or bytes) and watch shaping; each case also checks that a good reply after it works.
 import {

@@ -1,4 +1,4 @@
-// Issue 16 item 1 (breaker3): a stalled watch must not leave an informer stale, and the cut must not cost a
+// A stalled watch must not leave an informer stale, and the cut must not cost a
 // relist. kube-apiserver sends no bookmark to the watches of a resource type that saw no event since it started
 // (its cacher skips bookmarks until then), so a quiet watch is silent for its whole timeoutSeconds; the
 // transport's idle watchdog cuts it (TransportError IdleTimeout) and the reflector resumes from the last

@@ -1,4 +1,4 @@
-// Leaks (issue 13 item 4): many watch reconnects and many short watches leave the process where it was —
+// Leaks: many watch reconnects and many short watches leave the process where it was —
 // heap after GC, sockets at the server, active handles, abort listeners on the caller's signal.
 // CI runs LEAKS_N=100 of each (a few seconds); the big run is LEAKS_N=10000 (see docs/reliability.md).
 import { getEventListeners } from 'node:events';

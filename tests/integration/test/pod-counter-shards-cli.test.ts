@@ -14,7 +14,7 @@ function ownedNamespaces(stdout: string): Set<string> {
   );
 }
 
-describe('pod-counter --shards as two processes (issue 15 item 6)', () => {
+describe('pod-counter --shards as two processes', () => {
   const live = useLiveCluster();
 
   it('two replicas count every namespace between them, exit 0 on SIGTERM and delete their member Leases', async () => {

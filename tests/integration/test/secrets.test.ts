@@ -1,4 +1,4 @@
-// Secrets (issue 13 item 6): run the real stack with logging at trace, capture every log line, every
+// Secrets: run the real stack with logging at trace, capture every log line, every
 // client diagnostics message and every error, and check that no bearer token, password, client key, exec
 // credential or Secret data value appears in any of them; kubeconfig files envtest writes are 0600; TLS is
 // verified unless disabled.

@@ -1,4 +1,4 @@
-// Issue 17: the client's and envtest's label-selector parsers stay separate (envtest must not share code with
+// The client's and envtest's label-selector parsers stay separate (envtest must not share code with
 // the client it tests), so a differential property test keeps them in agreement: on random selectors and
 // label sets both accept or both reject, and when they accept they select the same label sets.
 import { matchesLabelRequirements, parseLabelSelector } from '@kubeloop/client';

@@ -18,7 +18,7 @@ import { replicaConfig, replicaTokens, tokenOf } from './support/leader-election
 import { testConfig, useLiveCluster, waitFor } from './support.js';
 
 /**
- * Issue 15: sharded active-active reconciling. CI profile: 300 ConfigMaps, lease 4 s / renew deadline
+ * Sharded active-active reconciling. CI profile: 300 ConfigMaps, lease 4 s / renew deadline
  * 3 s / retry 0.5 s (2 s / 1.5 s fenced healthy replicas at load 20: they share the test worker's event
  * loop), ~20 patches/s of churn. Long profile: SHARD_N=3000 SHARD_CHURN_PER_S=200
  * SHARD_REQUEUE_MS=15000 (see the builder README's "Sharding" section).
@@ -289,7 +289,7 @@ async function shardingCase(env: ShardingEnv): Promise<void> {
   }
 }
 
-describe('sharding across replicas (issue 15): join and graceful leave', () => {
+describe('sharding across replicas: join and graceful leave', () => {
   const live = useLiveCluster();
 
   it(
@@ -305,7 +305,7 @@ describe('sharding across replicas (issue 15): join and graceful leave', () => {
 // Fault injection: the partition fails every request of one replica on the in-process server (by its token),
 // which a real cluster cannot be made to do.
 describe.skipIf(realCluster)(
-  'sharding across replicas (issue 15; fault injection for the partition; envtest only)',
+  'sharding across replicas (fault injection for the partition; envtest only)',
   () => {
     let server: ApiServer;
     beforeAll(async () => {

@@ -1,4 +1,4 @@
-// Issue 17: the client's token bucket (request throttling) and the workqueue's (BucketRateLimiter) stay two
+// The client's token bucket (request throttling) and the workqueue's (BucketRateLimiter) stay two
 // pieces of code — the workqueue stands alone — but one property test runs against both: for any qps, burst
 // and arrival times, each reservation waits the same time in both (golang.org/x/time/rate semantics).
 

@@ -366,7 +366,7 @@ async function settledBefore(p: Promise<unknown>, deadline: AbortSignal): Promis
   }
 }
 
-/** Drops the client's open connections without waiting for requests in flight (after the grace period, issue 16 item 7). */
+/** Drops the client's open connections without waiting for requests in flight (after the grace period). */
 function destroyClient(client: ApiClient): void {
   void client.close({ force: true }).catch(() => undefined);
 }

@@ -1,5 +1,5 @@
 /**
- * Sharded active-active reconciling over member Leases (issue 15): {@link newSharding},
+ * Sharded active-active reconciling over member Leases: {@link newSharding},
  * {@link Sharding}, the rendezvous hash and the hand-over state machine.
  */
 export { ShardingConfigError } from './errors.js';

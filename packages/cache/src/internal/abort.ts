@@ -1,6 +1,6 @@
 import { onAbort } from '@kubeloop/core';
 
-// One real `abort` listener per signal however many informers follow it: the client's fan-out (issue 16 item 8).
+// One real `abort` listener per signal however many informers follow it: the client's fan-out.
 export { onAbort };
 
 /** An AbortController that aborts when `parent` does (through {@link onAbort}); `release` unlinks it. */

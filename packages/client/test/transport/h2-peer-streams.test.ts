@@ -1,4 +1,4 @@
-// breaker3: on HTTP/2 the pool must respect the server's SETTINGS_MAX_CONCURRENT_STREAMS. kube-apiserver
+// On HTTP/2 the pool must respect the server's SETTINGS_MAX_CONCURRENT_STREAMS. kube-apiserver
 // advertises 100 unless --http2-max-streams-per-connection is set (k8s.io/apiserver server/secure_serving.go,
 // since the CVE-2023-44487 fix); the pool filled each connection up to 250 streams, so with more than 100 open
 // watches the next watch and every request behind it were held by the h2 session and never answered. Go's
@@ -120,7 +120,7 @@ async function withH2(
   }
 }
 
-describe('HTTP/2 pool and the server SETTINGS_MAX_CONCURRENT_STREAMS (breaker3)', () => {
+describe('HTTP/2 pool and the server SETTINGS_MAX_CONCURRENT_STREAMS', () => {
   it.each([
     [100, 130],
     [10, 25],

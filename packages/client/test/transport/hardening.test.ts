@@ -1,4 +1,4 @@
-// Issue 16 (1, 4, 8, 11) and issue 9 (8, 9, 10) at the transport: the watch idle watchdog, the request deadline
+// The watch idle watchdog, the request deadline
 // surviving a GC, no abort listeners left on a long-lived caller signal, HTTP/2 sharing one connection,
 // warnings, TLS re-read and credential-refresh failures reported, nothing created after close().
 import diagnosticsChannel from 'node:diagnostics_channel';
@@ -67,7 +67,7 @@ afterAll(async () => {
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-describe('watch idle watchdog (issue 16 item 1)', () => {
+describe('watch idle watchdog', () => {
   it('cuts a watch whose server never sends headers with TransportError IdleTimeout', async () => {
     server.handler = () => {}; // black hole: no headers, no body
     const t = transport({}, { watchIdleTimeoutMs: 200 });
@@ -131,7 +131,7 @@ describe('watch idle watchdog (issue 16 item 1)', () => {
     expect(streamIdleBoundMs(0, 10)).toBe(0);
   });
 
-  it('a watch never inherits the request timeout (issue 9 item 9)', async () => {
+  it('a watch never inherits the request timeout', async () => {
     server.handler = (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       let n = 0;
@@ -154,7 +154,7 @@ describe('watch idle watchdog (issue 16 item 1)', () => {
   });
 });
 
-describe('request deadline (issue 16 item 4)', () => {
+describe('request deadline', () => {
   it('cuts a trickling body after config.timeoutMs even with a caller signal and a garbage collection in between', async () => {
     const gc = (globalThis as { gc?: () => void }).gc;
     expect(gc, 'run with --expose-gc (vitest execArgv)').toBeTypeOf('function');
@@ -181,7 +181,7 @@ describe('request deadline (issue 16 item 4)', () => {
   });
 });
 
-describe('abort listeners (C33, issue 16 item 8, issue 9 item 9)', () => {
+describe('abort listeners (C33)', () => {
   it('10,000 requests sharing one long-lived caller signal leave no abort listener on it', async () => {
     server.handler = (_req, res) => res.end('{"kind":"Status"}');
     const caller = new AbortController();
@@ -205,7 +205,7 @@ describe('abort listeners (C33, issue 16 item 8, issue 9 item 9)', () => {
   }, 120_000);
 });
 
-describe('small faults (issue 16 item 11)', () => {
+describe('small faults', () => {
   it('creates no connection pool after close(): a request is refused and never reaches the server', async () => {
     const t = transport();
     await t.close();
@@ -279,7 +279,7 @@ describe('small faults (issue 16 item 11)', () => {
   });
 });
 
-describe('warnings (issue 9 item 10)', () => {
+describe('warnings', () => {
   it('the default warning handler logs each distinct text once', async () => {
     server.handler = (_req, res) => {
       res.setHeader('warning', ['299 - "v1beta1 is deprecated"', '299 - "unknown field \\"x\\""']);
@@ -303,7 +303,7 @@ describe('warnings (issue 9 item 10)', () => {
   });
 });
 
-describe('HTTP/2 (issue 9 item 8)', () => {
+describe('HTTP/2', () => {
   async function startH2(): Promise<{
     url: string;
     connections: () => number;
@@ -419,7 +419,7 @@ describe('HTTP/2 (issue 9 item 8)', () => {
   });
 });
 
-describe('close({ force }) after a graceful close (issue 16 item 7)', () => {
+describe('close({ force }) after a graceful close', () => {
   it('still destroys in-flight requests and streams, HTTP/1.1 and h2, and the graceful close settles too', async () => {
     const held: Array<() => void> = [];
     const onRequest = (req: { url?: string }, res: import('node:http').ServerResponse) => {

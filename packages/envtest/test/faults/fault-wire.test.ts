@@ -1,4 +1,4 @@
-// Every fault of issue 3 point 6, shown on the wire: the real envtest API server over real HTTPS, read
+// Every fault the injector offers, shown on the wire: the real envtest API server over real HTTPS, read
 // with a raw HTTP/1.1 reader (chunk boundaries, chunked terminator, socket end) or undici. The admin
 // endpoint drives the server-side operations (compact, watch history, restart, connections, requests).
 import { Agent, type Dispatcher, request } from 'undici';

@@ -1,5 +1,5 @@
 /**
- * breaker3: kube-apiserver's length limits on free text count UTF-8 bytes (Go `len` of a string), not JS
+ * Kube-apiserver's length limits on free text count UTF-8 bytes (Go `len` of a string), not JS
  * characters: the annotations' total size (apimachinery ValidateAnnotationsSize, 256 KiB) and an
  * events.k8s.io/v1 Event note (pkg/apis/core/validation/events.go NoteLengthLimit, 1024). envtest counted
  * characters, so non-ASCII text the real server refuses was accepted.

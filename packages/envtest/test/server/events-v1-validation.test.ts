@@ -1,5 +1,5 @@
 /**
- * events.k8s.io/v1 Event validation as kube-apiserver's ValidateEventCreate/ValidateEventUpdate (issue 18):
+ * events.k8s.io/v1 Event validation as kube-apiserver's ValidateEventCreate/ValidateEventUpdate:
  * series.count ≥ 2 with a lastObservedTime, eventTime, type Normal|Warning, the reporting fields, no deprecated
  * fields on create; on update a changed series is re-validated and the rest is immutable. core/v1 Events keep the
  * lenient legacy rules.

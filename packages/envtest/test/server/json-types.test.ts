@@ -1,5 +1,5 @@
 /**
- * Breaker2 item 3 (issue 18): envtest stored built-in objects whose JSON types the real server refuses
+ * Envtest stored built-in objects whose JSON types the real server refuses
  * (ConfigMap data numbers, Secret stringData numbers, `replicas: "3"`, `port: "80"`, label values that are not
  * strings). kube-apiserver decodes a body into the kind's Go struct (sigs.k8s.io/json, encoding/json's rules)
  * and answers 400 BadRequest `<Kind> in version "<v>" cannot be handled as a <Kind>: json: cannot unmarshal

@@ -1,5 +1,5 @@
 /**
- * Breaker2 item 4 (issue 18): envtest accepted objects that kube-apiserver 1.32 refuses with 422 Invalid in
+ * Envtest accepted objects that kube-apiserver 1.32 refuses with 422 Invalid in
  * its hand-written kind validation (pkg/apis/{core,apps,batch}/validation): a Deployment selector that does not
  * match the template labels, negative replicas, bad ConfigMap/Secret keys, a key in both data and binaryData,
  * Service port 70000, a ClusterIP Service without ports, a Job with restartPolicy Always, StatefulSet and

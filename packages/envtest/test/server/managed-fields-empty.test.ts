@@ -17,7 +17,7 @@ const managers = (r: { body: Json }): string[][] =>
  * field set is empty: a write that owns no field gives its manager no entry, and an entry whose every field
  * went to another manager or was removed disappears.
  */
-describe('managedFields: no entry with an empty field set (issue 18)', () => {
+describe('managedFields: no entry with an empty field set', () => {
   let t: TestServer;
   beforeAll(async () => {
     t = await startTestServer();

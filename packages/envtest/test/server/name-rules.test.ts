@@ -14,7 +14,7 @@ const causes = (r: { body: Json }) => r.body.details?.causes?.map((c: Json) => c
  * Service a DNS-1035 label, Namespace a DNS-1123 label, others a DNS-1123 subdomain; length and pattern
  * errors are both reported.
  */
-describe('object name rules per kind (issue 18)', () => {
+describe('object name rules per kind', () => {
   let t: TestServer;
   beforeAll(async () => {
     t = await startTestServer();

@@ -1,5 +1,5 @@
 /**
- * Patch errors as kube-apiserver v1.32 answers them (issue 18): JSON-patch decode and apply failures
+ * Patch errors as kube-apiserver v1.32 answers them: JSON-patch decode and apply failures
  * (apiserver patch.go jsonPatcher) and server-side apply conflicts and force (apiserver managedfields
  * NewConflictError / printManager over structured-merge-diff's conflicts).
  */

@@ -14,7 +14,7 @@ const eviction = (name: string, deleteOptions?: Json) => ({
  * with no kubelet: exec/attach/portforward need a scheduled pod and a connection upgrade (400), eviction
  * deletes the pod (201 Success Status) unless a PodDisruptionBudget selects it (429).
  */
-describe('pod exec/attach/portforward/eviction (issue 18)', () => {
+describe('pod exec/attach/portforward/eviction', () => {
   let t: TestServer;
   beforeAll(async () => {
     t = await startTestServer();

@@ -1,5 +1,5 @@
 /**
- * Request routing as kube-apiserver v1.32 routes it (issue 18): which path answers 404 and which 405, for every
+ * Request routing as kube-apiserver v1.32 routes it: which path answers 404 and which 405, for every
  * built-in kind (go-restful routes from endpoints/installer.go) and for custom resources (apiextensions-apiserver's
  * crdHandler), and the NamespaceLifecycle admission answers. Envtest-only: it walks envtest's own resource table.
  */
