@@ -1,5 +1,6 @@
 import type { KubeObject } from '@kubeloop/client';
 import type { Clock, Logger } from '@kubeloop/core';
+import { EventEmitter } from 'eventemitter3';
 import {
   type HandlerOptions,
   handlerResyncMs,
@@ -43,16 +44,26 @@ interface Listener<T extends KubeObject> {
   removed: boolean;
 }
 
+/** The notifications of the fan-out and their arguments. */
+interface FanOutEvents<T extends KubeObject> {
+  add: [obj: T, initial: boolean];
+  update: [old: T, obj: T];
+  delete: [obj: T | DeletedFinalStateUnknown<T>];
+}
+
 /**
  * The handlers of one informer and their resyncs (client-go `sharedProcessor` / `processorListener`):
- * notifications go to every handler in order; a handler that throws, or returns a promise that rejects, is
- * logged with the error and skipped, the others go on. Each handler resyncs at its own jittered period (one
- * timer for the earliest due), in batches of {@link RESYNC_BATCH} with the event loop free in between. The
- * handler list is replaced, never mutated, so a handler may add or remove handlers while being called.
+ * notifications go to every handler in order, through one `eventemitter3` emitter (the fan-out the design
+ * card names); a handler that throws, or returns a promise that rejects, is logged with the error and skipped,
+ * the others go on. Each handler resyncs at its own jittered period (one timer for the earliest due), in
+ * batches of {@link RESYNC_BATCH} with the event loop free in between. A handler may add or remove handlers
+ * while being called: the emitter calls the handlers registered when the notification started (a new one
+ * gets its synthetic adds from the store instead).
  */
 export class SharedProcessor<T extends KubeObject> {
   readonly #o: SharedProcessorOptions<T>;
   #listeners: Listener<T>[] = [];
+  readonly #fanOut = new EventEmitter<FanOutEvents<T>>();
   #timer: { cancel(): void } | undefined;
   #timerAt = Number.POSITIVE_INFINITY;
   #running = false;
@@ -101,12 +112,19 @@ export class SharedProcessor<T extends KubeObject> {
       for (let i = 0; i < existing.length; i++) l.onAdd(existing[i]!, true);
     }
     this.#listeners = [...this.#listeners, l];
+    if (l.onAdd) this.#fanOut.on('add', l.onAdd);
+    if (l.onUpdate) this.#fanOut.on('update', l.onUpdate);
+    if (l.onDelete) this.#fanOut.on('delete', l.onDelete);
     if (this.#running) this.#schedule(l);
     return {
       hasSynced: () => this.#o.hasSynced(),
       remove: () => {
+        if (l.removed) return;
         l.removed = true;
         this.#listeners = this.#listeners.filter((x) => x !== l);
+        if (l.onAdd) this.#fanOut.off('add', l.onAdd);
+        if (l.onUpdate) this.#fanOut.off('update', l.onUpdate);
+        if (l.onDelete) this.#fanOut.off('delete', l.onDelete);
       },
     };
   }
@@ -126,16 +144,13 @@ export class SharedProcessor<T extends KubeObject> {
   }
 
   emitAdd(obj: T, initial: boolean): void {
-    const ls = this.#listeners;
-    for (let i = 0; i < ls.length; i++) ls[i]!.onAdd?.(obj, initial);
+    this.#fanOut.emit('add', obj, initial);
   }
   emitUpdate(old: T, obj: T): void {
-    const ls = this.#listeners;
-    for (let i = 0; i < ls.length; i++) ls[i]!.onUpdate?.(old, obj);
+    this.#fanOut.emit('update', old, obj);
   }
   emitDelete(obj: T | DeletedFinalStateUnknown<T>): void {
-    const ls = this.#listeners;
-    for (let i = 0; i < ls.length; i++) ls[i]!.onDelete?.(obj);
+    this.#fanOut.emit('delete', obj);
   }
 
   #jittered(ms: number): number {
