@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { root, smokeSuite, suites } from './smoke-lib.mjs';
 
 describe('bench smoke', () => {
-  it('finds every scenario the bench README's targets table lists', () => {
+  it('finds every scenario of the targets table in the bench README', () => {
     for (const s of [
       'informer-sync',
       'watch-throughput',
