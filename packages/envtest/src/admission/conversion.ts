@@ -11,9 +11,20 @@
  */
 import { randomUUID } from 'node:crypto';
 import { internalError } from '../errors.js';
-import type { ResourceRequest } from '../handlers/context.js';
 import type { KObject, ResourceType } from '../resource-type.js';
 import { type ClientConfig, callWebhook, WebhookCallError } from './call.js';
+
+/**
+ * What a conversion needs of the request it serves: the kind, and the server's resolver of webhook URLs (a
+ * handler's `ResourceRequest` fits; named here so that this module does not import the handler context,
+ * which leads back to the CRD code that calls it).
+ */
+export interface ConversionRequest {
+  readonly env: {
+    readonly admission?: { resolveURL(cc: ClientConfig): string | WebhookCallError } | undefined;
+  };
+  readonly rt: ResourceType;
+}
 
 const MAX_ENTRIES = 50_000;
 /** crdUid|apiVersion|content → converted object (its metadata holds only labels/annotations). */
@@ -54,7 +65,7 @@ function remember(crdUid: string, input: KObject, to: string, out: KObject): voi
 
 /** Sends `objects` to the CRD's conversion webhook; caches and returns the converted objects. */
 async function convertBatch(
-  r: ResourceRequest,
+  r: ConversionRequest,
   conv: NonNullable<ResourceType['conversion']>,
   objects: KObject[],
   to: string,
@@ -105,7 +116,7 @@ async function convertBatch(
  * Runs `dryRun` (a synchronous registry call with `dryRun: true`) until every conversion it needed is made,
  * sending what was missing to the webhook between runs. Returns its last result.
  */
-export async function withConversions<T>(r: ResourceRequest, dryRun: () => T): Promise<T> {
+export async function withConversions<T>(r: ConversionRequest, dryRun: () => T): Promise<T> {
   const conv = r.rt.conversion;
   if (!conv) return dryRun();
   for (let round = 0; ; round++) {
@@ -138,7 +149,7 @@ export async function withConversions<T>(r: ResourceRequest, dryRun: () => T): P
  * Converts the object as it will be stored (`candidate` is in the request's version) to the storage version
  * and from there to every other served version, so reads and watches of any version find it.
  */
-export async function convertForAllVersions(r: ResourceRequest, candidate: KObject): Promise<void> {
+export async function convertForAllVersions(r: ConversionRequest, candidate: KObject): Promise<void> {
   const conv = r.rt.conversion;
   if (!conv) return;
   const storageApiVersion = `${conv.group}/${conv.storageVersion}`;
