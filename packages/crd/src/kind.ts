@@ -8,7 +8,8 @@ import type { JSONSchemaProps, PrinterColumn, ScaleSubresource, ValidationRule }
 export interface CustomObject<Spec, Status = never> extends KubeObject {
   apiVersion?: string;
   kind?: string;
-  metadata?: KubeObject['metadata'];
+  // exactly KubeObject's (no added `| undefined`), so it stays a Kind<KubeObject> under exactOptionalPropertyTypes
+  metadata?: NonNullable<KubeObject['metadata']>;
   spec: Spec;
   status?: Status;
 }
