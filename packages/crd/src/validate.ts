@@ -350,7 +350,9 @@ function walk(node: JSONSchemaProps, data: unknown, path: string, errors: FieldE
     const listType = node['x-kubernetes-list-type'];
     if (listType === 'set' || listType === 'map') {
       const keys = node['x-kubernetes-list-map-keys'] ?? [];
-      const seen = new Set<string>();
+      // how often each value (set) or key (map) was seen: each repeated one is reported once, at its second
+      // occurrence, as apiextensions' listtype validation does (validateListSet)
+      const seen = new Map<string, number>();
       data.forEach((item, i) => {
         const id =
           listType === 'set'
@@ -363,14 +365,15 @@ function walk(node: JSONSchemaProps, data: unknown, path: string, errors: FieldE
                     null,
                 ),
               );
-        if (seen.has(id)) {
+        const times = seen.get(id) ?? 0;
+        seen.set(id, times + 1);
+        if (times === 1) {
           const bad =
             listType === 'set'
               ? item
               : Object.fromEntries(keys.map((k) => [k, (item as Record<string, unknown>)?.[k]]));
           errors.push(fieldError('FieldValueDuplicate', `${path}[${i}]`, '', bad));
         }
-        seen.add(id);
       });
     }
     for (const [i, item] of data.entries()) walk(node.items, item, `${path}[${i}]`, errors);

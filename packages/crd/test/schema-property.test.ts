@@ -173,15 +173,11 @@ function value(n: Node): fc.Arbitrary<unknown> {
       case 'array':
         return fc.array(value(n.item), { maxLength: 4 });
       case 'set':
-        // Known disagreement, left out here: for a value present three or more times in a list-type set,
-        // validate() reports FieldValueDuplicate at every repeat (spec.a[1] and spec.a[2] for ["b","b","b"]) while
-        // envtest, like apiextensions listtype validation, reports each repeated value once, at its second
-        // occurrence (spec.a[1] only). So no value appears more than twice; a plain duplicate is still generated.
-        return (
-          n.item === 'string'
-            ? fc.array(fc.constantFrom<unknown>('a', 'b', 'c'), { maxLength: 4 })
-            : fc.array(fc.constantFrom<unknown>(0, 1, 2), { maxLength: 4 })
-        ).filter((xs) => xs.every((x) => xs.filter((y) => y === x).length <= 2));
+        // Values may repeat three or more times: each repeated value is reported once, at its second
+        // occurrence, by both (apiextensions listtype validation, validateListSet).
+        return n.item === 'string'
+          ? fc.array(fc.constantFrom<unknown>('a', 'b', 'c'), { maxLength: 4 })
+          : fc.array(fc.constantFrom<unknown>(0, 1, 2), { maxLength: 4 });
       case 'object':
         return fc.record(Object.fromEntries(n.props.map((p) => [p.name, value(p.node)])), {
           requiredKeys: [],
