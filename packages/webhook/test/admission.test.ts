@@ -44,7 +44,7 @@ describe('admission: Validator', () => {
       validateCreate(obj, ctx) {
         seen.push(ctx);
         if ((obj.spec?.size ?? 0) <= 0)
-          throw AdmissionDeniedError.invalid(Widget, obj.metadata?.name ?? '', [
+          throw AdmissionDeniedError.invalid(Widget, obj.metadata?.name, [
             { field: 'spec.size', message: 'Invalid value: 0: must be positive' },
           ]);
         return obj.spec?.color ? [] : ['spec.color is unset; using blue'];
@@ -281,5 +281,15 @@ describe('admission: Defaulter', () => {
     const r = await run(wh, { object: w({}) });
     expect(r.allowed).toBe(false);
     expect(r.status).toMatchObject({ code: 400, reason: 'BadRequest', message: 'no defaults for you' });
+  });
+});
+
+describe('admission: AdmissionDeniedError.invalid', () => {
+  it('quotes an empty name for an object without one (a create by generateName), as the API server does', () => {
+    const e = AdmissionDeniedError.invalid(Widget, undefined, [
+      { field: 'spec.size', message: 'Invalid value: 0' },
+    ]);
+    expect(e.message).toBe('Widget.example.com "" is invalid: spec.size: Invalid value: 0');
+    expect(e.code).toBe(422);
   });
 });

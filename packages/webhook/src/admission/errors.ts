@@ -41,17 +41,18 @@ export class AdmissionDeniedError extends Error {
   /**
    * A 422 `Invalid` denial in the API server's own words (apimachinery `apierrors.NewInvalid`):
    * `Widget.example.com "w1" is invalid: [spec.size: Invalid value: 0: must be positive, …]`, with each cause
-   * `{ reason: 'FieldValueInvalid', field, message }`.
+   * `{ reason: 'FieldValueInvalid', field, message }`. `name` may be undefined (a create by `generateName`
+   * has none yet): the message then quotes an empty name, as the API server's does.
    */
   static invalid(
     kind: Pick<Kind, 'apiVersion' | 'kind'>,
-    name: string,
+    name: string | undefined,
     causes: readonly { field: string; message: string; reason?: string }[],
   ): AdmissionDeniedError {
     const { group } = parseApiVersion(kind.apiVersion);
     const qualified = group ? `${kind.kind}.${group}` : kind.kind;
     const list = causes.map((c) => `${c.field}: ${c.message}`);
-    const msg = `${qualified} "${name}" is invalid: ${list.length === 1 ? list[0] : `[${list.join(', ')}]`}`;
+    const msg = `${qualified} "${name ?? ''}" is invalid: ${list.length === 1 ? list[0] : `[${list.join(', ')}]`}`;
     return new AdmissionDeniedError(msg, {
       code: 422,
       reason: 'Invalid',
