@@ -32,10 +32,14 @@ function stamping(
   return {
     async start(signal) {
       r.ran++;
+      // The write gets the runnable's signal and the wait checks it first: a stop that comes while the create
+      // is in flight must end the runnable, or the manager's shutdown waits for it until its grace period
+      // (a GracefulShutdownTimeoutError from a.done in a fresh-clone CI run).
       await r.mgr
         .getClient()
-        .create(ConfigMap, { metadata: { namespace, name: `ran-${r.identity}-${tag}` } })
+        .create(ConfigMap, { metadata: { namespace, name: `ran-${r.identity}-${tag}` } }, { signal })
         .catch(() => undefined);
+      if (signal.aborted) return;
       await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     },
   };
