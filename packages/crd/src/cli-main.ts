@@ -27,7 +27,7 @@ class UsageError extends Error {}
 function exportedValues(mod: Record<string, unknown>): unknown[] {
   const out: unknown[] = [];
   for (const v of Object.values(mod)) {
-    if (Array.isArray(v)) out.push(...v);
+    if (Array.isArray(v)) for (const x of v) out.push(x);
     else if (
       typeof v === 'object' &&
       v !== null &&

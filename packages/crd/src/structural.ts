@@ -490,7 +490,7 @@ function intersection(n: Node, path: string): JSONSchemaProps {
     for (const r of p.required ?? []) required.add(r);
     if (p.additionalProperties) fail(path, 'an intersection with a record cannot be expressed');
     if (p['x-kubernetes-preserve-unknown-fields']) preserve = true;
-    rules.push(...(p['x-kubernetes-validations'] ?? []));
+    for (const r of p['x-kubernetes-validations'] ?? []) rules.push(r);
   }
   const out: JSONSchemaProps = { ...outer, type: 'object', properties };
   if (required.size > 0) out.required = [...required];

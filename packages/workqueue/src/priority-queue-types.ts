@@ -42,7 +42,7 @@ export type GetWithPriorityResult<T> =
  * - Order: ready items are handed out by priority (highest first), FIFO within a priority by the time they
  *   became ready; raising a queued item's priority puts it at the end of its new priority level.
  * - Fair share (not in controller-runtime, whose strict order lets a few keys that requeue themselves starve
- *   an initial list: controller-runtime issue 3496): after `fairnessWindow − 1` handouts in a row from the
+ *   an initial list, a starvation controller-runtime users have reported): after `fairnessWindow − 1` handouts in a row from the
  *   highest priority while lower-priority items wait, the next handout is the item that has been ready the
  *   longest, whatever its priority. Bound: an item is handed out within `fairnessWindow × (N + 1)` handouts
  *   after it became ready, N being the number of items ready at that moment — whatever is added after it,

@@ -292,7 +292,7 @@ export class WebhookAdmission {
       this.#checkDryRun(hook, a);
       const response = await this.#call(hook, this.#review(hook, a, target, object));
       if (!response) return;
-      warnings.push(...((response.warnings as string[] | undefined) ?? []));
+      for (const w of (response.warnings as string[] | undefined) ?? []) warnings.push(w);
       // admission/v1 AdmissionResponse.Result is `status` on the wire
       if (!response.allowed) throw denial(hook.name, response.status as Record<string, unknown> | undefined);
       if (typeof response.patch === 'string' && object && a.operation !== 'DELETE') {
@@ -341,7 +341,7 @@ export class WebhookAdmission {
       }
       const response = r.value;
       if (!response) return;
-      warnings.push(...((response.warnings as string[] | undefined) ?? []));
+      for (const w of (response.warnings as string[] | undefined) ?? []) warnings.push(w);
       if (!response.allowed) first ??= denial(name, response.status as Record<string, unknown> | undefined);
     });
     if (first !== undefined) throw first;
