@@ -15,7 +15,7 @@ import {
   type Reconciler,
   setupSignalHandler,
 } from '@kubeloop/builder';
-import { type Client, ConfigMap, Deployment, isNotFound } from '@kubeloop/client';
+import { type Client, ConfigMap, Deployment, isNotFound, type ObjectOf } from '@kubeloop/client';
 import { createOrUpdate, setControllerReference } from '@kubeloop/client/controllerutil';
 
 /** The name of the ConfigMap generated for the Deployment `name`. */
@@ -28,7 +28,7 @@ export const configMapNameFor = (name: string): string => `${name}-images`;
 export function configMapGeneratorReconciler(client: Client): Reconciler {
   return {
     async reconcile(ctx, req) {
-      let deployment: NonNullable<(typeof Deployment)['__type']>;
+      let deployment: ObjectOf<typeof Deployment>;
       try {
         deployment = await client.get(Deployment, req, { signal: ctx.signal });
       } catch (err) {

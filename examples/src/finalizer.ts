@@ -15,7 +15,7 @@ import {
   type Reconciler,
   setupSignalHandler,
 } from '@kubeloop/builder';
-import { type Client, ConfigMap, isNotFound } from '@kubeloop/client';
+import { type Client, ConfigMap, isNotFound, type ObjectOf } from '@kubeloop/client';
 import { addFinalizer, containsFinalizer, removeFinalizer } from '@kubeloop/client/controllerutil';
 
 /** The finalizer this controller owns. */
@@ -24,7 +24,7 @@ export const FINALIZER = 'example.kubeloop.io/backup';
 export const LABEL = 'example.kubeloop.io/backup';
 
 /** The ConfigMap object type, read off the `ConfigMap` kind descriptor. */
-export type ConfigMapObject = NonNullable<(typeof ConfigMap)['__type']>;
+export type ConfigMapObject = ObjectOf<typeof ConfigMap>;
 
 /**
  * The finalizer's reconciler on `client`; `onCleanup` runs once per deletion before the finalizer goes, and a

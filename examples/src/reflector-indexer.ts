@@ -6,11 +6,11 @@
  * a request. Run: `node --experimental-strip-types examples/src/reflector-indexer.ts [node-name]`.
  */
 import { Indexer, listWatchFor, Reflector, type ReflectorStore } from '@kubeloop/cache';
-import { type ApiClient, newClient, Pod } from '@kubeloop/client';
+import { type ApiClient, newClient, type ObjectOf, Pod } from '@kubeloop/client';
 import { getConfig } from '@kubeloop/config';
 
 /** The object type of the `Pod` kind descriptor (client-node's `PodObject`), read off the descriptor. */
-export type PodObject = NonNullable<(typeof Pod)['__type']>;
+export type PodObject = ObjectOf<typeof Pod>;
 
 /** The name of the index from node name (`spec.nodeName`) to the pods scheduled there. */
 export const BY_NODE = 'byNode';

@@ -1,7 +1,7 @@
-import type { Pod } from '@kubeloop/client';
+import type { ObjectOf, Pod } from '@kubeloop/client';
 
 /** The pod object type (client-node's `V1Pod`), as the `Pod` kind descriptor carries it. */
-export type PodObject = NonNullable<(typeof Pod)['__type']>;
+export type PodObject = ObjectOf<typeof Pod>;
 
 /** Pods by namespace, then by phase (`Pending`, `Running`, …; `Unknown` when the pod has no phase yet). */
 export type PodCounts = Readonly<Record<string, Readonly<Record<string, number>>>>;

@@ -74,6 +74,16 @@ export interface Kind<T extends KubeObject = KubeObject> {
   readonly metadataOnly?: boolean;
 }
 
+/**
+ * The object type a kind descriptor names: `ObjectOf<typeof Deployment>` is the Deployment object type, the
+ * type `client.get(Deployment, …)` resolves to. Use it to name an object type without importing the model
+ * (`let d: ObjectOf<typeof Deployment>`); a descriptor made by `kind<T>()` gives `T`.
+ */
+export type ObjectOf<K extends Kind<KubeObject>> = K extends Kind<infer T> ? T : never;
+
+/** The list type of a kind descriptor's objects (`<Kind>List`, what `client.list(K, …)` resolves to). */
+export type ListOf<K extends Kind<KubeObject>> = ObjectList<ObjectOf<K>>;
+
 /** Builds a kind descriptor, e.g. `kind<MyWidget>('example.com/v1', 'Widget')`. The result is frozen. */
 export function kind<T extends KubeObject = KubeObject>(apiVersion: string, kindName: string): Kind<T> {
   return Object.freeze({ apiVersion, kind: kindName });

@@ -8,7 +8,9 @@ import {
   gvkString,
   type Kind,
   kind,
+  type ListOf,
   type ObjectList,
+  type ObjectOf,
   objectKeyFromObject,
   Pod,
   parseApiVersion,
@@ -29,6 +31,21 @@ describe('kind descriptors', () => {
       { type: 'ERROR'; object: V1Status } | { type: string; object: V1Pod }
     >();
     expectTypeOf(kind<V1Pod>('v1', 'Pod')).toEqualTypeOf<Kind<V1Pod>>();
+  });
+
+  it('name the object and list types of a descriptor with ObjectOf / ListOf (checked by tsc)', () => {
+    expectTypeOf<ObjectOf<typeof Pod>>().toEqualTypeOf<V1Pod>();
+    expectTypeOf<ObjectOf<typeof Deployment>>().toEqualTypeOf<V1Deployment>();
+    expectTypeOf<ListOf<typeof ConfigMap>>().toEqualTypeOf<ObjectList<V1ConfigMap>>();
+    interface Widget {
+      metadata?: { name?: string };
+      spec: { size: number };
+    }
+    const Widget = kind<Widget>('example.com/v1', 'Widget');
+    expectTypeOf<ObjectOf<typeof Widget>>().toEqualTypeOf<Widget>();
+    // ObjectOf of a descriptor is what get resolves to
+    const getW = (c: ApiClient) => c.get(Widget, { name: 'w' });
+    expectTypeOf<Awaited<ReturnType<typeof getW>>>().toEqualTypeOf<ObjectOf<typeof Widget>>();
   });
 
   it('name group, version and kind', () => {
