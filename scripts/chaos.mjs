@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run test:chaos [-- --seed N] [--profile ci|short|long]: runs the chaos suite of @kubeloop/testing. The default
+// npm run test:chaos [-- --seed N] [--profile ci|short|long|ryow]: runs the chaos suite of @kubeloop/testing. The default
 // is the ci profile that `npm test` runs, so the replay line a CI failure prints (`-- --seed N`) replays it exactly.
 // The seed and profile reach the test as CHAOS_SEED / CHAOS_PROFILE; a failing run prints its seed.
 import { spawn } from 'node:child_process';
@@ -13,8 +13,8 @@ if (values.seed !== undefined && !/^\d+$/.test(values.seed)) {
   console.error(`--seed must be a non-negative integer, not ${JSON.stringify(values.seed)}`);
   process.exit(2);
 }
-if (!['ci', 'short', 'long'].includes(values.profile)) {
-  console.error(`--profile must be ci, short or long, not ${JSON.stringify(values.profile)}`);
+if (!['ci', 'short', 'long', 'ryow'].includes(values.profile)) {
+  console.error(`--profile must be ci, short, long or ryow, not ${JSON.stringify(values.profile)}`);
   process.exit(2);
 }
 const env = { ...process.env, CHAOS_PROFILE: values.profile };

@@ -1,3 +1,4 @@
+import type { InformerCache } from '@kubeloop/cache';
 import { type Kind, type KubeObject, metadataOnly } from '@kubeloop/client';
 import { Controller } from './controller.js';
 import { type BuilderControllerOptions, ControllerError } from './controller-options.js';
@@ -176,9 +177,22 @@ export class ControllerBuilder {
     const { skipNameValidation, ...options } = { ...defaults, ...this.#options };
     if (!skipNameValidation) this.mgr.registerControllerName(name);
     const log = this.mgr.getLogger();
-    const ctrl = new Controller(name, reconciler, { ...options, logger: log });
-    const mapper = this.mgr.getRESTMapper();
     const cache = this.mgr.getCache();
+    // Read-your-own-writes: a reconcile of a `for` object waits until the cache holds this process's last
+    // write of it (a no-op unless the manager's cache has the option on).
+    const own = cache as Partial<Pick<InformerCache, 'waitForOwnWrites' | 'readYourWrites'>>;
+    const forKind = this.#for?.kind;
+    const waitForOwnWrites =
+      forKind && own.readYourWrites?.() && own.waitForOwnWrites
+        ? (req: { namespace: string; name: string }, signal: AbortSignal) =>
+            (own.waitForOwnWrites as InformerCache['waitForOwnWrites']).call(cache, forKind, req, signal)
+        : undefined;
+    const ctrl = new Controller(name, reconciler, {
+      ...options,
+      logger: log,
+      ...(waitForOwnWrites && !options.waitForOwnWrites ? { waitForOwnWrites } : {}),
+    });
+    const mapper = this.mgr.getRESTMapper();
     const entries: WatchEntry[] = [];
     if (this.#for) entries.push(this.#for);
     for (const o of this.#owns) {

@@ -85,6 +85,16 @@ export interface ControllerOptions {
   readonly metrics?: ControllerMetricsHook;
   /** Receives the queue's `workqueue_*` metrics (the queue is named after the controller). */
   readonly queueMetricsProvider?: MetricsProvider;
+  /**
+   * Awaited before each reconcile of a key: read-your-own-writes (the builder sets it to the manager cache's
+   * `waitForOwnWrites` for the `for` kind when the cache has `readYourWrites` on), so a reconcile does not start
+   * on a cached state older than this process's last write of that object. Must not reject; bounded by the
+   * cache's `readYourWrites.timeoutMs`. @defaultValue none
+   */
+  readonly waitForOwnWrites?: (
+    req: { namespace: string; name: string },
+    signal: AbortSignal,
+  ) => Promise<void>;
 }
 
 /**

@@ -55,6 +55,7 @@ export class Controller implements Runnable {
   readonly #log: Logger;
   readonly #needLeaderElection: boolean;
   readonly #handlerQueue: HandlerQueue;
+  readonly #waitForOwnWrites: ControllerOptions['waitForOwnWrites'];
   #handlerErrors = 0;
   #started = false;
   #synced = false;
@@ -71,6 +72,7 @@ export class Controller implements Runnable {
     this.#clock = options.clock ?? realClock;
     this.#metrics = options.metrics;
     this.#needLeaderElection = options.needLeaderElection ?? true;
+    this.#waitForOwnWrites = options.waitForOwnWrites;
     this.#log = (options.logger ?? discardLogger).child({ controller: name });
     const common = {
       name,
@@ -245,6 +247,7 @@ export class Controller implements Runnable {
     // biome-ignore lint/suspicious/noConfusingVoidType: what Reconciler.reconcile may resolve to
     let result: Result | undefined | void;
     try {
+      if (this.#waitForOwnWrites) await this.#waitForOwnWrites(req, deadline.signal);
       result = await this.#reconciler.reconcile({ signal: deadline.signal, log, reconcileID }, req);
     } catch (err) {
       if (isPanic(err)) {

@@ -11,6 +11,7 @@ import {
 } from '@kubeloop/client';
 import type { Clock, Logger } from '@kubeloop/core';
 import { CacheOptionsError } from './cache-errors.js';
+import type { ReadYourWritesOptions } from './read-your-writes.js';
 import { checkReflectorOptions } from './reflector-options.js';
 import type { SharedIndexInformerOptions } from './shared-index-informer.js';
 import type { TransformFunc } from './transforms.js';
@@ -79,6 +80,13 @@ export interface InformerCacheOptions {
   readonly reflector?: SharedIndexInformerOptions['reflector'];
   /** Time source of resyncs and reflector backoffs. @defaultValue the real clock */
   readonly clock?: Clock;
+  /**
+   * Read-your-own-writes: writes made through {@link InformerCache.trackWrites}'s client record the
+   * resourceVersion the server returned, and a cached `get` of that object (a `list` of its kind and
+   * namespace) waits until the informer has stored that version, at most `timeoutMs` (then it reads what the
+   * cache holds). `true` uses the defaults. See {@link ReadYourWrites}. @defaultValue false
+   */
+  readonly readYourWrites?: boolean | ReadYourWritesOptions;
 }
 
 /** controller-runtime's default `SyncPeriod`: 10 hours, in ms. */

@@ -42,6 +42,12 @@ export {
   listWatchFor,
   type WatchCallOptions,
 } from './list-watch.js';
+export {
+  DEFAULT_READ_YOUR_WRITES_TIMEOUT_MS,
+  ReadYourWrites,
+  type ReadYourWritesOptions,
+  type ReadYourWritesStats,
+} from './read-your-writes.js';
 export { Reflector } from './reflector.js';
 export type { ReflectorOptions, ReflectorStore } from './reflector-options.js';
 export { SharedIndexInformer, type SharedIndexInformerOptions } from './shared-index-informer.js';

@@ -1,4 +1,5 @@
 import {
+  type Client,
   fieldRequirementsOf,
   type GetOptions,
   gvkOf,
@@ -32,11 +33,13 @@ import {
 import type { Informer } from './informer.js';
 import { MultiNamespaceInformer } from './internal/multi-namespace-informer.js';
 import { listWatchFor } from './list-watch.js';
+import { ReadYourWrites } from './read-your-writes.js';
 import { byFieldIndexes, fieldIndexName, labelRequirements } from './selectors.js';
 import { SharedIndexInformer } from './shared-index-informer.js';
 import { NAMESPACE_INDEX } from './store.js';
 import type { TransformFunc } from './transforms.js';
 import { WatchListSupport } from './watch-list-support.js';
+import { WriteTrackingClient } from './write-tracking-client.js';
 
 /**
  * Informers knows how to hand out the shared informer for a kind, and to run them all.
@@ -89,6 +92,8 @@ export class InformerCache implements Cache {
   /** What the server said about streaming lists, shared by this cache's reflectors (one server per cache). */
   readonly #watchListSupport: WatchListSupport;
   #signal: AbortSignal | undefined;
+  /** Read-your-own-writes, when on. */
+  readonly #ryow: ReadYourWrites | undefined;
 
   /**
    * @throws CacheOptionsError for a kind twice in `byObject`, a `syncPeriodMs` (cache-wide or per kind) that
@@ -110,6 +115,46 @@ export class InformerCache implements Cache {
           ? { reprobeIntervalMs: options.watchListReprobeIntervalMs }
           : {}),
       });
+    const ryow = options.readYourWrites;
+    try {
+      this.#ryow = ryow
+        ? new ReadYourWrites({
+            ...(typeof ryow === 'object' ? ryow : {}),
+            ...(options.clock ? { clock: options.clock } : {}),
+          })
+        : undefined;
+    } catch (err) {
+      throw new CacheOptionsError((err as Error).message, { cause: err });
+    }
+  }
+
+  /** The read-your-own-writes tracker (its counters feed metrics), or `undefined` when the option is off. */
+  readYourWrites(): ReadYourWrites | undefined {
+    return this.#ryow;
+  }
+
+  /**
+   * `live` with its writes recorded for read-your-own-writes (see `InformerCacheOptions.readYourWrites`): what
+   * the manager hands reconcilers as the writing side of its client. `live` itself when the option is off.
+   */
+  trackWrites(live: Client): Client {
+    const ryow = this.#ryow;
+    if (!ryow) return live;
+    return new WriteTrackingClient(live, (kind) => {
+      const key = trackerKey(kind);
+      const entry = this.#entries.get(informerKey(kind));
+      return ryow.beginWrite(key, (k) => entry?.informer.getIndexer().get(k));
+    });
+  }
+
+  /**
+   * Resolves once the informer of `kind` has stored this process's last write of `key` (read-your-own-writes;
+   * at once when the option is off or nothing is pending; never rejects, bounded by its `timeoutMs`). The
+   * controller waits here before reconciling a key.
+   */
+  waitForOwnWrites(kind: Kind, key: ObjectKey, signal?: AbortSignal): Promise<void> {
+    if (!this.#ryow) return Promise.resolve();
+    return this.#ryow.waitForKey(trackerKey(kind), storeKey(key), signal);
   }
 
   getInformer<T extends KubeObject>(kind: Kind<T>): Informer<T> {
@@ -146,6 +191,11 @@ export class InformerCache implements Cache {
       by?.transform === null ? undefined : (by?.transform ?? o.defaultTransform ?? o.transform);
     const syncPeriodMs = by?.syncPeriodMs ?? o.syncPeriodMs ?? o.resyncPeriodMs ?? DEFAULT_SYNC_PERIOD_MS;
     const useWatchList = by?.useWatchList ?? o.useWatchList ?? false;
+    const ryow = this.#ryow;
+    const tracked = trackerKey(kind);
+    const onStored = ryow
+      ? (k: string, obj: KubeObject | undefined, deleted: boolean) => ryow.observe(tracked, k, obj, deleted)
+      : undefined;
     const make = (namespace: string | undefined): SharedIndexInformer<T> =>
       new SharedIndexInformer<T>(
         listWatchFor(o.client, kind, {
@@ -159,6 +209,7 @@ export class InformerCache implements Cache {
           resyncPeriodMs: syncPeriodMs,
           ...(transform ? { transform: transform as TransformFunc<T> } : {}),
           ...(o.clock ? { clock: o.clock } : {}),
+          ...(onStored ? { onStored } : {}),
           reflector: {
             ...(o.reflector ?? {}),
             ...(useWatchList ? { useWatchList } : {}),
@@ -348,6 +399,7 @@ export class InformerCache implements Cache {
   async get<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, options?: GetOptions): Promise<T> {
     await this.#checkNamespace(kind, key.namespace ?? '', key.name);
     const inf = await this.#syncedInformer(kind, options?.signal);
+    if (this.#ryow) await this.#ryow.waitForKey(trackerKey(kind), storeKey(key), options?.signal);
     const store = inf.getIndexer();
     let obj = store.get(key.namespace ? `${key.namespace}/${key.name}` : key.name);
     if (!obj && key.namespace) {
@@ -383,6 +435,7 @@ export class InformerCache implements Cache {
     const fieldReqs = fieldRequirementsOf(options.fieldSelector);
     await this.#checkNamespace(kind, options.namespace || undefined);
     const inf = await this.#syncedInformer(kind, options.signal);
+    if (this.#ryow) await this.#ryow.waitForKind(trackerKey(kind), options.namespace, options.signal);
     const store = inf.getIndexer();
     let items = fieldReqs.length
       ? byFieldIndexes(store, fieldReqs, options.namespace, gvkString(gvkOf(kind)))
@@ -400,6 +453,18 @@ export class InformerCache implements Cache {
       items,
     };
   }
+}
+
+/**
+ * Read-your-own-writes' key of a kind: `apiVersion/Kind`, the same for its typed and metadata-only
+ * informers (a write through either is waited for by reads through both).
+ */
+function trackerKey(kind: Kind): string {
+  return `${kind.apiVersion}/${kind.kind}`;
+}
+
+function storeKey(key: ObjectKey): string {
+  return key.namespace ? `${key.namespace}/${key.name}` : key.name;
 }
 
 /** The informer map's key of a kind: `apiVersion/Kind`, plus `#metadata` for a metadata-only descriptor. */

@@ -68,6 +68,12 @@ export interface SharedIndexInformerOptions<T extends KubeObject = KubeObject> {
    * changing (client-go's contract). @defaultValue true
    */
   readonly freezeObjects?: boolean;
+  /**
+   * Told of every version the store takes in, after it is stored: each add and update, each object of a
+   * relist (changed or not), each delete (`deleted`, with the deleted object). Used by read-your-own-writes
+   * ({@link ReadYourWrites}); must be cheap and must not throw.
+   */
+  readonly onStored?: (key: string, obj: KubeObject | undefined, deleted: boolean) => void;
 }
 
 /**
@@ -312,6 +318,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
     prepare: (raw) => this.#prepareListed(raw),
     replace: (items, resourceVersion) => {
       const initial = !this.#synced;
+      const onStored = this.#options.onStored;
       const seen = new Set<string>();
       const indexer = this.#indexer;
       const prepared = !this.#options.compactStore;
@@ -322,11 +329,15 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
         const cached = indexer.get(key);
         const rv = raw.metadata?.resourceVersion;
         // Same version already cached (and transformed): a sync, not a change; nobody is told.
-        if (cached && rv && cached.metadata?.resourceVersion === rv) continue;
+        if (cached && rv && cached.metadata?.resourceVersion === rv) {
+          onStored?.(key, raw, false);
+          continue;
+        }
         // Prepared items are transformed already (the reflector ran every listed object through prepare).
         const obj = prepared ? (this.#untransformable.has(raw) ? undefined : raw) : this.#transformed(raw);
         if (!obj) continue; // logged; the key keeps its last good state
         const old = indexer.upsert(obj);
+        onStored?.(key, raw, false);
         if (!old) this.#processor.emitAdd(obj, initial);
         else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion)
           this.#processor.emitUpdate(old, obj);
@@ -334,6 +345,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
       for (const key of indexer.listKeys()) {
         if (seen.has(key)) continue;
         const old = indexer.deleteKey(key);
+        if (old) onStored?.(key, old, true);
         if (old) this.#processor.emitDelete(new DeletedFinalStateUnknown(key, old));
       }
       this.#lastSyncRV = resourceVersion;
@@ -342,6 +354,8 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
     add: (raw) => {
       const obj = this.#transformed(raw);
       this.#bumpRV(raw);
+      // A version the transform refused is still a version the informer has passed.
+      this.#options.onStored?.(this.#indexer.keyFunc(raw), raw, false);
       if (!obj) return;
       const old = this.#indexer.upsert(obj);
       if (old) this.#processor.emitUpdate(old, obj);
@@ -352,6 +366,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
       const key = this.#indexer.keyFunc(raw);
       const old = this.#indexer.deleteKey(key);
       this.#bumpRV(raw);
+      this.#options.onStored?.(key, raw, true);
       const obj = this.#transformed(raw) ?? old;
       if (!obj) return; // never cached and not transformable: logged, nothing to tell
       if (this.#options.freezeObjects !== false) deepFreeze(obj);

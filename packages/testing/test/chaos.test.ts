@@ -2,8 +2,17 @@
 // `ci` profile runs in `npm test`; `npm run test:chaos -- --seed N [--profile ci|short|long]` replays a seed or runs
 // a longer profile.
 
-import type { Logger } from '@kubeloop/builder';
+import type { Logger, ReconcileContext, Request } from '@kubeloop/builder';
 import { newControllerManagedBy } from '@kubeloop/builder';
+import {
+  type Client,
+  ConfigMap,
+  isAlreadyExists,
+  isNotFound,
+  type Kind,
+  type KubeObject,
+  Secret,
+} from '@kubeloop/client';
 import { describe, expect, it } from 'vitest';
 import { type ChaosOptions, chaosPassed, formatChaosReport, runChaos } from '../src/index.js';
 
@@ -19,6 +28,9 @@ const PROFILES: Record<
   ci: { objects: 150, durationMs: 10_000, faultGapMs: 400, writesPerSecond: 40, settleMs: 40_000 },
   short: { objects: 300, durationMs: 25_000, faultGapMs: 700, writesPerSecond: 40, settleMs: 40_000 },
   long: { objects: 10_000, durationMs: 600_000, faultGapMs: 1000, writesPerSecond: 100, settleMs: 40_000 },
+  // Read-your-own-writes: only delayed watch events (every ~150 ms, 50-1000 ms each), and a controller that
+  // writes (see below); run twice, with the manager cache's readYourWrites off and on.
+  ryow: { objects: 100, durationMs: 15_000, faultGapMs: 150, writesPerSecond: 20, settleMs: 40_000 },
 };
 
 const profileName = process.env.CHAOS_PROFILE ?? 'ci';
@@ -27,7 +39,7 @@ const seed = process.env.CHAOS_SEED !== undefined ? Number(process.env.CHAOS_SEE
 // CHAOS_SETTLE_MS lengthens the settle window, to see how long a failing run takes to recover.
 if (profile && process.env.CHAOS_SETTLE_MS) profile.settleMs = Number(process.env.CHAOS_SETTLE_MS);
 
-describe('chaos', () => {
+describe.skipIf(profileName === 'ryow')('chaos', () => {
   it(`${profileName} profile: no lost change, cache equals server once the reflector's backoff allows (≤ 40 s), no concurrent reconcile of a key, no unhandled rejection`, {
     timeout: (profile?.durationMs ?? 0) + 120_000,
   }, async () => {
@@ -79,3 +91,132 @@ function debugLogger(bound: Record<string, unknown> = {}): Logger {
     child: (b) => debugLogger({ ...bound, ...b }),
   };
 }
+
+/**
+ * What the read-your-own-writes profile counts: reads of an object older than this controller's own last write
+ * of it, the writes made on such reads (a stale update conflicts with 409; a stale "child missing" creates a
+ * child this controller already created, AlreadyExists). envtest's resourceVersions are integers, so the test
+ * (not the code under test) may order them.
+ */
+interface StaleFigures {
+  staleReads: number;
+  staleReadWrites: number;
+  duplicateCreates: number;
+  writes: number;
+}
+
+/**
+ * A controller that writes, as controllers do: per parent ConfigMap it ensures a child Secret of the same name
+ * (owned by the parent, so the child's events reconcile the parent too) and stamps the parent's
+ * `observed` annotation with its `data.v`, then checks back 100 ms later. Reads go through the cache.
+ */
+function writingReconciler(client: Client, figures: StaleFigures) {
+  const lastWritten = new Map<string, number>();
+  const created = new Set<string>();
+  const getOrUndefined = async <T extends KubeObject>(kind: Kind<T>, req: Request) => {
+    try {
+      return await client.get(kind, req);
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  };
+  return {
+    async reconcile(_ctx: ReconcileContext, req: Request) {
+      const key = `${req.namespace}/${req.name}`;
+      const parent = await getOrUndefined(ConfigMap, req);
+      if (!parent) return undefined;
+      const rv = Number(parent.metadata?.resourceVersion);
+      const stale = rv < (lastWritten.get(key) ?? 0);
+      if (stale) figures.staleReads++;
+      const child = await getOrUndefined(Secret, req);
+      if (!child) {
+        figures.writes++;
+        try {
+          await client.create(Secret, {
+            metadata: {
+              namespace: req.namespace,
+              name: req.name,
+              ownerReferences: [
+                {
+                  apiVersion: 'v1',
+                  kind: 'ConfigMap',
+                  name: req.name,
+                  uid: parent.metadata?.uid ?? '',
+                  controller: true,
+                },
+              ],
+            },
+            stringData: { of: req.name },
+          });
+          created.add(key);
+        } catch (err) {
+          if (isAlreadyExists(err) && created.has(key)) {
+            figures.duplicateCreates++;
+            figures.staleReadWrites++;
+          }
+          throw err;
+        }
+      }
+      const want = parent.data?.v ?? '';
+      if (parent.metadata?.annotations?.observed === want) return undefined;
+      figures.writes++;
+      if (stale) figures.staleReadWrites++;
+      // A stale base conflicts (409): the controller requeues it with backoff.
+      const out = await client.update(ConfigMap, {
+        ...parent,
+        metadata: { ...parent.metadata, annotations: { ...parent.metadata?.annotations, observed: want } },
+      });
+      lastWritten.set(key, Number(out.metadata?.resourceVersion));
+      return { requeueAfterMs: 100 };
+    },
+  };
+}
+
+describe.skipIf(profileName !== 'ryow')('chaos: read-your-own-writes', () => {
+  // One seed for both runs: the same schedule of delays and the same traffic, off and on.
+  const runSeed = seed ?? Math.floor(Math.random() * 2 ** 31);
+  for (const on of [false, true]) {
+    it(`readYourWrites ${on ? 'on: 0 stale-read writes' : 'off: stale-read writes are counted'}; no lost change, cache equals server`, {
+      timeout: (profile?.durationMs ?? 0) + 120_000,
+    }, async () => {
+      const figures: StaleFigures = { staleReads: 0, staleReadWrites: 0, duplicateCreates: 0, writes: 0 };
+      let waits = '';
+      const report = await runChaos({
+        ...profile,
+        seed: runSeed,
+        faults: ['delayEvents'],
+        manager: on ? { cache: { readYourWrites: { timeoutMs: 5000 } } } : {},
+        setup(env) {
+          const client = env.manager.getClient();
+          newControllerManagedBy(env.manager)
+            .for(env.traffic.kind)
+            .owns(Secret)
+            .named('chaos-ryow')
+            .withOptions({ maxConcurrentReconciles: 4 })
+            .complete(env.probe.wrap(env.traffic.kind, client, writingReconciler(client, figures)));
+        },
+        async invariant(env) {
+          const text = await env.manager.getMetricsRegistry().metrics();
+          waits = text
+            .split('\n')
+            .filter((l) => l.startsWith('kubeloop_cache_read_your_writes_waits_total{'))
+            .join(' ');
+          return [];
+        },
+        log: (line) => console.log(line),
+        ...(process.env.CHAOS_DEBUG ? { logger: debugLogger() } : {}),
+      });
+      console.log(formatChaosReport(report));
+      console.log(
+        `ryow ${on ? 'on' : 'off'}: controller writes=${figures.writes} stale reads=${figures.staleReads} stale-read writes=${figures.staleReadWrites} (duplicate creates=${figures.duplicateCreates}) ${waits}`,
+      );
+      expect(chaosPassed(report), formatChaosReport(report)).toBe(true);
+      expect(report.faultsApplied.delayEvents ?? 0).toBeGreaterThan(10);
+      if (on) {
+        expect(figures.staleReads).toBe(0);
+        expect(figures.staleReadWrites).toBe(0);
+      }
+    });
+  }
+});

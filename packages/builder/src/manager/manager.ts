@@ -15,6 +15,7 @@ import { type Checker, HealthProbeServer } from '../healthz/healthz.js';
 import { signalWithTimeout, whenAborted } from '../internal-signals.js';
 import { managerLeaderElector } from '../leaderelection/manager-elector.js';
 import { discardLogger, type Logger } from '../logger.js';
+import { registerCacheMetrics } from '../metrics/cache-metrics.js';
 import { type ManagerMetrics, managerMetrics } from '../metrics/manager-metrics.js';
 import { newMetricsRegistry } from '../metrics/registry.js';
 import { MetricsServer } from '../metrics/server.js';
@@ -49,6 +50,7 @@ class ControllerManager implements Manager {
   readonly #elector: LeaderElectorHook | undefined;
   #events: EventBroadcaster | undefined;
   readonly #ownsRegistry: boolean;
+  readonly #releaseCacheMetrics: () => void;
   readonly #syncing: Array<{ readonly name: string; hasSynced(): boolean }> = [];
   #campaigning = false;
   #leading = false;
@@ -73,7 +75,8 @@ class ControllerManager implements Manager {
       // cache's default applies (10 h ± 10 %, controller-runtime's SyncPeriod).
       ...(options.syncPeriodMs !== undefined ? { syncPeriodMs: options.syncPeriodMs } : {}),
     });
-    this.#client = new DelegatingClient(this.#cache, this.#live);
+    // With read-your-own-writes on, writes through the manager's client tell the cache what to wait for.
+    this.#client = new DelegatingClient(this.#cache, this.#cache.trackWrites(this.#live));
     const onError = (err: unknown) => this.#fail(err);
     this.#http = new RunnableGroup('http servers', onError);
     this.#caches = new RunnableGroup('caches', onError);
@@ -87,6 +90,7 @@ class ControllerManager implements Manager {
     // (a standby's leader_election_master_status 0 replaced the leader's 1 on the shared registry).
     this.#ownsRegistry = options.metricsRegistry === undefined;
     this.#metrics = managerMetrics(options.metricsRegistry ?? newMetricsRegistry());
+    this.#releaseCacheMetrics = registerCacheMetrics(this.#metrics.registry, this.#cache);
     this.#elector =
       options.leaderElector ??
       managerLeaderElector(config, options, { logger: this.#log, metrics: this.#metrics.leaderElection });
@@ -301,6 +305,7 @@ class ControllerManager implements Manager {
       clearInterval(keepAlive);
       // A registry of its own is this manager's alone: stop feeding it (a shared one may serve others).
       if (this.#ownsRegistry) this.#metrics.release();
+      this.#releaseCacheMetrics();
     }
     if (this.#firstError !== undefined) throw this.#firstError;
   }

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Logger, type Manager, newManager } from '@kubeloop/builder';
+import { type Logger, type Manager, type ManagerOptions, newManager } from '@kubeloop/builder';
 import { type ApiClient, type KubeObject, Namespace, newClient } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
 import { type ApiServer, startApiServer } from '@kubeloop/envtest';
@@ -65,6 +65,8 @@ export interface ChaosOptions {
   log?(line: string): void;
   /** The manager's logger (e.g. to see why a run failed); default none. */
   logger?: Logger;
+  /** More options of the manager under test (e.g. `cache: { readYourWrites: true }`); its namespace stays the run's. */
+  manager?: Omit<ManagerOptions, 'logger' | 'namespace'>;
 }
 
 /** The figures of one run. The promises: every figure under "must be 0" is 0. */
@@ -182,7 +184,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await traffic.populate(tctx, objects);
     log(`chaos: seed ${seed}, ${objects} objects, ${schedule.length} faults over ${durationMs} ms`);
 
-    const manager = newManager(config, { namespace, ...(options.logger ? { logger: options.logger } : {}) });
+    const manager = newManager(config, {
+      ...(options.manager ?? {}),
+      namespace,
+      ...(options.logger ? { logger: options.logger } : {}),
+    });
     const probe = new ReconcileProbe();
     const env: ChaosEnv = { server, manager, config, client, namespace, probe, traffic };
     await options.setup(env);
