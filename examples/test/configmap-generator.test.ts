@@ -87,7 +87,7 @@ describe('example: ConfigMap generator with owns', () => {
       const ns = await t().namespace();
       const client = t().client;
       // Scoped to the test namespace: on a shared cluster other tests own the rest.
-      const mgr = newManager(t().config!, { namespace: ns });
+      const mgr = newManager(t().config!, { cache: { defaultNamespaces: [ns] } });
       addConfigMapGenerator(mgr);
       const stop = new AbortController();
       const running = mgr.start(stop.signal);

@@ -107,7 +107,7 @@ describe('example: finalizer controller', () => {
       const cleaned: string[] = [];
       let failures = 1;
       // Scoped to the test namespace: on a shared cluster other tests own the rest.
-      const mgr = newManager(t().config!, { namespace: ns });
+      const mgr = newManager(t().config!, { cache: { defaultNamespaces: [ns] } });
       addFinalizerController(mgr, async (cm: ConfigMapObject) => {
         if (failures-- > 0) throw new Error('backup target unavailable');
         cleaned.push(cm.metadata?.name ?? '');

@@ -95,12 +95,9 @@ describe.skipIf(realCluster)('example: generated RBAC for the WebApp controller'
         userAgent: 'webapp-manager',
       },
       {
-        metricsBindAddress: '0',
-        healthProbeBindAddress: '0',
-        leaderElection: true,
-        leaderElectionID: 'webapp-manager',
-        leaderElectionNamespace: NS,
-        leaderElectionReleaseOnCancel: true,
+        metrics: { bindAddress: '0' },
+        health: { bindAddress: '0' },
+        leaderElection: { id: 'webapp-manager', namespace: NS, releaseOnCancel: true },
       },
     );
     addWebAppController(mgr);

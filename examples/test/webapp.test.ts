@@ -57,13 +57,10 @@ describe('example: a schema-defined kind (WebApp)', () => {
 
   it('the controller keeps a ConfigMap, writes status and records an Event; a spec change updates the ConfigMap', async () => {
     const mgr = newManager(env.config, {
-      metricsBindAddress: '0',
-      healthProbeBindAddress: '0',
       cache: { defaultNamespaces: [ns] },
-      leaderElection: true,
-      leaderElectionID: 'webapp-example',
-      leaderElectionNamespace: ns,
-      leaderElectionReleaseOnCancel: true,
+      leaderElection: { id: 'webapp-example', namespace: ns, releaseOnCancel: true },
+      metrics: { bindAddress: '0' },
+      health: { bindAddress: '0' },
     });
     addWebAppController(mgr);
     const stop = new AbortController();

@@ -123,24 +123,20 @@ export async function runPodCounter(config: RestConfig, options: RunPodCounterOp
   const le = options.leaderElection;
   const mgr: Manager = newManager(config, {
     logger: options.logger,
-    metricsRegistry: registry,
-    metricsBindAddress: options.metricsBindAddress ?? '0',
-    healthProbeBindAddress: options.healthProbeBindAddress ?? '0',
+    metrics: { registry, bindAddress: options.metricsBindAddress },
+    health: { bindAddress: options.healthProbeBindAddress },
     cache: {
-      ...(options.namespaces?.length ? { defaultNamespaces: options.namespaces } : {}),
-      ...(options.labelSelector ? { defaultLabelSelector: options.labelSelector } : {}),
+      defaultNamespaces: options.namespaces,
+      defaultLabelSelector: options.labelSelector,
     },
-    ...(le
-      ? {
-          leaderElection: true,
-          leaderElectionID: le.id ?? 'pod-counter',
-          leaderElectionReleaseOnCancel: true,
-          ...(le.namespace ? { leaderElectionNamespace: le.namespace } : {}),
-          ...(le.leaseDurationMs ? { leaseDurationMs: le.leaseDurationMs } : {}),
-          ...(le.renewDeadlineMs ? { renewDeadlineMs: le.renewDeadlineMs } : {}),
-          ...(le.retryPeriodMs ? { retryPeriodMs: le.retryPeriodMs } : {}),
-        }
-      : {}),
+    leaderElection: le && {
+      id: le.id ?? 'pod-counter',
+      releaseOnCancel: true,
+      namespace: le.namespace,
+      leaseDurationMs: le.leaseDurationMs,
+      renewDeadlineMs: le.renewDeadlineMs,
+      retryPeriodMs: le.retryPeriodMs,
+    },
   });
   // Ready once the cache has synced and, on the leader, the controller's informers too (not before start).
   mgr.addReadyzCheck('cache-sync', cacheSyncCheck(mgr));

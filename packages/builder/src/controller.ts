@@ -20,6 +20,7 @@ import {
 import type { HandlerQueue } from './handler.js';
 import { signalWithTimeout } from './internal-signals.js';
 import { discardLogger, errorMessage, type Logger } from './logger.js';
+import { DEFAULT_CACHE_SYNC_TIMEOUT_MS } from './manager/options.js';
 import type { Runnable } from './manager/runnable.js';
 import {
   invalidResult,
@@ -66,7 +67,7 @@ export class Controller implements Runnable {
     this.#reconciler = reconciler;
     checkControllerOptions(name, options);
     this.#workers = Math.max(1, options.maxConcurrentReconciles ?? 1);
-    this.#syncTimeoutMs = options.cacheSyncTimeoutMs ?? 120_000;
+    this.#syncTimeoutMs = options.cacheSyncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS;
     this.#timeoutMs = options.reconciliationTimeoutMs ?? 0;
     this.#recoverPanic = options.recoverPanic ?? true;
     this.#clock = options.clock ?? realClock;

@@ -95,16 +95,27 @@ export {
   type SyncingCache,
 } from './healthz/index.js';
 export { LeaderElectionConfigError } from './leaderelection/errors.js';
-export type { ManagerLeaderElectionOptions } from './leaderelection/manager-elector.js';
 export { discardLogger, type Logger, type NewLoggerOptions, newLogger } from './logger.js';
 export { GracefulShutdownTimeoutError, LeaderElectionLostError } from './manager/errors.js';
+export { type FieldIndexer, type Manager, newManager } from './manager/manager.js';
 export {
-  type FieldIndexer,
-  type Manager,
+  DEFAULT_CACHE_SYNC_TIMEOUT_MS,
+  DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS,
+  type HealthOptions,
+  type LeaderElectionOptions,
+  type ManagerCacheOptions,
   type ManagerControllerOptions,
   type ManagerOptions,
-  newManager,
-} from './manager/manager.js';
+  type ManagerWebhookOptions,
+  type MetricsOptions,
+  type ResolvedHealthOptions,
+  type ResolvedLeaderElectionOptions,
+  type ResolvedManagerCacheOptions,
+  type ResolvedManagerOptions,
+  type ResolvedMetricsOptions,
+  resolveLeaderElectionOptions,
+  resolveManagerOptions,
+} from './manager/options.js';
 export type {
   HTTPServerRunnable,
   LeaderElectionCallbacks,

@@ -47,18 +47,18 @@ describe('abort listeners on long-lived signals', () => {
         for (let i = 0; i < 12; i++)
           await api.create(ConfigMap, { metadata: { namespace: ns, name: `cm-${i}` } });
         const mgr = newManager(env.config, {
-          namespace: ns,
-          metricsRegistry: newMetricsRegistry(),
-          leaderElection: true,
-          leaderElectionID: 'abort-listeners',
-          leaderElectionNamespace: ns,
-          leaderElectionReleaseOnCancel: true,
-          leaseDurationMs: 4000,
-          renewDeadlineMs: 3000,
-          retryPeriodMs: 200,
-          healthProbeBindAddress: '127.0.0.1:0',
-          metricsBindAddress: '127.0.0.1:0',
           gracefulShutdownTimeoutMs: 20_000,
+          cache: { defaultNamespaces: [ns] },
+          leaderElection: {
+            id: 'abort-listeners',
+            namespace: ns,
+            releaseOnCancel: true,
+            leaseDurationMs: 4000,
+            renewDeadlineMs: 3000,
+            retryPeriodMs: 200,
+          },
+          metrics: { registry: newMetricsRegistry(), bindAddress: '127.0.0.1:0' },
+          health: { bindAddress: '127.0.0.1:0' },
         });
         mgr.addReadyzCheck('sync', cacheSyncCheck(mgr));
         const recorder = mgr.getEventRecorderFor('abort-listeners');

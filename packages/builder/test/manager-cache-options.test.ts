@@ -12,16 +12,14 @@ import { useEnvtest } from './support/config.js';
 describe('manager: sync period and readiness reasons (envtest)', () => {
   const env = useEnvtest('manager-cache-options-test');
 
-  it('syncPeriodMs of the manager wins over cache.syncPeriodMs (as documented): resyncs reach the controller', async () => {
+  it('cache.syncPeriodMs reaches the informers: resyncs reach the controller', async () => {
     const api = newClient(env.config);
     const ns = 'sync-period';
     await api.create(Namespace, { metadata: { name: ns } });
     await api.create(ConfigMap, { metadata: { namespace: ns, name: 'one' } });
     const mgr = newManager(env.config, {
-      namespace: ns,
-      metricsRegistry: newMetricsRegistry(),
-      syncPeriodMs: 200,
-      cache: { syncPeriodMs: 3_600_000 },
+      cache: { defaultNamespaces: [ns], syncPeriodMs: 200 },
+      metrics: { registry: newMetricsRegistry() },
     });
     let reconciles = 0;
     newControllerManagedBy(mgr)
@@ -52,7 +50,10 @@ describe('manager: sync period and readiness reasons (envtest)', () => {
       barrier: 1000,
       delayMs: 60_000,
     });
-    const mgr = newManager(env.config, { namespace: ns, metricsRegistry: newMetricsRegistry() });
+    const mgr = newManager(env.config, {
+      cache: { defaultNamespaces: [ns] },
+      metrics: { registry: newMetricsRegistry() },
+    });
     newControllerManagedBy(mgr)
       .for(ConfigMap)
       .watches(Secret, enqueueRequestForObject())

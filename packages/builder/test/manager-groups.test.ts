@@ -55,7 +55,7 @@ describe('Manager runnable groups (controller-runtime runnable_group.go)', () =>
   it('starts HTTP servers → caches → non-leader runnables → leader election → leader-only runnables, and stops in reverse', async () => {
     const events: string[] = [];
     const le = testElector(events);
-    const mgr = newManager(config, { leaderElector: le.elector });
+    const mgr = newManager(config, { leaderElection: { id: 'test', elector: le.elector } });
     let listening = false;
     mgr.addHTTPServer({
       async start(signal) {
@@ -92,7 +92,7 @@ describe('Manager runnable groups (controller-runtime runnable_group.go)', () =>
   it('C23: a standby never starts leader-only runnables — not added before start, not added late, not while stopping', async () => {
     const events: string[] = [];
     const le = testElector(events);
-    const mgr = newManager(config, { leaderElector: le.elector });
+    const mgr = newManager(config, { leaderElection: { id: 'test', elector: le.elector } });
     mgr.add(recorder(events, 'early'));
     const ac = new AbortController();
     const run = mgr.start(ac.signal);
@@ -113,7 +113,7 @@ describe('Manager runnable groups (controller-runtime runnable_group.go)', () =>
   it('C23 variant: a leader-only runnable added to a standby after start starts exactly once, when it wins', async () => {
     const events: string[] = [];
     const le = testElector(events);
-    const mgr = newManager(config, { leaderElector: le.elector });
+    const mgr = newManager(config, { leaderElection: { id: 'test', elector: le.elector } });
     const ac = new AbortController();
     const run = mgr.start(ac.signal);
     await expect.poll(() => le.running()).toBe(true);
@@ -132,7 +132,7 @@ describe('Manager runnable groups (controller-runtime runnable_group.go)', () =>
   it('a lost lease stops the manager with LeaderElectionLostError', async () => {
     const events: string[] = [];
     const le = testElector(events);
-    const mgr = newManager(config, { leaderElector: le.elector });
+    const mgr = newManager(config, { leaderElection: { id: 'test', elector: le.elector } });
     mgr.add(recorder(events, 'work'));
     const run = mgr.start(new AbortController().signal);
     await expect.poll(() => le.running()).toBe(true);
@@ -146,7 +146,10 @@ describe('Manager runnable groups (controller-runtime runnable_group.go)', () =>
   it('C24 (unit): leader-only runnables that overrun the grace period → GracefulShutdownTimeoutError and the lease is not released', async () => {
     const events: string[] = [];
     const le = testElector(events);
-    const mgr = newManager(config, { leaderElector: le.elector, gracefulShutdownTimeoutMs: 50 });
+    const mgr = newManager(config, {
+      gracefulShutdownTimeoutMs: 50,
+      leaderElection: { id: 'test', elector: le.elector },
+    });
     mgr.add({ start: () => new Promise<void>(() => {}) });
     const ac = new AbortController();
     const run = mgr.start(ac.signal);

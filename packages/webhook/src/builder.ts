@@ -17,7 +17,8 @@ const registrations = new WeakMap<Manager, WebhookRegistration[]>();
 
 /**
  * The manager's webhook server (controller-runtime `mgr.GetWebhookServer()`), made on first call with
- * `options` (the manager's metrics registry and logger by default), added as an HTTP server runnable (it
+ * `options` over the manager's `webhook` options (`newManager(config, { webhook: { bindAddress, certDir } })`;
+ * the manager's metrics registry and logger by default), added as an HTTP server runnable (it
  * listens before the caches start and stops after the controllers) and with the readiness check
  * `webhookServerReady`. @throws TypeError when `options` are given after the server was made.
  */
@@ -33,6 +34,7 @@ export function getWebhookServer(mgr: Manager, options?: WebhookServerOptions): 
   const server = new WebhookServer({
     metricsRegistry: mgr.getMetricsRegistry(),
     logger: mgr.getLogger(),
+    ...mgr.getOptions().webhook,
     ...options,
   });
   servers.set(mgr, server);

@@ -46,7 +46,7 @@ describe('newWebhookManagedBy', () => {
   });
 
   it('registers the handlers on the manager webhook server, which serves before the caches and is ready through /readyz', async () => {
-    const mgr = newManager(offline, { healthProbeBindAddress: '127.0.0.1:0' });
+    const mgr = newManager(offline, { health: { bindAddress: '127.0.0.1:0' } });
     const { ca, serving } = await loopbackPki();
     const server = getWebhookServer(mgr, {
       bindAddress: '127.0.0.1:0',

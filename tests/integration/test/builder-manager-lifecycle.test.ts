@@ -20,7 +20,10 @@ describe.skipIf(realCluster)('manager lifecycle races (envtest fault injection)'
       times: 1,
     });
     const records: LogRecord[] = [];
-    const mgr = newManager(ctx.config, { logger: captureLogger(records), namespace: ns });
+    const mgr = newManager(ctx.config, {
+      logger: captureLogger(records),
+      cache: { defaultNamespaces: [ns] },
+    });
     // A read through the cache creates the informer now, so the manager's sync waits on the held list.
     const read = mgr.getClient().list(ConfigMap, { namespace: ns });
     const ac = new AbortController();
@@ -66,7 +69,10 @@ describe.skipIf(realCluster)('manager lifecycle races (envtest fault injection)'
       times: 3,
     });
     const records: LogRecord[] = [];
-    const mgr = newManager(ctx.config, { logger: captureLogger(records), namespace: ns });
+    const mgr = newManager(ctx.config, {
+      logger: captureLogger(records),
+      cache: { defaultNamespaces: [ns] },
+    });
     const reconciled: string[] = [];
     newControllerManagedBy(mgr)
       .for(Gadget)
@@ -102,7 +108,10 @@ describe.skipIf(realCluster)('manager lifecycle races (envtest fault injection)'
       barrier: 1000,
       delayMs: 60_000,
     });
-    const mgr = newManager(ctx.config, { namespace: ns, gracefulShutdownTimeoutMs: 500 });
+    const mgr = newManager(ctx.config, {
+      gracefulShutdownTimeoutMs: 500,
+      cache: { defaultNamespaces: [ns] },
+    });
     let write: unknown = 'pending';
     const client = mgr.getClient();
     newControllerManagedBy(mgr)
@@ -147,9 +156,9 @@ describe.skipIf(realCluster)('manager lifecycle races (envtest fault injection)'
     });
     const records: LogRecord[] = [];
     const mgr = newManager(ctx.config, {
-      namespace: ns,
       gracefulShutdownTimeoutMs: 500,
       logger: captureLogger(records),
+      cache: { defaultNamespaces: [ns] },
     });
     const ac = new AbortController();
     let outcome: unknown = 'running';

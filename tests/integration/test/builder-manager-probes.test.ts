@@ -21,11 +21,11 @@ describe('manager lifecycle probes (p6, p11, p12)', () => {
     await api.close();
   });
 
-  const leaderElection = (id: string) => ({
-    leaderElection: true,
-    leaderElectionID: id,
-    leaderElectionNamespace: ns,
-    leaderElectionReleaseOnCancel: true,
+  const leaderElection = (id: string, identity?: string) => ({
+    id,
+    identity,
+    namespace: ns,
+    releaseOnCancel: true,
     leaseDurationMs: 3000,
     renewDeadlineMs: 2000,
     retryPeriodMs: 500,
@@ -33,10 +33,10 @@ describe('manager lifecycle probes (p6, p11, p12)', () => {
 
   it('p6: a stop during start (aborted twice) ends start without an error; a second start is refused', async () => {
     const mgr = newManager(testConfig(), {
-      namespace: ns,
-      ...leaderElection('p6-early'),
-      healthProbeBindAddress: '127.0.0.1:0',
-      metricsBindAddress: '127.0.0.1:0',
+      leaderElection: leaderElection('p6-early'),
+      cache: { defaultNamespaces: [ns] },
+      metrics: { bindAddress: '127.0.0.1:0' },
+      health: { bindAddress: '127.0.0.1:0' },
     });
     newControllerManagedBy(mgr)
       .for(ConfigMap)
@@ -53,10 +53,9 @@ describe('manager lifecycle probes (p6, p11, p12)', () => {
 
   it('p6: a controller added after the election reconciles one key at a time; /readyz is 200; the Lease is released on stop', async () => {
     const mgr = newManager(testConfig(), {
-      namespace: ns,
-      ...leaderElection('p6-late'),
-      leaderElectionIdentity: 'p6-late-a',
-      healthProbeBindAddress: '127.0.0.1:0',
+      leaderElection: leaderElection('p6-late', 'p6-late-a'),
+      cache: { defaultNamespaces: [ns] },
+      health: { bindAddress: '127.0.0.1:0' },
     });
     const ac = new AbortController();
     const run = mgr.start(ac.signal);
@@ -103,7 +102,7 @@ describe('manager lifecycle probes (p6, p11, p12)', () => {
   });
 
   it('p11: when start resolves no reconcile is in flight, and none starts afterwards', async () => {
-    const mgr = newManager(testConfig(), { namespace: ns });
+    const mgr = newManager(testConfig(), { cache: { defaultNamespaces: [ns] } });
     let inflight = 0;
     let started = 0;
     let startedBeforeAbort = 0;
@@ -155,17 +154,17 @@ describe('manager lifecycle probes (p6, p11, p12)', () => {
     });
 
     it.each([
-      ['metricsBindAddress', false],
-      ['healthProbeBindAddress', false],
-      ['healthProbeBindAddress', true],
+      ['metrics', false],
+      ['health', false],
+      ['health', true],
     ] as const)(
-      '%s taken (leader election: %s): start rejects with EADDRINUSE before any reconcile or Lease write',
+      '%s.bindAddress taken (leader election: %s): start rejects with EADDRINUSE before any reconcile or Lease write',
       async (option, elect) => {
         const id = `p12-${option.toLowerCase().slice(0, 6)}-${elect}`;
         const mgr = newManager(testConfig(), {
-          namespace: ns,
-          [option]: taken,
-          ...(elect ? leaderElection(id) : {}),
+          [option]: { bindAddress: taken },
+          leaderElection: elect ? leaderElection(id) : undefined,
+          cache: { defaultNamespaces: [ns] },
         });
         let reconciles = 0;
         newControllerManagedBy(mgr)

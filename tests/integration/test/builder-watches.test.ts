@@ -30,7 +30,10 @@ describe('builder watches, handlers and reconcile results through the real stack
     const ns = uniqueName(prefix);
     live.cleanups.push(await withNamespace(api, ns));
     const records: LogRecord[] = [];
-    const mgr = newManager(testConfig(), { logger: captureLogger(records), namespace: ns });
+    const mgr = newManager(testConfig(), {
+      logger: captureLogger(records),
+      cache: { defaultNamespaces: [ns] },
+    });
     const start = async () => {
       const ac = new AbortController();
       const run = mgr.start(ac.signal);

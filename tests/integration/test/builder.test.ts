@@ -18,7 +18,10 @@ describe('builder through the manager (cache-backed client, event filters, concu
     const { api, ns } = await live.namespace('builder');
 
     const records: LogRecord[] = [];
-    const mgr = newManager(testConfig(), { logger: captureLogger(records), namespace: ns });
+    const mgr = newManager(testConfig(), {
+      logger: captureLogger(records),
+      cache: { defaultNamespaces: [ns] },
+    });
     const client = mgr.getClient();
     const seen: Request[] = [];
     newControllerManagedBy(mgr)

@@ -18,7 +18,7 @@ describe('a cache that can not sync says why (breaker bug 1)', () => {
     cleanups.push(await withNamespace(api, ns));
     await api.create(ConfigMap, { metadata: { namespace: ns, name: 'no-data' } });
 
-    const mgr = newManager(testConfig(), { cache: { defaultNamespaces: [ns] }, cacheSyncTimeoutMs: 1500 });
+    const mgr = newManager(testConfig(), { cache: { defaultNamespaces: [ns], syncTimeoutMs: 1500 } });
     mgr.getFieldIndexer().indexField<V1ConfigMap>(ConfigMap, 'data.k', (cm) => {
       if (!cm.data) throw new TypeError(`configmap ${cm.metadata?.name} has no data`);
       return [cm.data.k ?? ''];

@@ -183,7 +183,10 @@ describe.skipIf(realCluster)('breaking the client → cache → builder stack (e
   it('B03: a reconciler that throws, rejects with undefined or throws a non-Error is logged and retried', async () => {
     const ns = await ctx.namespace('b03');
     const records: LogRecord[] = [];
-    const mgr = newManager(ctx.config, { logger: captureLogger(records), namespace: ns });
+    const mgr = newManager(ctx.config, {
+      logger: captureLogger(records),
+      cache: { defaultNamespaces: [ns] },
+    });
     let calls = 0;
     newControllerManagedBy(mgr)
       .for(ConfigMap)
@@ -230,8 +233,8 @@ describe.skipIf(realCluster)('breaking the client → cache → builder stack (e
       const records: LogRecord[] = [];
       const mgr = newManager(ctx.config, {
         logger: captureLogger(records),
-        namespace: ns,
         gracefulShutdownTimeoutMs: 1000,
+        cache: { defaultNamespaces: [ns] },
       });
       let release!: () => void;
       const gate = new Promise<void>((r) => {
@@ -359,7 +362,10 @@ describe.skipIf(realCluster)('breaking the client → cache → builder stack (e
       times: 1,
     });
     const records: LogRecord[] = [];
-    const mgr = newManager(ctx.config, { logger: captureLogger(records), namespace: ns });
+    const mgr = newManager(ctx.config, {
+      logger: captureLogger(records),
+      cache: { defaultNamespaces: [ns] },
+    });
     let reconciles = 0;
     newControllerManagedBy(mgr)
       .for(ConfigMap)

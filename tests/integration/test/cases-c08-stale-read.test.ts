@@ -16,7 +16,10 @@ describe.skipIf(realCluster)('C08 stale read after own write (envtest fault inje
    * through the manager's cache and naming the child after the parent (controller-runtime's pattern).
    */
   function childController(ns: string, records: LogRecord[]) {
-    const mgr = newManager(ctx.config, { logger: captureLogger(records), namespace: ns });
+    const mgr = newManager(ctx.config, {
+      logger: captureLogger(records),
+      cache: { defaultNamespaces: [ns] },
+    });
     const client = mgr.getClient();
     const reconciles: string[] = [];
     /** 'ok' or 'error' per finished reconcile, in order. */

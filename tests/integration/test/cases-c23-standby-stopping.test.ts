@@ -9,15 +9,11 @@ const FAST = { leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 500 
 /** A replica of a leader-elected manager on lease `lease`; `ran` counts starts of its leader-only runnables. */
 function replica(identity: string, namespace: string, lease: string) {
   const mgr: Manager = newManager(testConfig(), {
-    namespace,
-    metricsRegistry: newMetricsRegistry(),
-    leaderElection: true,
-    leaderElectionID: lease,
-    leaderElectionNamespace: namespace,
-    leaderElectionIdentity: identity,
-    leaderElectionReleaseOnCancel: true,
     ...FAST,
     gracefulShutdownTimeoutMs: 5000,
+    cache: { defaultNamespaces: [namespace] },
+    leaderElection: { id: lease, namespace, identity, releaseOnCancel: true },
+    metrics: { registry: newMetricsRegistry() },
   });
   const r = { identity, mgr, ran: 0, stop: new AbortController(), done: Promise.resolve<unknown>(undefined) };
   return r;

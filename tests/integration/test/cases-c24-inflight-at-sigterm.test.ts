@@ -29,15 +29,11 @@ describe('C24 an in-flight reconcile at SIGTERM', () => {
       const lease = 'c24-lock';
       const registry = newMetricsRegistry();
       const mgr = newManager(testConfig(), {
-        namespace: ns,
-        metricsRegistry: registry,
-        leaderElection: true,
-        leaderElectionID: lease,
-        leaderElectionNamespace: ns,
-        leaderElectionIdentity: 'a',
-        leaderElectionReleaseOnCancel: true,
         ...FAST,
         gracefulShutdownTimeoutMs: slow ? 1500 : 5000,
+        cache: { defaultNamespaces: [ns] },
+        leaderElection: { id: lease, namespace: ns, identity: 'a', releaseOnCancel: true },
+        metrics: { registry },
       });
       const client = mgr.getClient();
       let started = 0;

@@ -51,7 +51,7 @@ describe('C25 generationChangedPredicate on kinds without metadata.generation', 
 
     const records: LogRecord[] = [];
     const log = captureLogger(records);
-    const mgr = newManager(testConfig(), { logger: log, namespace: ns });
+    const mgr = newManager(testConfig(), { logger: log, cache: { defaultNamespaces: [ns] } });
     const counts: Record<string, number> = {};
     newControllerManagedBy(mgr)
       .for(App, { predicates: [generationChangedPredicate({ logger: log })] })

@@ -27,9 +27,8 @@ async function startMetricsManager(
 ) {
   const registry = newMetricsRegistry();
   const mgr = newManager(config, {
-    namespace: ns,
-    metricsBindAddress: '127.0.0.1:0',
-    metricsRegistry: registry,
+    cache: { defaultNamespaces: [ns] },
+    metrics: { bindAddress: '127.0.0.1:0', registry: registry },
   });
   const a = newControllerManagedBy(mgr)
     .for(ConfigMap)

@@ -16,7 +16,10 @@ interface Probe {
  * probes served on a free port; stopped through `stops`.
  */
 async function startProbedManager(config: RestConfig, ns: string, stops: Array<() => Promise<void>>) {
-  const mgr = newManager(config, { namespace: ns, healthProbeBindAddress: '127.0.0.1:0' });
+  const mgr = newManager(config, {
+    cache: { defaultNamespaces: [ns] },
+    health: { bindAddress: '127.0.0.1:0' },
+  });
   mgr.addReadyzCheck('informers', cacheSyncCheck(mgr));
   mgr.addHealthzCheck('ping', () => {});
   const client = mgr.getClient();

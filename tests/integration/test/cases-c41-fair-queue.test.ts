@@ -36,7 +36,11 @@ async function run(variant: { workers: number; errors: boolean }) {
   const finished = new Promise<void>((r) => {
     giveUp = r;
   });
-  const mgr = newManager(testConfig(), { logger: discardLogger, namespace: ns, metricsBindAddress: '0' });
+  const mgr = newManager(testConfig(), {
+    logger: discardLogger,
+    cache: { defaultNamespaces: [ns] },
+    metrics: { bindAddress: '0' },
+  });
   const ctrl = newControllerManagedBy(mgr)
     .for(ConfigMap)
     .withOptions({

@@ -50,7 +50,7 @@ describe('C42: quiet events', () => {
       }
     })();
     const clock = new FakeClock();
-    const mgr = newManager(testConfig(), { namespace: ns, events: { clock } });
+    const mgr = newManager(testConfig(), { events: { clock }, cache: { defaultNamespaces: [ns] } });
     const stop = new AbortController();
     const run = mgr.start(stop.signal);
     let stopped = false;

@@ -43,7 +43,7 @@ describe('events through the manager (getEventRecorderFor), observed at the serv
         // stopped
       }
     })();
-    const mgr = newManager(testConfig(), { namespace: ns });
+    const mgr = newManager(testConfig(), { cache: { defaultNamespaces: [ns] } });
     const stop = new AbortController();
     const run = mgr.start(stop.signal);
     live.cleanups.push(async () => {

@@ -20,13 +20,10 @@ describe('one metrics registry per manager', () => {
     const { ns } = await live.namespace('metrics-reg');
     const start = (identity: string) => {
       const mgr = newManager(testConfig(), {
-        namespace: ns,
-        metricsBindAddress: '127.0.0.1:0',
-        leaderElection: true,
-        leaderElectionID: 'lock',
-        leaderElectionNamespace: ns,
-        leaderElectionIdentity: identity,
         ...FAST,
+        cache: { defaultNamespaces: [ns] },
+        leaderElection: { id: 'lock', namespace: ns, identity: identity },
+        metrics: { bindAddress: '127.0.0.1:0' },
       });
       const stop = new AbortController();
       const done = mgr.start(stop.signal);
@@ -52,7 +49,7 @@ describe('one metrics registry per manager', () => {
   });
 
   it('the process-wide registry is opt-in: a manager given it serves it', async () => {
-    const mgr = newManager(testConfig(), { metricsRegistry });
+    const mgr = newManager(testConfig(), { metrics: { registry: metricsRegistry } });
     expect(mgr.getMetricsRegistry()).toBe(metricsRegistry);
   });
 });

@@ -47,7 +47,9 @@ describe.skipIf(realCluster)('read-your-own-writes (envtest fault injection)', (
 
   it('C08 with readYourWrites: a second reconcile before the watch delivers our own child never conflicts (0 AlreadyExists, one create), and the wait is in the metrics', async () => {
     const ns = await ctx.namespace('ryow-c08');
-    const mgr = newManager(ctx.config, { namespace: ns, cache: { readYourWrites: { timeoutMs: 10_000 } } });
+    const mgr = newManager(ctx.config, {
+      cache: { readYourWrites: { timeoutMs: 10_000 }, defaultNamespaces: [ns] },
+    });
     const client = mgr.getClient();
     const outcomes: string[] = [];
     newControllerManagedBy(mgr)

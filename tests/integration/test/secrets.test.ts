@@ -100,7 +100,7 @@ describe.skipIf(realCluster)('secrets never reach logs or errors', () => {
     });
 
     // A manager reconciling Secrets: the library logs what it does at every level.
-    const mgr = newManager(config, { logger, namespace: ns });
+    const mgr = newManager(config, { logger, cache: { defaultNamespaces: [ns] } });
     let reconciled = 0;
     newControllerManagedBy(mgr)
       .for(Secret)

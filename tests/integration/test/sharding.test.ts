@@ -89,9 +89,9 @@ async function shardingCase(env: ShardingEnv): Promise<void> {
   const start = (id: string): Replica => {
     const registry = newMetricsRegistry();
     const mgr = newManager(env.configOf(id), {
-      namespace: ns,
-      metricsRegistry: registry,
       gracefulShutdownTimeoutMs: 5000,
+      cache: { defaultNamespaces: [ns] },
+      metrics: { registry },
     });
     const sharding = newSharding(mgr, {
       name: 'cm',

@@ -202,7 +202,7 @@ export class HealthProbeServer extends OptionalHttpServer {
   /** @throws BindAddressError for a malformed bind address. */
   constructor(options: HealthProbeServerOptions) {
     const log = options.logger ?? discardLogger;
-    super('health probes', options.bindAddress, 'healthProbeBindAddress', log);
+    super('health probes', options.bindAddress, 'health.bindAddress', log);
     this.#log = log;
     this.#live = trimSlash(options.livenessEndpointName ?? '/healthz');
     this.#ready = trimSlash(options.readinessEndpointName ?? '/readyz');

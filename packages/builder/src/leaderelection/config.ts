@@ -5,10 +5,11 @@ import type { ResourceLock } from './resource-lock.js';
 /** client-go's `JitterFactor`: the acquire loop waits `retryPeriod × (1 + 1.2 × random)`. */
 export const JITTER_FACTOR = 1.2;
 
-/** Defaults of controller-runtime's manager (and client-go's examples), in ms. */
-export const DEFAULT_LEASE_DURATION_MS = 15_000;
-export const DEFAULT_RENEW_DEADLINE_MS = 10_000;
-export const DEFAULT_RETRY_PERIOD_MS = 2_000;
+export {
+  DEFAULT_LEASE_DURATION_MS,
+  DEFAULT_RENEW_DEADLINE_MS,
+  DEFAULT_RETRY_PERIOD_MS,
+} from './defaults.js';
 
 /** What a leader elector tells its user (client-go `LeaderCallbacks`); every member is optional. */
 export interface LeaderCallbacks {

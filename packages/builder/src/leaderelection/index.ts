@@ -16,7 +16,6 @@
 export * from './config.js';
 export { LeaderElectionConfigError } from './errors.js';
 export { LeaderElector } from './leader-elector.js';
-export type { ManagerLeaderElectionOptions } from './manager-elector.js';
 export type { LeaderElectionRecord, LeaseSpecJSON } from './record.js';
 export {
   defaultIdentity,

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { type ApiClient, type KubeObject, kind, newClient } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
+import { DEFAULT_RENEW_DEADLINE_MS } from './defaults.js';
 import { LeaderElectionConfigError } from './errors.js';
 import {
   type LeaderElectionRecord,
@@ -94,7 +95,9 @@ export class LeaseLock implements ResourceLock {
         metadata: {
           namespace: this.#o.namespace,
           name: this.#o.name,
-          ...(this.#o.labels ? { labels: { ...this.#o.labels } } : {}),
+          ...(this.#o.labels && Object.keys(this.#o.labels).length > 0
+            ? { labels: { ...this.#o.labels } }
+            : {}),
         },
         spec: recordToLeaseSpec(record),
       },
@@ -199,14 +202,15 @@ export interface ResourceLockOptions {
 export function newResourceLock(config: RestConfig, options: ResourceLockOptions): LeaseLock {
   if (!options.id) throw new LeaderElectionConfigError('the leader election id (Lease name) is empty');
   const namespace = resolveLeaseNamespace(options.namespace, options.namespaceFile);
-  const timeoutMs = options.requestTimeoutMs ?? Math.max(1000, (options.renewDeadlineMs ?? 10_000) / 2);
+  const timeoutMs =
+    options.requestTimeoutMs ?? Math.max(1000, (options.renewDeadlineMs ?? DEFAULT_RENEW_DEADLINE_MS) / 2);
   const client = newClient({ ...config, timeoutMs });
   return new LeaseLock({
     client,
     namespace,
     name: options.id,
     identity: options.identity ?? defaultIdentity(),
-    ...(options.labels ? { labels: options.labels } : {}),
+    labels: options.labels,
     ownsClient: true,
   });
 }

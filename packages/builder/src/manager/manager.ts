@@ -14,22 +14,28 @@ import { ControllerError } from '../controller-options.js';
 import { type Checker, HealthProbeServer } from '../healthz/healthz.js';
 import { signalWithTimeout, whenAborted } from '../internal-signals.js';
 import { managerLeaderElector } from '../leaderelection/manager-elector.js';
-import { discardLogger, type Logger } from '../logger.js';
+import type { Logger } from '../logger.js';
 import { registerCacheMetrics } from '../metrics/cache-metrics.js';
 import { type ManagerMetrics, managerMetrics } from '../metrics/manager-metrics.js';
 import { newMetricsRegistry } from '../metrics/registry.js';
 import { MetricsServer } from '../metrics/server.js';
 import { EventBroadcaster, type EventRecorder } from '../recorder/recorder.js';
 import { GracefulShutdownTimeoutError, LeaderElectionLostError } from './errors.js';
-import type { FieldIndexer, Manager, ManagerControllerOptions, ManagerOptions } from './interfaces.js';
+import type { FieldIndexer, Manager } from './interfaces.js';
+import {
+  type ManagerControllerOptions,
+  type ManagerOptions,
+  type ResolvedManagerOptions,
+  resolveManagerOptions,
+} from './options.js';
 import type { HTTPServerRunnable, LeaderElectorHook, Runnable } from './runnable.js';
 import { RunnableGroup } from './runnable-group.js';
 
-export type { FieldIndexer, Manager, ManagerControllerOptions, ManagerOptions } from './interfaces.js';
+export type { FieldIndexer, Manager } from './interfaces.js';
 
 class ControllerManager implements Manager {
   readonly #config: RestConfig;
-  readonly #options: ManagerOptions;
+  readonly #options: ResolvedManagerOptions;
   readonly #log: Logger;
   readonly #live: ApiClient;
   readonly #cache: InformerCache;
@@ -55,25 +61,23 @@ class ControllerManager implements Manager {
   #campaigning = false;
   #leading = false;
 
-  /** @throws LeaderElectionConfigError or BindAddressError for bad options. */
+  /**
+   * @throws LeaderElectionConfigError or BindAddressError for bad options, RangeError for a negative or
+   *   non-finite duration, CacheOptionsError for bad cache options.
+   */
   constructor(config: RestConfig, options: ManagerOptions) {
+    // Resolved and frozen once: a caller changing its options object later changes nothing here.
+    const o = resolveManagerOptions(options);
     this.#config = config;
-    this.#options = options;
-    this.#log = options.logger ?? discardLogger;
+    this.#options = o;
+    this.#log = o.logger;
     // The transport logs through the manager's logger unless told otherwise (server warnings, TLS
     // verification disabled), as controller-runtime's client logs API warnings through its logger.
-    this.#live = newClient(config, {
-      transport: { logger: this.#log.child({ component: 'client' }), ...options.transport },
-      ...(options.fieldOwner ? { fieldOwner: options.fieldOwner } : {}),
-    });
+    this.#live = newClient(config, o.client);
     this.#cache = new InformerCache({
-      ...options.cache,
+      ...o.cache,
       client: this.#live,
       logger: this.#log.child({ component: 'cache' }),
-      ...(options.namespace ? { namespace: options.namespace } : {}),
-      // The manager's own setting wins over cache.syncPeriodMs, 0 included (0: no resync); absent, the
-      // cache's default applies (10 h ± 10 %, controller-runtime's SyncPeriod).
-      ...(options.syncPeriodMs !== undefined ? { syncPeriodMs: options.syncPeriodMs } : {}),
     });
     // With read-your-own-writes on, writes through the manager's client tell the cache what to wait for.
     this.#client = new DelegatingClient(this.#cache, this.#cache.trackWrites(this.#live));
@@ -88,28 +92,29 @@ class ControllerManager implements Manager {
     // One registry per manager unless one is given (the process-wide `metricsRegistry` is the opt-in): two
     // managers in one process — a leader and a standby, two clusters — must not overwrite each other's series
     // (a standby's leader_election_master_status 0 replaced the leader's 1 on the shared registry).
-    this.#ownsRegistry = options.metricsRegistry === undefined;
-    this.#metrics = managerMetrics(options.metricsRegistry ?? newMetricsRegistry());
+    this.#ownsRegistry = o.metrics.registry === undefined;
+    this.#metrics = managerMetrics(o.metrics.registry ?? newMetricsRegistry());
     this.#releaseCacheMetrics = registerCacheMetrics(this.#metrics.registry, this.#cache);
     this.#elector =
-      options.leaderElector ??
-      managerLeaderElector(config, options, { logger: this.#log, metrics: this.#metrics.leaderElection });
+      o.leaderElection &&
+      managerLeaderElector(config, o.leaderElection, {
+        logger: this.#log,
+        metrics: this.#metrics.leaderElection,
+      });
     this.#probes = new HealthProbeServer({
-      bindAddress: options.healthProbeBindAddress ?? '0',
-      ...(options.livenessEndpointName ? { livenessEndpointName: options.livenessEndpointName } : {}),
-      ...(options.readinessEndpointName ? { readinessEndpointName: options.readinessEndpointName } : {}),
+      ...o.health,
       logger: this.#log.child({ component: 'health-probes' }),
     });
     this.#metricsServer = new MetricsServer({
-      bindAddress: options.metricsBindAddress ?? '0',
+      bindAddress: o.metrics.bindAddress,
       registry: this.#metrics.registry,
-      ...(options.metricsExtraHandlers ? { extraHandlers: options.metricsExtraHandlers } : {}),
+      extraHandlers: o.metrics.extraHandlers,
       logger: this.#log.child({ component: 'metrics' }),
     });
     for (const server of [this.#probes, this.#metricsServer]) {
       if (server.enabled) this.addHTTPServer(server);
     }
-    const syncTimeoutMs = options.cacheSyncTimeoutMs ?? 120_000;
+    const syncTimeoutMs = o.cache.syncTimeoutMs;
     this.#caches.add({
       start: (signal) => this.#cache.start(signal),
       ready: async (signal) => {
@@ -121,7 +126,7 @@ class ControllerManager implements Manager {
             const why = this.#cache.syncError();
             throw new ControllerError(
               `timed out after ${syncTimeoutMs} ms waiting for the cache to sync${why ? `: ${why.message}` : ''}`,
-              ...(why ? [{ cause: why }] : []),
+              { cause: why },
             );
           }
         } finally {
@@ -151,6 +156,9 @@ class ControllerManager implements Manager {
   }
   getConfig(): RestConfig {
     return this.#config;
+  }
+  getOptions(): ResolvedManagerOptions {
+    return this.#options;
   }
   elected(): Promise<void> {
     return this.#elected;
@@ -220,9 +228,7 @@ class ControllerManager implements Manager {
     this.#refuseWhenStopping('HTTP server');
     this.#http.add({
       start: (signal) => server.start(signal),
-      ...(server.ready
-        ? { ready: (signal: AbortSignal) => server.ready?.(signal) ?? Promise.resolve() }
-        : {}),
+      ready: server.ready && ((signal: AbortSignal) => server.ready?.(signal) ?? Promise.resolve()),
     });
   }
 
@@ -317,7 +323,7 @@ class ControllerManager implements Manager {
     setLeaderStopped: (ok: boolean) => void,
   ): Promise<void> {
     this.#log.info({}, 'Stopping and waiting for runnables');
-    const graceMs = this.#options.gracefulShutdownTimeoutMs ?? 30_000;
+    const graceMs = this.#options.gracefulShutdownTimeoutMs;
     const deadline = signalWithTimeout(new AbortController().signal, graceMs);
     try {
       const leaderOk = await this.#leaderOnly.stop(deadline.signal);

@@ -26,7 +26,7 @@ export class MetricsServer extends OptionalHttpServer {
   /** @throws BindAddressError for a malformed bind address. */
   constructor(options: MetricsServerOptions) {
     const log = options.logger ?? discardLogger;
-    super('metrics', options.bindAddress, 'metricsBindAddress', log);
+    super('metrics', options.bindAddress, 'metrics.bindAddress', log);
     this.#registry = options.registry;
     this.#extra = options.extraHandlers ?? {};
     this.#log = log;

@@ -27,13 +27,13 @@ describe('newSharding options', () => {
       /renewDeadlineMs > retryPeriodMs/,
     ],
   ])('refuses %j with a ShardingConfigError', (options, message) => {
-    const mgr = newManager(offline, { metricsRegistry: newMetricsRegistry() });
+    const mgr = newManager(offline, { metrics: { registry: newMetricsRegistry() } });
     expect(() => newSharding(mgr, options)).toThrow(ShardingConfigError);
     expect(() => newSharding(mgr, options)).toThrow(message);
   });
 
   it('makes a valid default identity and reads member records from Leases', () => {
-    const mgr = newManager(offline, { metricsRegistry: newMetricsRegistry() });
+    const mgr = newManager(offline, { metrics: { registry: newMetricsRegistry() } });
     const s = newSharding(mgr, { name: 'n', namespace: 'ns' });
     expect(s.identity).toMatch(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/);
     expect(s.shardKey({ namespace: 'a', name: 'b' })).toBe('a/b');
@@ -59,7 +59,10 @@ describe('Sharding on one replica (envtest)', () => {
     for (let i = 0; i < 20; i++)
       await api.create(ConfigMap, { metadata: { namespace: ns, name: `cm-${i}` } });
     const registry = newMetricsRegistry();
-    const mgr = newManager(env.config, { namespace: ns, metricsRegistry: registry });
+    const mgr = newManager(env.config, {
+      cache: { defaultNamespaces: [ns] },
+      metrics: { registry },
+    });
     const sharding = newSharding(mgr, {
       name: 'cms',
       namespace: ns,
@@ -110,7 +113,10 @@ describe('Sharding on one replica (envtest)', () => {
     const api = newClient(env.config);
     const ns = 'shard-stop-mid-write';
     await api.create(Namespace, { metadata: { name: ns } });
-    const mgr = newManager(env.config, { namespace: ns, metricsRegistry: newMetricsRegistry() });
+    const mgr = newManager(env.config, {
+      cache: { defaultNamespaces: [ns] },
+      metrics: { registry: newMetricsRegistry() },
+    });
     const sharding = newSharding(mgr, {
       name: 'cms',
       namespace: ns,

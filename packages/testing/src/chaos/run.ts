@@ -66,7 +66,7 @@ export interface ChaosOptions {
   /** The manager's logger (e.g. to see why a run failed); default none. */
   logger?: Logger;
   /** More options of the manager under test (e.g. `cache: { readYourWrites: true }`); its namespace stays the run's. */
-  manager?: Omit<ManagerOptions, 'logger' | 'namespace'>;
+  manager?: Omit<ManagerOptions, 'logger'>;
 }
 
 /** The figures of one run. The promises: every figure under "must be 0" is 0. */
@@ -185,9 +185,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     log(`chaos: seed ${seed}, ${objects} objects, ${schedule.length} faults over ${durationMs} ms`);
 
     const manager = newManager(config, {
-      ...(options.manager ?? {}),
-      namespace,
-      ...(options.logger ? { logger: options.logger } : {}),
+      ...options.manager,
+      cache: { ...options.manager?.cache, defaultNamespaces: [namespace] },
+      logger: options.logger,
     });
     const probe = new ReconcileProbe();
     const env: ChaosEnv = { server, manager, config, client, namespace, probe, traffic };

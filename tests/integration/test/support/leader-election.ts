@@ -87,17 +87,18 @@ export function startReplica(
   const registry = newMetricsRegistry();
   const config = 'faults' in target ? replicaConfig(target, identity) : target;
   const mgr = newManager(config, {
-    namespace,
-    ...(extra.logger ? { logger: extra.logger } : {}),
-    metricsRegistry: registry,
-    leaderElection: true,
-    leaderElectionID: lease,
-    leaderElectionNamespace: namespace,
-    leaderElectionIdentity: identity,
-    leaderElectionReleaseOnCancel: extra.releaseOnCancel ?? false,
-    ...(extra.timings ?? FAST),
+    logger: extra.logger,
+    cache: { defaultNamespaces: [namespace] },
+    metrics: { registry },
+    leaderElection: {
+      id: lease,
+      namespace,
+      identity,
+      releaseOnCancel: extra.releaseOnCancel ?? false,
+      ...(extra.timings ?? FAST),
+      elector: extra.leaderElector,
+    },
     gracefulShutdownTimeoutMs: extra.gracefulShutdownTimeoutMs ?? 5000,
-    ...(extra.leaderElector ? { leaderElector: extra.leaderElector } : {}),
   });
   const stop = new AbortController();
   const replica: Replica = {

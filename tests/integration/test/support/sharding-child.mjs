@@ -33,7 +33,7 @@ const mgr = newManager(
     timeoutMs: 0,
     userAgent: `sharding-child-${env.IDENTITY}`,
   },
-  { namespace: env.NAMESPACE, gracefulShutdownTimeoutMs: 5000 },
+  { cache: { defaultNamespaces: [env.NAMESPACE] }, gracefulShutdownTimeoutMs: 5000 },
 );
 // The sharding's own account of membership, as JSON lines too (view changes, fencing, failed renewals), so a
 // failed run says why the replicas did not agree.

@@ -18,16 +18,17 @@ const config = {
 };
 const ns = env.NAMESPACE;
 const mgr = newManager(config, {
-  namespace: ns,
-  leaderElection: true,
-  leaderElectionID: 'lock',
-  leaderElectionNamespace: ns,
-  leaderElectionIdentity: 'child',
-  leaderElectionReleaseOnCancel: true,
-  leaseDurationMs: 6000,
-  renewDeadlineMs: 4000,
-  retryPeriodMs: 1000,
   gracefulShutdownTimeoutMs: Number(env.GRACE_MS),
+  cache: { defaultNamespaces: [ns] },
+  leaderElection: {
+    id: 'lock',
+    namespace: ns,
+    identity: 'child',
+    releaseOnCancel: true,
+    leaseDurationMs: 6000,
+    renewDeadlineMs: 4000,
+    retryPeriodMs: 1000,
+  },
 });
 const client = mgr.getClient();
 const signal = setupSignalHandler();
