@@ -3,8 +3,9 @@
  * `RemoveStatusCondition`, `FindStatusCondition`, `IsStatusConditionTrue`, `IsStatusConditionFalse` and
  * `IsStatusConditionPresentAndEqual`, on `metav1.Condition`-shaped entries of a `status.conditions` array.
  */
-import type { V1Condition } from '@kubernetes/client-node';
+
 import { FrozenObjectError } from './controllerutil/frozen.js';
+import type { V1Condition } from './models/generated.js';
 
 /** `metav1.ConditionStatus`. */
 export type ConditionStatus = 'True' | 'False' | 'Unknown';
@@ -43,9 +44,9 @@ export interface ConditionInput {
 }
 
 /**
- * A `status.conditions` array the helpers change: {@link Condition}s, or `@kubernetes/client-node`'s
- * `V1Condition`s (typed with a `Date` `lastTransitionTime`, but as read from the server and as written by
- * these helpers it holds the RFC 3339 string, like every timestamp in this client).
+ * A `status.conditions` array the helpers change: {@link Condition}s, or `V1Condition`s of
+ * `@kubeloop/client/models` (whose `lastTransitionTime` is the RFC 3339 string, as read from the server and as
+ * written by these helpers, like every timestamp in this client).
  */
 export type Conditions = Condition[] | V1Condition[];
 

@@ -1,5 +1,5 @@
 import { BrandedError } from '@kubeloop/core';
-import type { V1Status } from '@kubernetes/client-node';
+import type { V1Status } from './models/generated.js';
 
 /**
  * The `reason` values apimachinery defines (`metav1.StatusReason`). Matching is by reason first; the

@@ -12,6 +12,7 @@ export {
   type DeepPartial,
   pruneUnset,
 } from './apply.js';
+export * from './builtin-kinds.js';
 export { ApiClient, type ClientOptions } from './client.js';
 export {
   type Condition,
@@ -90,9 +91,8 @@ export type {
 } from './interfaces.js';
 export {
   apiVersionOf,
-  ConfigMap,
-  Deployment,
-  Event,
+  type BuiltinKind,
+  builtinKind,
   Eviction,
   type GroupVersion,
   type GroupVersionKind,
@@ -103,23 +103,17 @@ export {
   type Kind,
   type KubeObject,
   kind,
-  Lease,
   type ListMeta,
   type ListOf,
   metadataOnly,
-  Namespace,
   type ObjectKey,
   type ObjectList,
   type ObjectOf,
   objectKeyFromObject,
   type PartialObjectMetadata,
   type PartialObjectMetadataList,
-  Pod,
   parseApiVersion,
   Scale,
-  Secret,
-  Service,
-  ServiceAccount,
   TokenRequest,
 } from './kinds.js';
 export {
@@ -136,6 +130,7 @@ export {
   PARTIAL_OBJECT_METADATA_LIST_ACCEPT,
   toPartialObjectMetadata,
 } from './metadata-only.js';
+export type { Bytes, IntOrString, MicroTime, Quantity, Time } from './models/scalars.js';
 export { type NewClientOptions, newClient } from './new-client.js';
 export {
   type CallOptions,
@@ -169,6 +164,7 @@ export {
   retryOnError,
 } from './retry.js';
 export { StaticRESTMapper } from './static-rest-mapper.js';
+export { toMicroTime, toTime } from './time.js';
 export {
   newWarningLogger,
   noWarnings,

@@ -1,23 +1,9 @@
-import type {
-  AuthenticationV1TokenRequest,
-  CoreV1Event,
-  V1ConfigMap,
-  V1Deployment,
-  V1Eviction,
-  V1Lease,
-  V1Namespace,
-  V1ObjectMeta,
-  V1Pod,
-  V1Scale,
-  V1Secret,
-  V1Service,
-  V1ServiceAccount,
-} from '@kubernetes/client-node';
+import type { AuthenticationV1TokenRequest, V1Eviction, V1ObjectMeta, V1Scale } from './models/generated.js';
 
 /**
  * The smallest shape every Kubernetes object has: type meta plus object meta. Objects are plain JSON
- * objects; the model types come from `@kubernetes/client-node` (type-only), whose timestamps are typed
- * as `Date` but arrive as RFC 3339 strings on the wire — kubeloop does not convert them.
+ * objects; the built-in model types (`@kubeloop/client/models`) are typed as they are on the wire
+ * (timestamps are RFC 3339 strings, which kubeloop does not convert).
  */
 export interface KubeObject {
   apiVersion?: string;
@@ -84,6 +70,38 @@ export type ObjectOf<K extends Kind<KubeObject>> = K extends Kind<infer T> ? T :
 /** The list type of a kind descriptor's objects (`<Kind>List`, what `client.list(K, …)` resolves to). */
 export type ListOf<K extends Kind<KubeObject>> = ObjectList<ObjectOf<K>>;
 
+/**
+ * The descriptor of a built-in resource (the generated constants such as `Pod`, `Deployment`, `appsV1.StatefulSet`):
+ * a {@link Kind} plus what discovery says of the resource in Kubernetes 1.32 — its plural `resource` name, its scope
+ * (`namespaced`), its `subresources` (e.g. `['scale', 'status']`) and `verbs`. The client still resolves kinds
+ * through the RESTMapper (the cluster may differ); these fields document the kind and serve tools and tests.
+ */
+export interface BuiltinKind<T extends KubeObject = KubeObject> extends Kind<T> {
+  readonly resource: string;
+  readonly namespaced: boolean;
+  readonly subresources: readonly string[];
+  readonly verbs: readonly string[];
+}
+
+/** Builds a {@link BuiltinKind} (used by the generated descriptors). The result and its arrays are frozen. */
+export function builtinKind<T extends KubeObject>(
+  apiVersion: string,
+  kindName: string,
+  resource: string,
+  namespaced: boolean,
+  subresources: readonly string[],
+  verbs: readonly string[],
+): BuiltinKind<T> {
+  return Object.freeze({
+    apiVersion,
+    kind: kindName,
+    resource,
+    namespaced,
+    subresources: Object.freeze([...subresources]),
+    verbs: Object.freeze([...verbs]),
+  });
+}
+
 /** Builds a kind descriptor, e.g. `kind<MyWidget>('example.com/v1', 'Widget')`. The result is frozen. */
 export function kind<T extends KubeObject = KubeObject>(apiVersion: string, kindName: string): Kind<T> {
   return Object.freeze({ apiVersion, kind: kindName });
@@ -111,29 +129,10 @@ export function gvkString(gvk: GroupVersionKind): string {
   return gvk.group === '' ? `${gvk.kind}.${gvk.version}` : `${gvk.kind}.${gvk.version}.${gvk.group}`;
 }
 
-/** core/v1 Pod. */
-export const Pod: Kind<V1Pod> = kind('v1', 'Pod');
-/** core/v1 Namespace (cluster-scoped). */
-export const Namespace: Kind<V1Namespace> = kind('v1', 'Namespace');
-/** core/v1 ConfigMap. */
-export const ConfigMap: Kind<V1ConfigMap> = kind('v1', 'ConfigMap');
-/** core/v1 Secret. */
-export const Secret: Kind<V1Secret> = kind('v1', 'Secret');
-/** core/v1 Service. */
-export const Service: Kind<V1Service> = kind('v1', 'Service');
-/** core/v1 Event. */
-export const Event: Kind<CoreV1Event> = kind('v1', 'Event');
-/** apps/v1 Deployment. */
-export const Deployment: Kind<V1Deployment> = kind('apps/v1', 'Deployment');
-/** coordination.k8s.io/v1 Lease. */
-export const Lease: Kind<V1Lease> = kind('coordination.k8s.io/v1', 'Lease');
-
 /** autoscaling/v1 Scale: the body of the `scale` subresource (`spec.replicas`, `status.replicas`, `status.selector`). */
 export const Scale: Kind<V1Scale> = kind('autoscaling/v1', 'Scale');
 /** policy/v1 Eviction: the body of a pod's `eviction` subresource (create only). */
 export const Eviction: Kind<V1Eviction> = kind('policy/v1', 'Eviction');
-/** core/v1 ServiceAccount. */
-export const ServiceAccount: Kind<V1ServiceAccount> = kind('v1', 'ServiceAccount');
 /** authentication.k8s.io/v1 TokenRequest: the body of a service account's `token` subresource (create only). */
 export const TokenRequest: Kind<AuthenticationV1TokenRequest> = kind(
   'authentication.k8s.io/v1',

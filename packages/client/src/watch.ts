@@ -1,8 +1,8 @@
 import { Buffer } from 'node:buffer';
-import type { V1Status } from '@kubernetes/client-node';
 import { InvalidRequestError, StatusError, WatchDecodeError, WatchEventTooLargeError } from './errors.js';
 import { describeJson, isJsonObject } from './internal/json-shape.js';
 import type { KubeObject } from './kinds.js';
+import type { V1Status } from './models/generated.js';
 
 /** Watch event types (apimachinery `watch.EventType`). */
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';

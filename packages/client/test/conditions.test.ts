@@ -1,4 +1,4 @@
-import type { V1Condition } from '@kubernetes/client-node';
+import type { V1Condition } from '@kubeloop/client/models';
 import { describe, expect, it } from 'vitest';
 import { FrozenObjectError } from '../src/controllerutil/index.js';
 import {

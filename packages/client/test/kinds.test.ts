@@ -1,4 +1,4 @@
-import type { V1ConfigMap, V1Deployment, V1Pod, V1Status } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Deployment, V1Pod, V1Status } from '@kubeloop/client/models';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
   type ApiClient,
@@ -59,5 +59,16 @@ describe('kind descriptors', () => {
       name: 'a',
     });
     expect(objectKeyFromObject({ metadata: { name: 'ns1' } })).toEqual({ name: 'ns1' });
+  });
+});
+
+describe('toTime / toMicroTime', () => {
+  it('write the layouts of metav1.Time and metav1.MicroTime', async () => {
+    const { toMicroTime, toTime } = await import('../src/index.js');
+    const d = new Date(Date.UTC(2026, 11, 1, 5, 27, 55, 926));
+    expect(toTime(d)).toBe('2026-12-01T05:27:55Z');
+    expect(toMicroTime(d)).toBe('2026-12-01T05:27:55.926000Z');
+    expect(() => toTime(new Date(Number.NaN))).toThrow(RangeError);
+    expect(() => toMicroTime(new Date(Number.NaN))).toThrow('toMicroTime: invalid Date');
   });
 });

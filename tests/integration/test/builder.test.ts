@@ -1,6 +1,6 @@
 import { newControllerManagedBy, newManager, type Request } from '@kubeloop/builder';
 import { ConfigMap, isAlreadyExists, isNotFound, Pod } from '@kubeloop/client';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubeloop/client/models';
 import { describe, expect, it } from 'vitest';
 import {
   captureLogger,

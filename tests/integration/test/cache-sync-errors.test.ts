@@ -1,7 +1,7 @@
 import { ControllerError, newManager } from '@kubeloop/builder';
 import { InformerSyncError, StoreError } from '@kubeloop/cache';
 import { ConfigMap } from '@kubeloop/client';
-import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { V1ConfigMap } from '@kubeloop/client/models';
 import { afterEach, describe, expect, it } from 'vitest';
 import { liveClient, testConfig, uniqueName, withNamespace } from './support.js';
 

@@ -1,6 +1,6 @@
 import { listWatchFor, SharedIndexInformer } from '@kubeloop/cache';
 import { ConfigMap, Namespace, newClient, Pod } from '@kubeloop/client';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubeloop/client/models';
 import { describe, expect, it } from 'vitest';
 import { SelfAdvancingClock } from './support/fake-time.js';
 import { realCluster, useFaultServer } from './support/fault-server.js';

@@ -1,7 +1,7 @@
 import { listWatchFor, SharedIndexInformer } from '@kubeloop/cache';
 import { ConfigMap, Namespace, newClient } from '@kubeloop/client';
+import type { V1ConfigMap } from '@kubeloop/client/models';
 import { FakeClock } from '@kubeloop/core/testing';
-import type { V1ConfigMap } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import {
   mostInWindow,

@@ -7,8 +7,8 @@ import {
   type WatchEvent,
 } from '@kubeloop/client';
 import { createOrPatch, createOrUpdate, type OperationResult } from '@kubeloop/client/controllerutil';
+import type { V1Deployment, V1Service } from '@kubeloop/client/models';
 import type { RestConfig } from '@kubeloop/config';
-import type { V1Deployment, V1Service } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { realCluster, useFaultServer } from './support/fault-server.js';
 import { type RecordedRequest, recordingClient } from './support/recording-transport.js';

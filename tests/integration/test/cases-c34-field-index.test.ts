@@ -1,6 +1,6 @@
 import { CacheUnsupportedError, FieldNotIndexedError, InformerCache, StoreError } from '@kubeloop/cache';
 import { Pod } from '@kubeloop/client';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubeloop/client/models';
 import { describe, expect, it } from 'vitest';
 import { uniqueName, useLiveCluster, withNamespace } from './support.js';
 

@@ -1,6 +1,6 @@
 import { listWatchFor, objectOfDelete, SharedIndexInformer } from '@kubeloop/cache';
 import { newClient, Pod } from '@kubeloop/client';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubeloop/client/models';
 import { describe, expect, it } from 'vitest';
 import { realCluster, useFaultServer } from './support/fault-server.js';
 import { captureLogger, type LogRecord, podManifest, waitFor } from './support.js';

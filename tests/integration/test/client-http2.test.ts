@@ -2,7 +2,7 @@
 // client-go does; with it off the client works as before (one connection per open watch).
 import { listWatchFor, SharedIndexInformer } from '@kubeloop/cache';
 import { ConfigMap, Namespace, newClient, Pod } from '@kubeloop/client';
-import type { V1ConfigMap, V1Pod } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Pod } from '@kubeloop/client/models';
 import { describe, expect, it } from 'vitest';
 import { realCluster, useFaultServer } from './support/fault-server.js';
 import { testConfig, uniqueName, useLiveCluster, waitFor } from './support.js';

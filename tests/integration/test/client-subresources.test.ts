@@ -9,7 +9,7 @@ import {
   ServiceAccount,
   StatusError,
 } from '@kubeloop/client';
-import type { AuthenticationV1TokenRequest, V1Deployment, V1Scale } from '@kubernetes/client-node';
+import type { AuthenticationV1TokenRequest, V1Deployment, V1Scale } from '@kubeloop/client/models';
 import { describe, expect, it } from 'vitest';
 import { realCluster } from './support/fault-server.js';
 import { deploymentManifest } from './support/manifests.js';

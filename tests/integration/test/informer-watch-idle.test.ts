@@ -5,7 +5,7 @@
 // resourceVersion. Real time on purpose: the watchdog is undici's body/headers timer (1.5 s here).
 import { listWatchFor, SharedIndexInformer } from '@kubeloop/cache';
 import { ConfigMap, newClient } from '@kubeloop/client';
-import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { V1ConfigMap } from '@kubeloop/client/models';
 import { describe, expect, it } from 'vitest';
 import { realCluster, useFaultServer } from './support/fault-server.js';
 import { waitFor } from './support.js';

@@ -6,8 +6,8 @@ import {
   type SharedIndexInformerOptions,
 } from '@kubeloop/cache';
 import { Namespace, type NewClientOptions, newClient, Pod } from '@kubeloop/client';
+import type { V1Pod } from '@kubeloop/client/models';
 import { FakeClock } from '@kubeloop/core/testing';
-import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { runClockUntil } from './support/fake-time.js';
 import { realCluster, useFaultServer } from './support/fault-server.js';

@@ -4,8 +4,9 @@
  * HasOwnerReference). Owners are matched by API group, kind and name — not version — so an owner whose
  * apiVersion moved (v1beta1 → v1) is updated in place rather than added a second time.
  */
-import type { V1OwnerReference } from '@kubernetes/client-node';
+
 import { type Kind, type KubeObject, parseApiVersion } from '../kinds.js';
+import type { V1OwnerReference } from '../models/generated.js';
 import { assertMutable } from './frozen.js';
 
 /** A bad owner or object for an owner reference (missing identity, wrong scope). Code `'ERR_OWNER_REFERENCE'`. */

@@ -1,7 +1,7 @@
 import { Buffer } from 'node:buffer';
 
 /**
- * The JSON text of a request body. A `Date` (the type `@kubernetes/client-node` gives every timestamp) is
+ * The JSON text of a request body. A `Date` (`@kubernetes/client-node` types every timestamp so; ours are strings) is
  * written as RFC 3339 in UTC with six fractional digits, `2026-12-01T05:27:55.926000Z`: kube-apiserver parses
  * `metav1.MicroTime` fields (a Lease's `acquireTime`/`renewTime`, an events.k8s.io Event's `eventTime` and
  * `series.lastObservedTime`) with the exact layout `2006-01-02T15:04:05.000000Z07:00` and answers 400 to the

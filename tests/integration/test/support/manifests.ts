@@ -1,4 +1,4 @@
-import type { V1Deployment } from '@kubernetes/client-node';
+import type { V1Deployment } from '@kubeloop/client/models';
 
 /** A minimal Deployment (one pause container) that the API server defaults (strategy, pull policy, …). */
 export function deploymentManifest(namespace: string, name: string, replicas = 1): V1Deployment {
