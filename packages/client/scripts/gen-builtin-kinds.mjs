@@ -13,19 +13,19 @@
  *   from a real kube-apiserver v1.32 (packages/envtest/test/golden/1.32, or KUBELOOP_WIRE_DIR), with its
  *   resource name, scope and subresources, as named constants and grouped by API group and version.
  *
- * Run: node packages/client/scripts/gen-builtin-kinds.mjs && npx biome format --write packages/client/src
+ * Run: node packages/client/scripts/gen-builtin-kinds.mjs && npx biome check --write packages/client
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import * as client from '@kubernetes/client-node';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(join(here, '../package.json'));
 const clientDir = dirname(require.resolve('@kubernetes/client-node/package.json'));
 const modelsDir = join(clientDir, 'dist/gen/models');
 const clientVersion = JSON.parse(readFileSync(join(clientDir, 'package.json'), 'utf8')).version;
-const client = await import(require.resolve('@kubernetes/client-node'));
 
 const wire = process.env.KUBELOOP_WIRE_DIR ?? resolve(here, '../../envtest/test/golden/1.32');
 const golden = join(wire, 'golden');
