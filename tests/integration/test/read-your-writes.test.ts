@@ -1,7 +1,7 @@
 import { newControllerManagedBy, newManager } from '@kubeloop/builder';
 import { InformerCache } from '@kubeloop/cache';
 import { ConfigMap, isNotFound } from '@kubeloop/client';
-import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { V1ConfigMap } from '@kubeloop/client/models';
 import { describe, expect, it } from 'vitest';
 import { realCluster, useFaultServer } from './support/fault-server.js';
 import { waitFor } from './support.js';
