@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { kind, newClient } from '@kubeloop/client';
@@ -23,6 +23,54 @@ export interface CliIo {
 /** A bad command line or argument: printed as one line, exit 2. */
 class UsageError extends Error {}
 
+/** Where the API server reaches the webhooks, as `kubeloop webhook generate` passes it to the renderer. */
+interface WebhookTarget {
+  readonly name: string;
+  readonly service?: { readonly name: string; readonly namespace: string; readonly port?: number };
+  readonly url?: string;
+  readonly caBundle?: string;
+}
+
+/**
+ * A webhook declaration (`defineWebhook` of @kubeloop/webhook), found by its brand. The layering keeps this
+ * package from importing the webhook package, so the declaration carries its package's renderer and the CLI
+ * calls it on every declaration found.
+ */
+interface WebhookDeclarationLike {
+  readonly webhookDeclaration: true;
+  readonly renderManifests: (
+    declarations: readonly WebhookDeclarationLike[],
+    target: WebhookTarget,
+  ) => Record<string, unknown>[];
+}
+
+function isWebhookDeclaration(v: unknown): v is WebhookDeclarationLike {
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    (v as { webhookDeclaration?: unknown }).webhookDeclaration === true &&
+    typeof (v as { renderManifests?: unknown }).renderManifests === 'function'
+  );
+}
+
+/** The options of `webhook generate`, as commander parses them. */
+interface WebhookGenerateOptions {
+  readonly out: string;
+  readonly crdPatches: string;
+  readonly stdout?: boolean;
+  readonly name: string;
+  readonly service: string;
+  readonly port?: number;
+  readonly url?: string;
+  readonly caBundle?: string;
+}
+
+function parsePort(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new UsageError(`--port: not a port number: ${v}`);
+  return n;
+}
+
 /** The values a module exports, its default export and arrays among them (one level): where kinds are found. */
 function exportedValues(mod: Record<string, unknown>): unknown[] {
   const out: unknown[] = [];
@@ -33,6 +81,7 @@ function exportedValues(mod: Record<string, unknown>): unknown[] {
       v !== null &&
       !isCustomResourceKind(v) &&
       !isControllerRbac(v) &&
+      !isWebhookDeclaration(v) &&
       v !== mod
     )
       out.push(v, ...Object.values(v).flatMap((x) => (Array.isArray(x) ? x : [x])));
@@ -116,7 +165,7 @@ async function crdsFromCluster(
 
 function program(io: CliIo, version: string): Command {
   const root = new Command('kubeloop')
-    .description('Generate CRDs, types and RBAC for kubeloop operators.')
+    .description('Generate CRDs, types, RBAC and webhook configurations for kubeloop operators.')
     .version(version)
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: () => {} })
@@ -242,6 +291,99 @@ function program(io: CliIo, version: string): Command {
         }
       },
     );
+  const webhook = root
+    .command('webhook')
+    .description('admission webhook configurations and CRD conversion from webhook declarations')
+    .exitOverride();
+  webhook
+    .command('generate')
+    .description(
+      'write the Mutating/ValidatingWebhookConfiguration of the webhooks a module declares (defineWebhook), and the conversion stanza of each converted CRD',
+    )
+    .argument('<module...>', 'built JS modules whose exports include webhook declarations (defineWebhook)')
+    .option(
+      '-o, --out <dir>',
+      'output directory of manifests.yaml (the two configurations)',
+      'config/webhook',
+    )
+    .option(
+      '--crd-patches <dir>',
+      'output directory of webhook_in_<plural>.yaml (a CRD conversion stanza each)',
+      'config/crd/patches',
+    )
+    .option('--stdout', 'print one YAML stream instead of writing files')
+    .option('--name <name>', 'name of both configurations', 'kubeloop-webhook-configuration')
+    .option(
+      '--service <namespace/name>',
+      'the Service in front of the webhook server',
+      'system/webhook-service',
+    )
+    .option('--port <port>', "the Service port (default: the API server's 443)", parsePort)
+    .option('--url <base>', 'a base URL such as https://127.0.0.1:9443 instead of the Service')
+    .option(
+      '--ca-bundle <file>',
+      'PEM file of the CA that signed the serving certificate (written as caBundle)',
+    )
+    .exitOverride()
+    .action(async (modules: string[], o: WebhookGenerateOptions) => {
+      const decls = await collect<WebhookDeclarationLike>(
+        modules,
+        io.cwd,
+        isWebhookDeclaration,
+        'webhook declarations (defineWebhook)',
+      );
+      const [ns, svc, extra] = o.service.split('/');
+      if (!o.url && (!ns || !svc || extra !== undefined))
+        throw new UsageError(`--service: give <namespace>/<name>, got ${o.service}`);
+      let caBundle: string | undefined;
+      if (o.caBundle) {
+        let pem: string;
+        try {
+          pem = readFileSync(path.resolve(io.cwd, o.caBundle), 'utf8');
+        } catch {
+          throw new UsageError(`--ca-bundle: cannot read ${o.caBundle}`);
+        }
+        if (!pem.includes('-----BEGIN CERTIFICATE-----'))
+          throw new UsageError(`--ca-bundle: ${o.caBundle} holds no PEM certificate`);
+        caBundle = Buffer.from(pem).toString('base64');
+      }
+      const target: WebhookTarget = {
+        name: o.name,
+        ...(o.url
+          ? { url: o.url }
+          : {
+              service: {
+                namespace: ns as string,
+                name: svc as string,
+                ...(o.port !== undefined ? { port: o.port } : {}),
+              },
+            }),
+        ...(caBundle ? { caBundle } : {}),
+      };
+      const [first] = decls as [WebhookDeclarationLike];
+      const manifests = first.renderManifests(decls, target);
+      const head = header('webhook generate', modules);
+      if (o.stdout) {
+        io.stdout(toYaml(manifests, head));
+        return;
+      }
+      const configs = manifests.filter((m) => m.kind !== 'CustomResourceDefinition');
+      if (configs.length > 0) {
+        const file = path.join(o.out, 'manifests.yaml');
+        write(io, file, toYaml(configs, head));
+        io.stderr(`wrote ${file}\n`);
+      }
+      for (const m of manifests.filter((x) => x.kind === 'CustomResourceDefinition')) {
+        const crdName = (m.metadata as { name: string }).name;
+        const dot = crdName.indexOf('.');
+        const file = path.join(
+          o.crdPatches,
+          `webhook_in_${crdName.slice(dot + 1)}_${crdName.slice(0, dot)}.yaml`,
+        );
+        write(io, file, toYaml([m], head));
+        io.stderr(`wrote ${file}\n`);
+      }
+    });
   return root;
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * `kubeloop`: `crd generate <module…>`, `crd types <crd.yaml…>`, `rbac generate <module…>` (see the package README).
+ * `kubeloop`: `crd generate <module…>`, `crd types <crd.yaml…>`, `rbac generate <module…>`, `webhook generate <module…>`
+ * (see the package README).
  * Exit codes: 0 done; 1 generation failed; 2 a bad command line or argument. Errors are one line on stderr.
  */
 import { createRequire } from 'node:module';

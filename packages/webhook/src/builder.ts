@@ -4,11 +4,16 @@
  */
 import type { Manager } from '@kubeloop/builder';
 import type { Kind, KubeObject } from '@kubeloop/client';
-import { parseApiVersion } from '@kubeloop/client';
 import { type Defaulter, defaultingHandler, type Validator, validatingHandler } from './admission/typed.js';
-import { AdmissionWebhook } from './admission/webhook.js';
+import { type AdmissionHandler, AdmissionWebhook } from './admission/webhook.js';
 import { ConversionWebhook, type ConvertFunc, type HubAndSpoke } from './conversion/conversion.js';
-import { CONVERT_PATH, guessPlural, mutatePath, validatePath } from './names.js';
+import { CONVERT_PATH } from './names.js';
+import {
+  type WebhookDeclarationOptions,
+  type WebhookRegistration,
+  type WebhookSettings,
+  webhookRegistration,
+} from './registration.js';
 import { WebhookServer, type WebhookServerOptions } from './server/server.js';
 
 const servers = new WeakMap<Manager, WebhookServer>();
@@ -54,39 +59,6 @@ export function conversionWebhookFor(server: WebhookServer): ConversionWebhook {
   return c;
 }
 
-/** Admission settings of one registration, as the generated webhook configurations carry them. */
-export interface WebhookSettings {
-  /** @defaultValue `Fail` */
-  readonly failurePolicy?: 'Fail' | 'Ignore';
-  /** @defaultValue `None` */
-  readonly sideEffects?: 'None' | 'NoneOnDryRun';
-  /** Seconds the API server waits (1-30). @defaultValue 10 */
-  readonly timeoutSeconds?: number;
-  /** @defaultValue `Equivalent` */
-  readonly matchPolicy?: 'Equivalent' | 'Exact';
-  /** Plural resource name. @defaultValue kubebuilder's guess from the kind */
-  readonly plural?: string;
-  /** Extra validated operations. @defaultValue CREATE, UPDATE (and DELETE when the validator has `validateDelete`) */
-  readonly validateOperations?: readonly ('CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT')[];
-  /** @defaultValue `Never` */
-  readonly reinvocationPolicy?: 'Never' | 'IfNeeded';
-  /** Handler deadline in ms (below `timeoutSeconds`). @defaultValue timeoutSeconds × 1000 − 500 */
-  readonly handlerTimeoutMs?: number;
-}
-
-/** What one `complete()` registered: read by {@link webhookConfigurations}. */
-export interface WebhookRegistration {
-  readonly group: string;
-  readonly version: string;
-  readonly kind: string;
-  readonly plural: string;
-  readonly validatePath?: string;
-  readonly mutatePath?: string;
-  readonly validateOperations: readonly string[];
-  readonly convertible: boolean;
-  readonly settings: WebhookSettings;
-}
-
 /** The registrations made by the webhook builder on `mgr`, in order. */
 export function webhookRegistrations(mgr: Manager): readonly WebhookRegistration[] {
   return registrations.get(mgr) ?? [];
@@ -111,6 +83,16 @@ export class WebhookBuilder<T extends KubeObject = KubeObject> {
     const self = this as unknown as WebhookBuilder<U>;
     self.#kind = kind;
     return self;
+  }
+
+  /** Everything a {@link defineWebhook} declaration holds (its kind, handlers and settings). */
+  from<U extends KubeObject>(declaration: WebhookDeclarationOptions<U>): WebhookBuilder<U> {
+    const b = this.for(declaration.for);
+    if (declaration.validator) b.withValidator(declaration.validator);
+    if (declaration.defaulter) b.withDefaulter(declaration.defaulter);
+    if (declaration.conversion) b.withConversion(declaration.conversion);
+    if (declaration.settings) b.withSettings(declaration.settings);
+    return b;
   }
 
   /** Validates the kind at `/validate-…`. */
@@ -144,47 +126,22 @@ export class WebhookBuilder<T extends KubeObject = KubeObject> {
   complete(): WebhookRegistration {
     const kind = this.#kind;
     if (!kind) throw new TypeError('newWebhookManagedBy: call for(kind) before complete()');
-    if (!this.#validator && !this.#defaulter && !this.#conversion)
-      throw new TypeError(
-        `newWebhookManagedBy(${kind.kind}): no validator, defaulter or conversion to register`,
-      );
-    const ts = this.#settings.timeoutSeconds ?? 10;
-    if (!Number.isInteger(ts) || ts < 1 || ts > 30)
-      throw new TypeError(`timeoutSeconds: must be an integer from 1 to 30, got ${ts}`);
-    const timeoutMs = this.#settings.handlerTimeoutMs ?? ts * 1000 - 500;
+    const reg = webhookRegistration({
+      for: kind,
+      ...(this.#validator ? { validator: this.#validator } : {}),
+      ...(this.#defaulter ? { defaulter: this.#defaulter } : {}),
+      ...(this.#conversion ? { conversion: this.#conversion } : {}),
+      settings: this.#settings,
+    });
+    const timeoutMs = this.#settings.handlerTimeoutMs ?? (this.#settings.timeoutSeconds ?? 10) * 1000 - 500;
     const server = getWebhookServer(this.#mgr);
     const logger = this.#mgr.getLogger();
-    const { group, version } = parseApiVersion(kind.apiVersion);
-    let vPath: string | undefined;
-    let mPath: string | undefined;
-    if (this.#defaulter) {
-      mPath = mutatePath(kind);
-      server.register(
-        mPath,
-        new AdmissionWebhook(mPath.slice(1), defaultingHandler(this.#defaulter, kind), { logger, timeoutMs }),
-      );
-    }
-    if (this.#validator) {
-      vPath = validatePath(kind);
-      server.register(
-        vPath,
-        new AdmissionWebhook(vPath.slice(1), validatingHandler(this.#validator, kind), { logger, timeoutMs }),
-      );
-    }
+    const serve = (path: string, handler: AdmissionHandler) =>
+      server.register(path, new AdmissionWebhook(path.slice(1), handler, { logger, timeoutMs }));
+    if (this.#defaulter && reg.mutatePath) serve(reg.mutatePath, defaultingHandler(this.#defaulter, kind));
+    if (this.#validator && reg.validatePath)
+      serve(reg.validatePath, validatingHandler(this.#validator, kind));
     if (this.#conversion) conversionWebhookFor(server).register(kind, this.#conversion);
-    const reg: WebhookRegistration = {
-      group,
-      version,
-      kind: kind.kind,
-      plural: this.#settings.plural ?? guessPlural(kind.kind),
-      ...(vPath ? { validatePath: vPath } : {}),
-      ...(mPath ? { mutatePath: mPath } : {}),
-      validateOperations:
-        this.#settings.validateOperations ??
-        (this.#validator?.validateDelete ? ['CREATE', 'UPDATE', 'DELETE'] : ['CREATE', 'UPDATE']),
-      convertible: this.#conversion !== undefined,
-      settings: this.#settings,
-    };
     const list = registrations.get(this.#mgr) ?? [];
     list.push(reg);
     registrations.set(this.#mgr, list);

@@ -45,8 +45,6 @@ export {
   getWebhookServer,
   newWebhookManagedBy,
   WebhookBuilder,
-  type WebhookRegistration,
-  type WebhookSettings,
   webhookRegistrations,
 } from './builder.js';
 export { CertWatcher, type CertWatcherOptions } from './certs/certwatcher.js';
@@ -66,14 +64,27 @@ export {
   type HubAndSpoke,
   type Spoke,
 } from './conversion/conversion.js';
+export { defineWebhook, isWebhookDeclaration, type WebhookDeclaration } from './declaration.js';
 export {
+  type CrdConversionPatch,
   crdConversionPatch,
   type WebhookClientConfig,
   type WebhookClientTarget,
+  type WebhookConfiguration,
   type WebhookConfigurationOptions,
+  type WebhookEntry,
+  type WebhookManifest,
+  type WebhookRule,
   webhookConfigurations,
+  webhookManifests,
 } from './manifests.js';
 export { CONVERT_PATH, guessPlural, mutatePath, validatePath } from './names.js';
+export {
+  type WebhookDeclarationOptions,
+  type WebhookRegistration,
+  type WebhookSettings,
+  webhookRegistration,
+} from './registration.js';
 export { type WebhookMetrics, webhookMetrics } from './server/metrics.js';
 export {
   DEFAULT_MAX_BODY_BYTES,

@@ -4,8 +4,8 @@
  * conversion stanza, so nobody hand-writes them.
  */
 import type { KubeObject } from '@kubeloop/client';
-import type { WebhookRegistration } from './builder.js';
 import { CONVERT_PATH } from './names.js';
+import type { WebhookRegistration } from './registration.js';
 
 /** Where the API server reaches the webhook server: a Service, or a base URL (out-of-cluster, tests). */
 export interface WebhookClientTarget {
@@ -24,7 +24,34 @@ export interface WebhookConfigurationOptions extends WebhookClientTarget {
 }
 
 /** Admission webhook client config (`admissionregistration/v1.WebhookClientConfig`). */
-export type WebhookClientConfig = Record<string, unknown>;
+export interface WebhookClientConfig {
+  url?: string;
+  service?: { name: string; namespace: string; path?: string; port?: number };
+  /** Base64 PEM. */
+  caBundle?: string;
+}
+
+/** One rule of a webhook (`admissionregistration/v1.RuleWithOperations`). */
+export interface WebhookRule {
+  apiGroups: string[];
+  apiVersions: string[];
+  operations: string[];
+  resources: string[];
+}
+
+/** One webhook of a generated configuration (`admissionregistration/v1.MutatingWebhook` / `ValidatingWebhook`). */
+export interface WebhookEntry {
+  name: string;
+  clientConfig: WebhookClientConfig;
+  rules: WebhookRule[];
+  admissionReviewVersions: string[];
+  failurePolicy: 'Fail' | 'Ignore';
+  matchPolicy: 'Equivalent' | 'Exact';
+  sideEffects: 'None' | 'NoneOnDryRun';
+  timeoutSeconds: number;
+  /** Mutating webhooks only. */
+  reinvocationPolicy?: 'Never' | 'IfNeeded';
+}
 
 function clientConfig(target: WebhookClientTarget, urlPath: string): WebhookClientConfig {
   const base = target.url
@@ -49,7 +76,7 @@ function webhookName(prefix: 'm' | 'v', r: WebhookRegistration): string {
   return name.split('.').length >= 3 ? name : `${name}.kubeloop.io`;
 }
 
-function rule(r: WebhookRegistration, operations: readonly string[]): Record<string, unknown> {
+function rule(r: WebhookRegistration, operations: readonly string[]): WebhookRule {
   return {
     apiGroups: [r.group],
     apiVersions: [r.version],
@@ -58,7 +85,12 @@ function rule(r: WebhookRegistration, operations: readonly string[]): Record<str
   };
 }
 
-function common(r: WebhookRegistration): Record<string, unknown> {
+function common(
+  r: WebhookRegistration,
+): Pick<
+  WebhookEntry,
+  'admissionReviewVersions' | 'failurePolicy' | 'matchPolicy' | 'sideEffects' | 'timeoutSeconds'
+> {
   return {
     admissionReviewVersions: ['v1'],
     failurePolicy: r.settings.failurePolicy ?? 'Fail',
@@ -69,56 +101,85 @@ function common(r: WebhookRegistration): Record<string, unknown> {
 }
 
 /**
- * The two admission configurations for `registrations` (from `webhookRegistrations(mgr)`), each webhook with
- * its rules (the kind's group, version and plural; CREATE and UPDATE, plus DELETE for validators with
- * `validateDelete`), `failurePolicy`, `sideEffects`, `matchPolicy`, `admissionReviewVersions: [v1]`,
- * `timeoutSeconds` and client config. A configuration without webhooks is left out of the result.
+ * A generated `MutatingWebhookConfiguration` or `ValidatingWebhookConfiguration`: `apiVersion`, `kind` and
+ * `metadata.name` are always set, so `client.create(kind(c.apiVersion, c.kind), c)` takes it as it is.
+ */
+export interface WebhookConfiguration extends KubeObject {
+  apiVersion: 'admissionregistration.k8s.io/v1';
+  kind: 'MutatingWebhookConfiguration' | 'ValidatingWebhookConfiguration';
+  metadata: { name: string };
+  webhooks: WebhookEntry[];
+}
+
+/** The part of a CRD that {@link crdConversionPatch} gives: `metadata.name` and `spec.conversion`. */
+export interface CrdConversionPatch extends KubeObject {
+  apiVersion: 'apiextensions.k8s.io/v1';
+  kind: 'CustomResourceDefinition';
+  metadata: { name: string };
+  spec: {
+    conversion: {
+      strategy: 'Webhook';
+      webhook: { clientConfig: WebhookClientConfig; conversionReviewVersions: string[] };
+    };
+  };
+}
+
+/** What {@link webhookManifests} gives: the configurations and the CRDs' conversion stanzas. */
+export type WebhookManifest = WebhookConfiguration | CrdConversionPatch;
+
+/**
+ * The two admission configurations for `registrations` (from `webhookRegistrations(mgr)` or declarations'
+ * `registration`), each webhook with its rules (the kind's group, version and plural; CREATE and UPDATE, plus
+ * DELETE for validators with `validateDelete`), `failurePolicy`, `sideEffects`, `matchPolicy`,
+ * `admissionReviewVersions: [v1]`, `timeoutSeconds` and client config. A configuration without webhooks is left
+ * out of the result. @throws TypeError when `options` name neither a service nor a URL.
  */
 export function webhookConfigurations(
   registrations: readonly WebhookRegistration[],
   options: WebhookConfigurationOptions,
-): KubeObject[] {
+): WebhookConfiguration[] {
   const name = options.name ?? 'kubeloop-webhook-configuration';
   const mutating = registrations
     .filter((r) => r.mutatePath)
-    .map((r) => ({
-      name: webhookName('m', r),
-      clientConfig: clientConfig(options, r.mutatePath as string),
-      rules: [rule(r, ['CREATE', 'UPDATE'])],
-      ...common(r),
-      reinvocationPolicy: r.settings.reinvocationPolicy ?? 'Never',
-    }));
+    .map(
+      (r): WebhookEntry => ({
+        name: webhookName('m', r),
+        clientConfig: clientConfig(options, r.mutatePath as string),
+        rules: [rule(r, ['CREATE', 'UPDATE'])],
+        ...common(r),
+        reinvocationPolicy: r.settings.reinvocationPolicy ?? 'Never',
+      }),
+    );
   const validating = registrations
     .filter((r) => r.validatePath)
-    .map((r) => ({
-      name: webhookName('v', r),
-      clientConfig: clientConfig(options, r.validatePath as string),
-      rules: [rule(r, r.validateOperations)],
-      ...common(r),
-    }));
-  const out: KubeObject[] = [];
+    .map(
+      (r): WebhookEntry => ({
+        name: webhookName('v', r),
+        clientConfig: clientConfig(options, r.validatePath as string),
+        rules: [rule(r, r.validateOperations)],
+        ...common(r),
+      }),
+    );
+  const apiVersion = 'admissionregistration.k8s.io/v1';
+  const out: WebhookConfiguration[] = [];
   if (mutating.length)
-    out.push({
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'MutatingWebhookConfiguration',
-      metadata: { name },
-      webhooks: mutating,
-    } as KubeObject);
+    out.push({ apiVersion, kind: 'MutatingWebhookConfiguration', metadata: { name }, webhooks: mutating });
   if (validating.length)
     out.push({
-      apiVersion: 'admissionregistration.k8s.io/v1',
+      apiVersion,
       kind: 'ValidatingWebhookConfiguration',
       metadata: { name },
       webhooks: validating,
-    } as KubeObject);
+    });
   return out;
 }
 
 /**
  * The `spec.conversion` of a CRD converted by this manager (`strategy: Webhook`, the `/convert` path,
- * `conversionReviewVersions: [v1]`), as a partial CRD ready for server-side apply on the CRD named `crdName`.
+ * `conversionReviewVersions: [v1]`), as a partial CRD ready for server-side apply on the CRD named `crdName`
+ * (or, as kubebuilder's `config/crd/patches/webhook_in_<plural>.yaml`, a patch onto the generated CRD).
  */
-export function crdConversionPatch(crdName: string, target: WebhookClientTarget): KubeObject {
+export function crdConversionPatch(crdName: string, target: WebhookClientTarget): CrdConversionPatch {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -129,5 +190,20 @@ export function crdConversionPatch(crdName: string, target: WebhookClientTarget)
         webhook: { clientConfig: clientConfig(target, CONVERT_PATH), conversionReviewVersions: ['v1'] },
       },
     },
-  } as KubeObject;
+  };
+}
+
+/**
+ * Every manifest of `registrations`: {@link webhookConfigurations}, then one {@link crdConversionPatch} per CRD
+ * (`<plural>.<group>`) with a conversion, in registration order. What `kubeloop webhook generate` writes.
+ */
+export function webhookManifests(
+  registrations: readonly WebhookRegistration[],
+  options: WebhookConfigurationOptions,
+): WebhookManifest[] {
+  const crds = [...new Set(registrations.filter((r) => r.convertible).map((r) => `${r.plural}.${r.group}`))];
+  return [
+    ...webhookConfigurations(registrations, options),
+    ...crds.map((c) => crdConversionPatch(c, options)),
+  ];
 }

@@ -4,12 +4,15 @@ import type { RestConfig } from '@kubeloop/config';
 import { describe, expect, it } from 'vitest';
 import {
   crdConversionPatch,
+  defineWebhook,
   getWebhookServer,
   guessPlural,
+  isWebhookDeclaration,
   mutatePath,
   newWebhookManagedBy,
   validatePath,
   webhookConfigurations,
+  webhookManifests,
   webhookRegistrations,
 } from '../src/index.js';
 import { admissionReview, loopbackPki, post, staticSource } from './support/tls.js';
@@ -163,16 +166,12 @@ describe('newWebhookManagedBy', () => {
         },
       ],
     });
-    expect(
-      (
-        validating as { webhooks: { name: string; sideEffects: string; clientConfig: unknown }[] }
-      ).webhooks.map((w) => [w.name, w.sideEffects]),
-    ).toEqual([
+    expect(validating?.webhooks.map((w) => [w.name, w.sideEffects])).toEqual([
       ['vwidget-v1.example.com', 'None'],
       ['vpod-v1.core.kubeloop.io', 'NoneOnDryRun'],
     ]);
     const byUrl = webhookConfigurations(webhookRegistrations(mgr), { url: 'https://127.0.0.1:9443/' });
-    expect((byUrl[1] as { webhooks: { clientConfig: unknown }[] }).webhooks[0]?.clientConfig).toEqual({
+    expect(byUrl[1]?.webhooks[0]?.clientConfig).toEqual({
       url: 'https://127.0.0.1:9443/validate-example-com-v1-widget',
     });
     expect(() => webhookConfigurations(webhookRegistrations(mgr), {})).toThrow(/give service or url/);
@@ -192,5 +191,40 @@ describe('newWebhookManagedBy', () => {
         },
       },
     });
+  });
+});
+
+describe('defineWebhook', () => {
+  it('serves through from() what the declaration registers, with a declared plural', () => {
+    const Gadget = { ...kind<Widget>('example.com/v1', 'Gadget'), plural: 'gadgetry' };
+    const decl = defineWebhook({
+      for: Gadget,
+      validator: { validateDelete: () => undefined },
+      conversion: (o) => o,
+      settings: { timeoutSeconds: 3 },
+    });
+    expect(isWebhookDeclaration(decl)).toBe(true);
+    expect(isWebhookDeclaration({ ...decl, webhookDeclaration: 'yes' })).toBe(false);
+    const mgr = newManager(offline);
+    getWebhookServer(mgr, { bindAddress: '0' });
+    const reg = newWebhookManagedBy(mgr).from(decl).complete();
+    expect(reg).toEqual(decl.registration);
+    expect(reg).toMatchObject({
+      plural: 'gadgetry',
+      validatePath: '/validate-example-com-v1-gadget',
+      validateOperations: ['CREATE', 'UPDATE', 'DELETE'],
+      convertible: true,
+    });
+    expect(getWebhookServer(mgr).paths().sort()).toEqual(['/convert', '/validate-example-com-v1-gadget']);
+    const out = decl.renderManifests([decl], { url: 'https://127.0.0.1:9443' });
+    expect(out.map((m) => `${m.kind}/${m.metadata.name}`)).toEqual([
+      'ValidatingWebhookConfiguration/kubeloop-webhook-configuration',
+      'CustomResourceDefinition/gadgetry.example.com',
+    ]);
+    expect(out).toEqual(webhookManifests([reg], { url: 'https://127.0.0.1:9443' }));
+    expect(() => defineWebhook({ for: Gadget })).toThrow(/no validator, defaulter or conversion/);
+    expect(() => defineWebhook({ for: Gadget, validator: {}, settings: { timeoutSeconds: 31 } })).toThrow(
+      /timeoutSeconds: must be an integer from 1 to 30, got 31/,
+    );
   });
 });

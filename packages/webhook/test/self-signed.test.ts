@@ -221,12 +221,16 @@ describe('SelfSignedCertificates', () => {
     const started = certs.start(new AbortController().signal).then(() => {
       elected = true;
     });
+    // key generation takes seconds on a loaded box: poll for as long as the test may run (the test failed at
+    // the default 1 s under load 25, and the standby then wrote the Secret after the server had stopped)
     await expect
-      .poll(async () =>
-        client.get(Secret, { name: 'standby-certs', namespace: 'default' }).then(
-          () => true,
-          () => false,
-        ),
+      .poll(
+        async () =>
+          client.get(Secret, { name: 'standby-certs', namespace: 'default' }).then(
+            () => true,
+            () => false,
+          ),
+        { timeout: 50_000 },
       )
       .toBe(true);
     expect(elected).toBe(false);

@@ -141,10 +141,7 @@ beforeAll(async () => {
     service: { name: 'widget-webhook', namespace: 'system' },
     caBundle,
   }))
-    await api.create(
-      cfg.kind === 'MutatingWebhookConfiguration' ? Mutating : Validating,
-      cfg as WebhookConfiguration,
-    );
+    await api.create(kind(cfg.apiVersion, cfg.kind), cfg);
 }, 120_000);
 
 afterAll(async () => {
