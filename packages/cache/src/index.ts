@@ -30,11 +30,12 @@ export {
   type HandlerOptions,
   type Informer,
   InformerError,
+  type InformerStats,
   type InformerStatus,
   type ResourceEventHandler,
   type ResourceEventHandlerRegistration,
 } from './informer.js';
-export { type Cache, InformerCache, type Informers } from './informer-cache.js';
+export { type Cache, type CacheInformerInfo, InformerCache, type Informers } from './informer-cache.js';
 export {
   type ListCallOptions,
   type ListerWatcher,

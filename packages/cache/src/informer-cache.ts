@@ -30,7 +30,7 @@ import {
   DEFAULT_SYNC_PERIOD_MS,
   type InformerCacheOptions,
 } from './cache-options.js';
-import type { Informer } from './informer.js';
+import type { Informer, InformerStats } from './informer.js';
 import { MultiNamespaceInformer } from './internal/multi-namespace-informer.js';
 import { listWatchFor } from './list-watch.js';
 import { ReadYourWrites } from './read-your-writes.js';
@@ -60,6 +60,24 @@ export interface Informers {
     field: string,
     extract: (obj: T) => readonly string[],
   ): void;
+}
+
+/** One informer of an {@link InformerCache}, as `informers()` lists it (what `/debug/cache` serves). */
+export interface CacheInformerInfo {
+  /** The cache's key of the informer: `apiVersion/Kind`, `#metadata` appended for a metadata-only one. */
+  readonly name: string;
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly metadataOnly: boolean;
+  /** The namespaces it watches; empty: all. */
+  readonly namespaces: readonly string[];
+  readonly synced: boolean;
+  readonly started: boolean;
+  readonly stopped: boolean;
+  /** The message of the last list error, while it stands. */
+  readonly lastListError: string | undefined;
+  readonly stats: InformerStats;
 }
 
 /** Cache knows how to serve reads from informers (controller-runtime `cache.Cache` = Reader + Informers). */
@@ -289,6 +307,36 @@ export class InformerCache implements Cache {
       }),
     );
     return results.every(Boolean);
+  }
+
+  /**
+   * Every informer of the cache with its state and figures (objects, bytes, events, relists, watch restarts,
+   * handler time): what the manager's informer metrics and `/debug/cache` report.
+   */
+  informers(): CacheInformerInfo[] {
+    const out: CacheInformerInfo[] = [];
+    for (const [key, e] of this.#entries) {
+      const inf = e.informer;
+      const st = inf.status();
+      const slash = key.lastIndexOf('/');
+      const apiVersion = key.slice(0, slash);
+      const gv = apiVersion.split('/');
+      const err = st.lastListError;
+      out.push({
+        name: key,
+        group: gv.length === 2 ? gv[0]! : '',
+        version: gv.at(-1)!,
+        kind: key.slice(slash + 1).replace(/#metadata$/, ''),
+        metadataOnly: key.endsWith('#metadata'),
+        namespaces: this.#namespacesOf(key),
+        synced: inf.hasSynced(),
+        started: inf.isStarted(),
+        stopped: inf.isStopped(),
+        lastListError: err === undefined ? undefined : err instanceof Error ? err.message : String(err),
+        stats: inf.stats(),
+      });
+    }
+    return out;
   }
 
   /** The GVKs (`Kind.version[.group]`) of the informers that have not synced yet. */

@@ -49,6 +49,40 @@ export interface InformerStatus {
 }
 
 /**
+ * What an informer holds and has done, for metrics and `/debug/cache` (the figures client-go's informer
+ * metrics report, and those controller-runtime users ask for). Counters run from the informer's start.
+ */
+export interface InformerStats {
+  /** Objects in the store. */
+  readonly objects: number;
+  /**
+   * Bytes the stored objects take: the JSON bytes a compact store keeps (exact), else an estimate (the JSON
+   * length of up to 64 sampled objects, scaled to all; `bytesEstimated`).
+   */
+  readonly bytes: number;
+  readonly bytesEstimated: boolean;
+  /** Seconds since the last event (add, update, delete or bookmark) reached the store; `undefined`: none yet. */
+  readonly lastEventAgeSeconds: number | undefined;
+  /** Lists after the first (after a 410, a failed watch, a restart). */
+  readonly relists: number;
+  /** Watch requests after the first. */
+  readonly watchRestarts: number;
+  /** Watch events applied, by type (`ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK`). */
+  readonly events: {
+    readonly added: number;
+    readonly modified: number;
+    readonly deleted: number;
+    readonly bookmark: number;
+  };
+  /** Notifications delivered to the handlers, and the seconds the handlers took for them (sum and max). */
+  readonly handlerNotifications: number;
+  readonly handlerSeconds: number;
+  readonly handlerMaxSeconds: number;
+  /** The resourceVersion the store is at (`''` for a merge of several namespaces). */
+  readonly resourceVersion: string;
+}
+
+/**
  * Informer knows how to share one kind's cached objects: the read side, handlers and sync state (what
  * `InformerCache.getInformer` returns: a `SharedIndexInformer`, or several merged across namespaces).
  */
@@ -66,6 +100,8 @@ export interface Informer<T extends KubeObject = KubeObject> {
   /** Resolves `true` when synced, `false` if `signal` aborts or the informer stops first. */
   waitForSync(signal?: AbortSignal): Promise<boolean>;
   status(): InformerStatus;
+  /** Objects, bytes, events, relists and handler time (see {@link InformerStats}). */
+  stats(): InformerStats;
   isStarted(): boolean;
   isStopped(): boolean;
   /** @throws InformerError once started. */

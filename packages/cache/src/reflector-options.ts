@@ -60,6 +60,8 @@ export interface ReflectorOptions {
   readonly watchListSupport?: WatchListSupport;
   /** Called after every successful list (or streaming initial sync) and every list failure. */
   readonly onListResult?: (err: unknown | undefined) => void;
+  /** Called each time a watch request is made (the first one, and every re-watch after it). */
+  readonly onWatchStart?: () => void;
 }
 
 /**

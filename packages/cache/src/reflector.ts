@@ -61,6 +61,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
   readonly #log: Logger;
   readonly #onWatchError: ((err: unknown) => void) | undefined;
   readonly #onListResult: ((err: unknown | undefined) => void) | undefined;
+  readonly #onWatchStart: (() => void) | undefined;
   readonly #random: () => number;
   readonly #clock: Clock;
   readonly #watchListTimeoutMs: number;
@@ -86,6 +87,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
     this.#log = options.logger ?? discardLogger;
     this.#onWatchError = options.onWatchError;
     this.#onListResult = options.onListResult;
+    this.#onWatchStart = options.onWatchStart;
     this.#random = options.random ?? Math.random;
     this.#useWatchList = options.useWatchList ?? false;
     this.#watchListTimeoutMs = options.watchListTimeoutMs ?? 60_000;
@@ -229,6 +231,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
       const watchAbort = pendingAbort ?? new AbortController();
       const unlink = link(signal, watchAbort);
       try {
+        if (!pending) this.#onWatchStart?.();
         const it =
           pending ??
           this.#lw

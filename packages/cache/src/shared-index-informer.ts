@@ -7,6 +7,7 @@ import {
   handlerResyncMs,
   type Informer,
   InformerError,
+  type InformerStats,
   type InformerStatus,
   type ResourceEventHandler,
   type ResourceEventHandlerRegistration,
@@ -50,7 +51,7 @@ export interface SharedIndexInformerOptions<T extends KubeObject = KubeObject> {
   /** Name in logs. */
   readonly name?: string;
   /** Passed to the reflector (page size, watch timeout, backoff, WatchList, clock). */
-  readonly reflector?: Omit<ReflectorOptions, 'logger' | 'name' | 'onListResult'>;
+  readonly reflector?: Omit<ReflectorOptions, 'logger' | 'name' | 'onListResult' | 'onWatchStart'>;
   /** Time source of resyncs (and of the reflector, unless `reflector.clock` is given). @defaultValue the real clock */
   readonly clock?: Clock;
   readonly random?: () => number;
@@ -103,6 +104,13 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
   #lastListError: unknown;
   #terminalError: unknown;
   #transformErrors = 0;
+  #lists = 0;
+  #watches = 0;
+  #lastEventAt: number | undefined;
+  readonly #events = { added: 0, modified: 0, deleted: 0, bookmark: 0 };
+  #handlerNotifications = 0;
+  #handlerMs = 0;
+  #handlerMaxMs = 0;
 
   /**
    * Checks the options here, so a bad one fails where it is given rather than when the informer runs.
@@ -192,6 +200,42 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
     };
   }
 
+  /** Objects, bytes, events, relists, watch restarts and handler time (see {@link InformerStats}). */
+  stats(): InformerStats {
+    const idx = this.#indexer;
+    const keys = idx.listKeys();
+    const objects = keys.length;
+    let bytes: number;
+    let bytesEstimated = false;
+    if (idx instanceof CompactIndexer) bytes = idx.debugStats().jsonBytes;
+    else {
+      bytesEstimated = true;
+      bytes = estimateBytes(keys, (k) => idx.get(k));
+    }
+    return {
+      objects,
+      bytes,
+      bytesEstimated,
+      lastEventAgeSeconds:
+        this.#lastEventAt === undefined ? undefined : (this.#clock.now() - this.#lastEventAt) / 1000,
+      relists: Math.max(0, this.#lists - 1),
+      watchRestarts: Math.max(0, this.#watches - 1),
+      events: { ...this.#events },
+      handlerNotifications: this.#handlerNotifications,
+      handlerSeconds: this.#handlerMs / 1000,
+      handlerMaxSeconds: this.#handlerMaxMs / 1000,
+      resourceVersion: this.#lastSyncRV,
+    };
+  }
+
+  /** Counts one notification and the time the handlers took for it (they run synchronously). */
+  #handled(startedAt: number): void {
+    const ms = this.#clock.now() - startedAt;
+    this.#handlerNotifications++;
+    this.#handlerMs += ms;
+    if (ms > this.#handlerMaxMs) this.#handlerMaxMs = ms;
+  }
+
   /** The resourceVersion the store is at. */
   get lastSyncResourceVersion(): string {
     return this.#lastSyncRV;
@@ -224,6 +268,9 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
         ...(this.#watchErrorHandler ? { onWatchError: this.#watchErrorHandler } : {}),
         onListResult: (err) => {
           this.#lastListError = err;
+        },
+        onWatchStart: () => {
+          this.#watches++;
         },
       });
       this.#processor.run();
@@ -317,6 +364,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
   readonly #writer: ReflectorStore<T> = {
     prepare: (raw) => this.#prepareListed(raw),
     replace: (items, resourceVersion) => {
+      this.#lists++;
       const initial = !this.#synced;
       const onStored = this.#options.onStored;
       const seen = new Set<string>();
@@ -356,10 +404,18 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
       this.#bumpRV(raw);
       // A version the transform refused is still a version the informer has passed.
       this.#options.onStored?.(this.#indexer.keyFunc(raw), raw, false);
+      const now = this.#clock.now();
+      this.#lastEventAt = now;
       if (!obj) return;
       const old = this.#indexer.upsert(obj);
-      if (old) this.#processor.emitUpdate(old, obj);
-      else this.#processor.emitAdd(obj, false);
+      if (old) {
+        this.#events.modified++;
+        this.#processor.emitUpdate(old, obj);
+      } else {
+        this.#events.added++;
+        this.#processor.emitAdd(obj, false);
+      }
+      this.#handled(now);
     },
     update: (raw) => this.#writer.add(raw),
     delete: (raw) => {
@@ -367,13 +423,38 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
       const old = this.#indexer.deleteKey(key);
       this.#bumpRV(raw);
       this.#options.onStored?.(key, raw, true);
+      this.#lastEventAt = this.#clock.now();
+      this.#events.deleted++;
       const obj = this.#transformed(raw) ?? old;
       if (!obj) return; // never cached and not transformable: logged, nothing to tell
       if (this.#options.freezeObjects !== false) deepFreeze(obj);
+      const now = this.#clock.now();
       this.#processor.emitDelete(obj);
+      this.#handled(now);
     },
     bookmark: (resourceVersion) => {
       this.#lastSyncRV = resourceVersion;
+      this.#lastEventAt = this.#clock.now();
+      this.#events.bookmark++;
     },
   };
+}
+
+/** Objects sampled to estimate the bytes a plain store holds. */
+const BYTES_SAMPLE = 64;
+
+/**
+ * The JSON bytes of the objects under `keys`, estimated from the UTF-16 length of up to {@link BYTES_SAMPLE}
+ * evenly spaced objects' JSON (ASCII-heavy Kubernetes objects: about one byte a character), scaled to all.
+ */
+function estimateBytes(keys: readonly string[], get: (key: string) => KubeObject | undefined): number {
+  if (keys.length === 0) return 0;
+  const step = Math.max(1, Math.floor(keys.length / BYTES_SAMPLE));
+  let sampled = 0;
+  let chars = 0;
+  for (let i = 0; i < keys.length && sampled < BYTES_SAMPLE; i += step) {
+    chars += JSON.stringify(get(keys[i]!))?.length ?? 0;
+    sampled++;
+  }
+  return Math.round((chars / sampled) * keys.length);
 }

@@ -16,6 +16,7 @@ import { signalWithTimeout, whenAborted } from '../internal-signals.js';
 import { managerLeaderElector } from '../leaderelection/manager-elector.js';
 import type { Logger } from '../logger.js';
 import { registerCacheMetrics } from '../metrics/cache-metrics.js';
+import { DEBUG_CACHE_PATH, debugCacheHandler } from '../metrics/debug-cache.js';
 import { type ManagerMetrics, managerMetrics } from '../metrics/manager-metrics.js';
 import { newMetricsRegistry } from '../metrics/registry.js';
 import { MetricsServer } from '../metrics/server.js';
@@ -108,7 +109,8 @@ class ControllerManager implements Manager {
     this.#metricsServer = new MetricsServer({
       bindAddress: o.metrics.bindAddress,
       registry: this.#metrics.registry,
-      extraHandlers: o.metrics.extraHandlers,
+      // The cache's state as JSON beside /metrics; a handler the user gives for the same path wins.
+      extraHandlers: { [DEBUG_CACHE_PATH]: debugCacheHandler(this.#cache), ...o.metrics.extraHandlers },
       logger: this.#log.child({ component: 'metrics' }),
     });
     for (const server of [this.#probes, this.#metricsServer]) {

@@ -1,11 +1,153 @@
-import type { InformerCache } from '@kubeloop/cache';
+import type { CacheInformerInfo, InformerCache } from '@kubeloop/cache';
 import { Counter, Gauge, type Registry } from 'prom-client';
 
 /** The caches each registry reports (a shared registry may serve several managers' caches). */
 const families = new WeakMap<Registry, Set<InformerCache>>();
 
+/** The labels of an informer's series, as client-go's informer metrics name it (`resource` is the kind here). */
+const LABELS = ['name', 'group', 'version', 'kind'] as const;
+type Labels = Record<(typeof LABELS)[number], string>;
+
+function labelsOf(i: CacheInformerInfo): Labels {
+  return { name: i.name, group: i.group, version: i.version, kind: i.kind };
+}
+
+/** A gauge of every informer of every cache on the registry, set when scraped. */
+function informerGauge(
+  registry: Registry,
+  caches: Set<InformerCache>,
+  name: string,
+  help: string,
+  value: (i: CacheInformerInfo) => number | undefined,
+): void {
+  new Gauge({
+    name,
+    help,
+    labelNames: LABELS,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const c of caches)
+        for (const i of c.informers()) {
+          const v = value(i);
+          if (v !== undefined) this.set(labelsOf(i), v);
+        }
+    },
+  });
+}
+
+/** A counter of every informer of every cache on the registry, read from the informers when scraped. */
+function informerCounter(
+  registry: Registry,
+  caches: Set<InformerCache>,
+  name: string,
+  help: string,
+  values: (i: CacheInformerInfo) => ReadonlyArray<[extra: Record<string, string>, n: number]>,
+  extraLabels: readonly string[] = [],
+): void {
+  new Counter({
+    name,
+    help,
+    labelNames: [...LABELS, ...extraLabels],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const c of caches)
+        for (const i of c.informers())
+          for (const [extra, n] of values(i)) this.inc({ ...labelsOf(i), ...extra }, n);
+    },
+  });
+}
+
+/** The informer metrics, in the style of client-go's `informer_*` metrics (subsystem `informer`). */
+function registerInformerMetrics(registry: Registry, caches: Set<InformerCache>): void {
+  informerGauge(
+    registry,
+    caches,
+    'informer_store_objects',
+    "Objects in the informer's store.",
+    (i) => i.stats.objects,
+  );
+  informerGauge(
+    registry,
+    caches,
+    'informer_store_bytes',
+    "Bytes the informer's store holds: the JSON bytes of a compact store, else an estimate from sampled objects.",
+    (i) => i.stats.bytes,
+  );
+  informerGauge(
+    registry,
+    caches,
+    'informer_last_event_age_seconds',
+    "Seconds since the last watch event (bookmarks included) reached the informer's store.",
+    (i) => i.stats.lastEventAgeSeconds,
+  );
+  informerGauge(registry, caches, 'informer_synced', '1 once the informer has synced, else 0.', (i) =>
+    i.synced ? 1 : 0,
+  );
+  informerGauge(
+    registry,
+    caches,
+    'informer_store_resource_version',
+    'The 15 least significant digits of the resource version of the store.',
+    (i) => {
+      const rv = i.stats.resourceVersion;
+      return /^\d+$/.test(rv) ? Number(rv.slice(-15)) : undefined;
+    },
+  );
+  informerGauge(
+    registry,
+    caches,
+    'informer_handler_max_seconds',
+    "Longest time the informer's handlers took for one notification (they run synchronously, so the store waits for them).",
+    (i) => i.stats.handlerMaxSeconds,
+  );
+  informerCounter(registry, caches, 'informer_relists_total', 'Lists after the first one.', (i) => [
+    [{}, i.stats.relists],
+  ]);
+  informerCounter(
+    registry,
+    caches,
+    'informer_watch_restarts_total',
+    'Watch requests after the first one.',
+    (i) => [[{}, i.stats.watchRestarts]],
+  );
+  informerCounter(
+    registry,
+    caches,
+    'informer_events_total',
+    "Watch events applied to the informer's store, by type.",
+    (i) => [
+      [{ type: 'ADDED' }, i.stats.events.added],
+      [{ type: 'MODIFIED' }, i.stats.events.modified],
+      [{ type: 'DELETED' }, i.stats.events.deleted],
+      [{ type: 'BOOKMARK' }, i.stats.events.bookmark],
+    ],
+    ['type'],
+  );
+  informerCounter(
+    registry,
+    caches,
+    'informer_handler_notifications_total',
+    "Watch event notifications delivered to the informer's handlers.",
+    (i) => [[{}, i.stats.handlerNotifications]],
+  );
+  informerCounter(
+    registry,
+    caches,
+    'informer_handler_seconds_total',
+    "Seconds the informer's handlers took for watch event notifications.",
+    (i) => [[{}, i.stats.handlerSeconds]],
+  );
+}
+
 /**
- * The manager cache's metrics on `registry`, read from the cache when scraped. Read-your-own-writes:
+ * The manager cache's metrics on `registry`, read from the cache when scraped. Per informer (labels `name`,
+ * `group`, `version`, `kind`), in client-go's `informer_*` style: `informer_store_objects`,
+ * `informer_store_bytes`, `informer_last_event_age_seconds`, `informer_synced`,
+ * `informer_store_resource_version`, `informer_relists_total`, `informer_watch_restarts_total`,
+ * `informer_events_total{type}`, `informer_handler_notifications_total`, `informer_handler_seconds_total`,
+ * `informer_handler_max_seconds`. Read-your-own-writes:
  * `kubeloop_cache_read_your_writes_pending` (writes whose version the cache has not stored yet),
  * `kubeloop_cache_read_your_writes_waits_total{outcome}` (reads and reconcile starts that waited, by
  * `observed` / `timeout` / `aborted`) and `kubeloop_cache_read_your_writes_wait_seconds_total`. Several
@@ -17,6 +159,7 @@ export function registerCacheMetrics(registry: Registry, cache: InformerCache): 
     const set = new Set<InformerCache>();
     caches = set;
     families.set(registry, set);
+    registerInformerMetrics(registry, set);
     const stats = () => [...set].flatMap((c) => c.readYourWrites()?.stats() ?? []);
     new Gauge({
       name: 'kubeloop_cache_read_your_writes_pending',

@@ -6,6 +6,7 @@ import {
   handlerResyncMs,
   type Informer,
   InformerError,
+  type InformerStats,
   type InformerStatus,
   type ResourceEventHandler,
   type ResourceEventHandlerRegistration,
@@ -54,6 +55,31 @@ export class MultiNamespaceInformer<T extends KubeObject> implements Informer<T>
     this.#isNamespaced = isNamespaced;
     this.#log = log;
     this.#clock = clock;
+  }
+
+  /** The namespaces' stats summed (the largest handler time, the youngest last event). */
+  stats(): InformerStats {
+    const all = this.#children.map((c) => c.stats());
+    const sum = (f: (s: InformerStats) => number) => all.reduce((n, s) => n + f(s), 0);
+    const ages = all.flatMap((s) => (s.lastEventAgeSeconds === undefined ? [] : [s.lastEventAgeSeconds]));
+    return {
+      objects: sum((s) => s.objects),
+      bytes: sum((s) => s.bytes),
+      bytesEstimated: all.some((s) => s.bytesEstimated),
+      lastEventAgeSeconds: ages.length > 0 ? Math.min(...ages) : undefined,
+      relists: sum((s) => s.relists),
+      watchRestarts: sum((s) => s.watchRestarts),
+      events: {
+        added: sum((s) => s.events.added),
+        modified: sum((s) => s.events.modified),
+        deleted: sum((s) => s.events.deleted),
+        bookmark: sum((s) => s.events.bookmark),
+      },
+      handlerNotifications: sum((s) => s.handlerNotifications),
+      handlerSeconds: sum((s) => s.handlerSeconds),
+      handlerMaxSeconds: Math.max(0, ...all.map((s) => s.handlerMaxSeconds)),
+      resourceVersion: this.lastSyncResourceVersion,
+    };
   }
 
   get lastSyncResourceVersion(): string {
