@@ -1,5 +1,6 @@
 import type { InformerCache } from '@kubeloop/cache';
 import { type Kind, type KubeObject, metadataOnly } from '@kubeloop/client';
+import type { Cluster } from './cluster/cluster.js';
 import { Controller } from './controller.js';
 import { type BuilderControllerOptions, ControllerError } from './controller-options.js';
 import { type EventHandler, enqueueRequestForObject, enqueueRequestForOwner } from './handler.js';
@@ -17,6 +18,13 @@ export interface BuilderWatchOptions<T extends KubeObject> {
    * see `KindSourceOptions.initialListPriority`). @defaultValue `LOW_PRIORITY` (-100)
    */
   readonly initialListPriority?: number;
+  /**
+   * Watch the kind in this cluster instead of the manager's (controller-runtime `source.Kind` on another
+   * cluster's cache): its cache and RESTMapper are used, so a controller can watch in one cluster and
+   * reconcile in another. Add the cluster to the manager (`mgr.add(cluster)`) so its cache runs.
+   * @defaultValue the manager's own cluster
+   */
+  readonly cluster?: Cluster;
 }
 
 /** Options of {@link ControllerBuilder.owns}. */
@@ -30,6 +38,7 @@ interface WatchEntry {
   readonly handler: EventHandler;
   readonly predicates: readonly Predicate[];
   readonly initialListPriority?: number | undefined;
+  readonly cluster?: Cluster | undefined;
 }
 
 const NAME = /^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$/i;
@@ -46,6 +55,46 @@ function checkKind(kind: Kind | undefined, where: string): asserts kind is Kind 
       `${where}: unknown kind ${JSON.stringify(kind)}; pass a kind descriptor such as Pod or kind('example.com/v1', 'Widget')`,
     );
   }
+}
+
+/**
+ * Checks what a builder was given and returns the controller's name (`name`, or the `for` kind lower-cased).
+ * @throws ControllerError naming the problem. @internal shared with the multi-cluster builder
+ */
+export function checkBuild(b: {
+  readonly forKind: Kind | undefined;
+  readonly owns: readonly Kind[];
+  readonly watches: readonly Kind[];
+  readonly rawSources: number;
+  readonly name: string | undefined;
+  readonly reconciler: Reconciler;
+}): string {
+  if (!b.forKind && b.watches.length === 0 && b.rawSources === 0) {
+    throw new ControllerError(
+      'must provide an object for reconciliation: call for(kind), or watches() / watchesRawSource() with named()',
+    );
+  }
+  if (b.owns.length > 0 && !b.forKind) {
+    throw new ControllerError('owns() can only be used together with for(kind)');
+  }
+  if (!b.forKind && b.name === undefined) {
+    throw new ControllerError('one of for(kind) or named(name) must be called');
+  }
+  if (b.forKind) checkKind(b.forKind, 'for');
+  for (const k of b.owns) checkKind(k, 'owns');
+  for (const k of b.watches) checkKind(k, 'watches');
+  if (typeof b.reconciler?.reconcile !== 'function') {
+    throw new ControllerError(
+      'complete()/build() needs a Reconciler: an object with a reconcile(ctx, req) method',
+    );
+  }
+  const name = b.name ?? (b.forKind as Kind).kind.toLowerCase();
+  if (!NAME.test(name)) {
+    throw new ControllerError(
+      `controller name ${JSON.stringify(name)} must consist of letters, digits, '-', '_' or '.', and start and end with a letter or digit`,
+    );
+  }
+  return name;
 }
 
 /**
@@ -76,6 +125,7 @@ export class ControllerBuilder {
       handler: enqueueRequestForObject(),
       predicates: (options.predicates ?? []) as readonly Predicate[],
       initialListPriority: options.initialListPriority,
+      cluster: options.cluster,
     };
     return this;
   }
@@ -100,6 +150,7 @@ export class ControllerBuilder {
       handler: handler as unknown as EventHandler,
       predicates: (options.predicates ?? []) as readonly Predicate[],
       initialListPriority: options.initialListPriority,
+      cluster: options.cluster,
     });
     return this;
   }
@@ -148,31 +199,14 @@ export class ControllerBuilder {
    *   `for`; an unknown (malformed) kind; a malformed name; a name already taken in the manager.
    */
   build(reconciler: Reconciler): Controller {
-    if (!this.#for && this.#watches.length === 0 && this.#rawSources.length === 0) {
-      throw new ControllerError(
-        'must provide an object for reconciliation: call for(kind), or watches() / watchesRawSource() with named()',
-      );
-    }
-    if (this.#owns.length > 0 && !this.#for) {
-      throw new ControllerError('owns() can only be used together with for(kind)');
-    }
-    if (!this.#for && this.#name === undefined) {
-      throw new ControllerError('one of for(kind) or named(name) must be called');
-    }
-    if (this.#for) checkKind(this.#for.kind, 'for');
-    for (const o of this.#owns) checkKind(o.kind, 'owns');
-    for (const w of this.#watches) checkKind(w.kind, 'watches');
-    if (typeof reconciler?.reconcile !== 'function') {
-      throw new ControllerError(
-        'complete()/build() needs a Reconciler: an object with a reconcile(ctx, req) method',
-      );
-    }
-    const name = this.#name ?? (this.#for as WatchEntry).kind.kind.toLowerCase();
-    if (!NAME.test(name)) {
-      throw new ControllerError(
-        `controller name ${JSON.stringify(name)} must consist of letters, digits, '-', '_' or '.', and start and end with a letter or digit`,
-      );
-    }
+    const name = checkBuild({
+      forKind: this.#for?.kind,
+      owns: this.#owns.map((o) => o.kind),
+      watches: this.#watches.map((w) => w.kind),
+      rawSources: this.#rawSources.length,
+      name: this.#name,
+      reconciler,
+    });
     const defaults = this.mgr.getControllerOptions();
     const { skipNameValidation, ...options } = { ...defaults, ...this.#options };
     if (!skipNameValidation) this.mgr.registerControllerName(name);
@@ -203,15 +237,16 @@ export class ControllerBuilder {
         }),
         predicates: o.options.predicates ?? [],
         initialListPriority: o.options.initialListPriority,
+        cluster: o.options.cluster,
       });
     }
     for (const w of this.#watches) entries.push(w);
     for (const e of entries) {
       ctrl.watch(
-        new KindSource(cache, e.kind, e.handler, {
+        new KindSource(e.cluster?.getCache() ?? cache, e.kind, e.handler, {
           predicates: [...this.#globalPredicates, ...e.predicates],
           logger: log.child({ controller: name }),
-          restMapper: mapper,
+          restMapper: e.cluster?.getRESTMapper() ?? mapper,
           ...(e.initialListPriority !== undefined ? { initialListPriority: e.initialListPriority } : {}),
         }),
       );

@@ -226,7 +226,12 @@ export class Controller implements Runnable {
   async #reconcileHandler(req: Request, priority: number | undefined, signal: AbortSignal): Promise<void> {
     const startedAt = this.#clock.now();
     const reconcileID = randomUUID();
-    const log = this.#log.child({ namespace: req.namespace, name: req.name, reconcileID });
+    const log = this.#log.child({
+      ...(req.cluster ? { cluster: req.cluster } : {}),
+      namespace: req.namespace,
+      name: req.name,
+      reconcileID,
+    });
     // Each reconcile gets its own signal (controller-runtime derives a ctx per reconcile): a reconciler that
     // listens on it adds nothing to the long-lived controller signal. Aborted by the controller's stop or
     // by `reconciliationTimeoutMs` (0: no deadline).

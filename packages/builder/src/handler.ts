@@ -200,7 +200,12 @@ export function enqueueRequestsFromMapFunc<T extends KubeObject = KubeObject>(
           const k = requestKey(req);
           if (seen.has(k)) continue;
           seen.add(k);
-          q.add({ namespace: req.namespace ?? '', name: req.name });
+          // A map function may name another cluster (watch in one, reconcile in another): kept.
+          q.add({
+            namespace: req.namespace ?? '',
+            name: req.name,
+            ...(req.cluster ? { cluster: req.cluster } : {}),
+          });
         }
       }
     };

@@ -62,6 +62,7 @@ export {
   newControllerManagedBy,
   type OwnsOptions,
 } from './builder.js';
+export { type Cluster, type ClusterOptions, newCluster } from './cluster/cluster.js';
 export { Controller } from './controller.js';
 export {
   type BuilderControllerOptions,
@@ -128,6 +129,7 @@ export {
   metricsRegistry,
   newMetricsRegistry,
 } from './metrics/index.js';
+export * from './multicluster/index.js';
 export {
   and,
   annotationChangedPredicate,
@@ -163,6 +165,7 @@ export {
 } from './recorder/recorder.js';
 export {
   newSharding,
+  type ShardAttachment,
   Sharding,
   ShardingConfigError,
   type ShardingOptions,

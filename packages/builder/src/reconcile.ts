@@ -1,10 +1,20 @@
 import { isNotFound, type Kind, type KubeObject, type Reader } from '@kubeloop/client';
 import type { Logger } from './logger.js';
 
-/** Names the object to reconcile (controller-runtime `reconcile.Request`). `namespace` is `''` for cluster-scoped objects. */
+/**
+ * Names the object to reconcile (controller-runtime `reconcile.Request`). `namespace` is `''` for
+ * cluster-scoped objects.
+ */
 export interface Request {
   readonly namespace: string;
   readonly name: string;
+  /**
+   * The cluster the object lives in, for a multi-cluster controller (multicluster-runtime's
+   * `mcreconcile.Request.ClusterName`): the name a provider engaged it under; get it with
+   * `mgr.getCluster(req.cluster)`. Absent (or `''`): the manager's own cluster, so single-cluster code is
+   * unchanged.
+   */
+  readonly cluster?: string;
 }
 
 /**
@@ -162,7 +172,11 @@ export function isTerminalError(err: unknown): boolean {
   return false;
 }
 
-/** The queue key of a request: `namespace/name` or `name`. */
+/**
+ * The queue key of a request: `namespace/name` or `name`; with a cluster, prefixed by the cluster name and
+ * a NUL character (no cluster name or object name contains one), so one key never names two objects.
+ */
 export function requestKey(req: Request): string {
-  return req.namespace ? `${req.namespace}/${req.name}` : req.name;
+  const key = req.namespace ? `${req.namespace}/${req.name}` : req.name;
+  return req.cluster ? `${req.cluster}\u0000${key}` : key;
 }

@@ -1,15 +1,9 @@
-import { type Cache, InformerCache } from '@kubeloop/cache';
-import {
-  type ApiClient,
-  type Client,
-  DelegatingClient,
-  newClient,
-  type RESTMapper,
-  type Reader,
-} from '@kubeloop/client';
+import type { Cache, InformerCache } from '@kubeloop/cache';
+import type { ApiClient, Client, DelegatingClient, RESTMapper, Reader } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
 import { onAbort } from '@kubeloop/core';
 import type { Registry } from 'prom-client';
+import { type Cluster, ClusterImpl } from '../cluster/cluster.js';
 import { ControllerError } from '../controller-options.js';
 import { type Checker, HealthProbeServer } from '../healthz/healthz.js';
 import { signalWithTimeout, whenAborted } from '../internal-signals.js';
@@ -20,7 +14,7 @@ import { DEBUG_CACHE_PATH, debugCacheHandler } from '../metrics/debug-cache.js';
 import { type ManagerMetrics, managerMetrics } from '../metrics/manager-metrics.js';
 import { newMetricsRegistry } from '../metrics/registry.js';
 import { MetricsServer } from '../metrics/server.js';
-import { EventBroadcaster, type EventRecorder } from '../recorder/recorder.js';
+import type { EventRecorder } from '../recorder/recorder.js';
 import { GracefulShutdownTimeoutError, LeaderElectionLostError } from './errors.js';
 import type { FieldIndexer, Manager } from './interfaces.js';
 import {
@@ -34,8 +28,10 @@ import { RunnableGroup } from './runnable-group.js';
 
 export type { FieldIndexer, Manager } from './interfaces.js';
 
-class ControllerManager implements Manager {
+/** The implementation behind {@link newManager}; the multi-cluster manager extends it. @internal */
+export class ControllerManager implements Manager {
   readonly #config: RestConfig;
+  readonly #cluster: ClusterImpl;
   readonly #options: ResolvedManagerOptions;
   readonly #log: Logger;
   readonly #live: ApiClient;
@@ -55,7 +51,6 @@ class ControllerManager implements Manager {
   readonly #probes: HealthProbeServer;
   readonly #metricsServer: MetricsServer;
   readonly #elector: LeaderElectorHook | undefined;
-  #events: EventBroadcaster | undefined;
   readonly #ownsRegistry: boolean;
   readonly #releaseCacheMetrics: () => void;
   readonly #syncing: Array<{ readonly name: string; hasSynced(): boolean }> = [];
@@ -72,16 +67,18 @@ class ControllerManager implements Manager {
     this.#config = config;
     this.#options = o;
     this.#log = o.logger;
-    // The transport logs through the manager's logger unless told otherwise (server warnings, TLS
-    // verification disabled), as controller-runtime's client logs API warnings through its logger.
-    this.#live = newClient(config, o.client);
-    this.#cache = new InformerCache({
-      ...o.cache,
-      client: this.#live,
-      logger: this.#log.child({ component: 'cache' }),
+    // The manager is built on a Cluster of its own (controller-runtime's manager embeds a cluster.Cluster):
+    // its client, cache and RESTMapper; the manager runs the cache in its caches group and closes the
+    // connections at the end of its own shutdown.
+    this.#cluster = new ClusterImpl(config, {
+      logger: this.#log,
+      client: o.client,
+      cache: o.cache,
+      events: o.events,
     });
-    // With read-your-own-writes on, writes through the manager's client tell the cache what to wait for.
-    this.#client = new DelegatingClient(this.#cache, this.#cache.trackWrites(this.#live));
+    this.#live = this.#cluster.live;
+    this.#cache = this.#cluster.cache;
+    this.#client = this.#cluster.client;
     const onError = (err: unknown) => this.#fail(err);
     this.#http = new RunnableGroup('http servers', onError);
     this.#caches = new RunnableGroup('caches', onError);
@@ -179,12 +176,11 @@ class ControllerManager implements Manager {
     this.#probes.addReadyzCheck(name, check);
   }
   getEventRecorderFor(name: string): EventRecorder {
-    this.#events ??= new EventBroadcaster({
-      client: this.#live,
-      logger: this.#log,
-      ...this.#options.events,
-    });
-    return this.#events.newRecorder(name);
+    return this.#cluster.getEventRecorderFor(name);
+  }
+  /** The cluster the manager is built on (name `''`). */
+  getLocalCluster(): Cluster {
+    return this.#cluster;
   }
   getMetricsRegistry(): Registry {
     return this.#metrics.registry;
@@ -340,12 +336,9 @@ class ControllerManager implements Manager {
       }
       // Events recorded until now are written before the connections close (controller-runtime flushes
       // the event broadcaster during its stop procedure).
-      await this.#events?.shutdown(deadline.signal);
+      await this.#cluster.flushEvents(deadline.signal);
       // Past the grace period (or once it passes while closing), connections are destroyed, not drained.
-      if (deadline.signal.aborted || !(await settledBefore(this.#live.close(), deadline.signal))) {
-        ok = false;
-        destroyClient(this.#live);
-      }
+      if (!(await this.#cluster.close(deadline.signal))) ok = false;
       if (!ok) {
         this.#log.error(
           { timeoutMs: graceMs },
@@ -377,11 +370,6 @@ async function settledBefore(p: Promise<unknown>, deadline: AbortSignal): Promis
   } finally {
     timedOut.off();
   }
-}
-
-/** Drops the client's open connections without waiting for requests in flight (after the grace period). */
-function destroyClient(client: ApiClient): void {
-  void client.close({ force: true }).catch(() => undefined);
 }
 
 /**

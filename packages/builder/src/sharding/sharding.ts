@@ -18,10 +18,20 @@ import { ShardState } from './state.js';
 
 interface Attachment {
   readonly queue: HandlerQueue;
-  readonly kind: Kind;
-  readonly controller: Controller;
+  /** The requests of the objects the controller is `for`, from its cache. */
+  readonly list: () => Promise<readonly Request[]>;
+  /** Whether the controller's sources have synced (keys are enqueued only then). */
+  readonly synced: () => boolean;
   permitted: Set<string>;
   readonly deferred: Map<string, Request>;
+}
+
+/** What {@link Sharding.attach} returns. */
+export interface ShardAttachment {
+  /** The reconciler behind the hand-over gate. */
+  readonly reconciler: Reconciler;
+  /** Stops enqueueing gained keys into the queue (the controller stopped). */
+  detach(): void;
 }
 
 /**
@@ -109,16 +119,45 @@ export class Sharding implements Runnable {
       .for(kind, { predicates: [...(options.predicates ?? []), this.predicate<T>()] })
       .withOptions({ needLeaderElection: false })
       .complete(this.#gate(reconciler, slot));
+    const cache = this.#mgr.getCache();
     const att: Attachment = {
       queue: ctrl.handlerQueue,
-      kind: kind as unknown as Kind,
-      controller: ctrl,
+      list: async () => (await cache.list(kind as unknown as Kind)).items.map(requestOf),
+      synced: () => ctrl.hasSynced(),
       permitted: new Set(),
       deferred: new Map(),
     };
     slot.att = att;
     this.#attachments.push(att);
     return ctrl;
+  }
+
+  /** Whether this replica owns `req`'s shard key under its current view (ownership, not yet permission). */
+  owns(req: Request): boolean {
+    return this.state.owns(this.#shardKey(req));
+  }
+
+  /**
+   * Attaches a controller built elsewhere (a multi-cluster controller's per-cluster controller): `reconciler`
+   * goes behind the hand-over gate, and keys this replica gains among `list()` are added to `queue` once
+   * `synced()`. Requests whose key this replica does not own should be filtered before `queue` (see
+   * {@link Sharding.owns}). Call `detach()` when the controller stops.
+   */
+  attach(
+    queue: HandlerQueue,
+    list: () => Promise<readonly Request[]>,
+    synced: () => boolean,
+    reconciler: Reconciler,
+  ): ShardAttachment {
+    const att: Attachment = { queue, list, synced, permitted: new Set(), deferred: new Map() };
+    this.#attachments.push(att);
+    return {
+      reconciler: this.#gate(reconciler, { att }),
+      detach: () => {
+        const i = this.#attachments.indexOf(att);
+        if (i >= 0) this.#attachments.splice(i, 1);
+      },
+    };
   }
 
   /** The reconciler behind the gate: refused keys are deferred; admitted ones run with an abortable signal. */
@@ -279,17 +318,16 @@ export class Sharding implements Runnable {
     const s = this.state;
     const owned = new Set<string>();
     for (const att of this.#attachments) {
-      if (!att.controller.hasSynced()) continue;
-      let items: KubeObject[];
+      if (!att.synced()) continue;
+      let reqs: readonly Request[];
       try {
-        items = (await this.#mgr.getCache().list(att.kind)).items;
+        reqs = await att.list();
       } catch (err) {
         this.#log.warn({ err }, 'Listing cached objects for the shard failed');
         continue;
       }
       const now = new Set<string>();
-      for (const obj of items) {
-        const req = { namespace: obj.metadata?.namespace ?? '', name: obj.metadata?.name ?? '' };
+      for (const req of reqs) {
         const key = this.#shardKey(req);
         if (!s.owns(key)) continue;
         owned.add(key);
@@ -367,6 +405,10 @@ export class Sharding implements Runnable {
     this.#metrics.owned.set({ name: this.name }, 0);
     await this.#client.close();
   }
+}
+
+function requestOf(obj: KubeObject): Request {
+  return { namespace: obj.metadata?.namespace ?? '', name: obj.metadata?.name ?? '' };
 }
 
 /**
