@@ -1,3 +1,4 @@
+import type { RestConfig } from '@kubeloop/config';
 import { describe, expect, it } from 'vitest';
 import {
   ClusterEngageError,
@@ -8,7 +9,14 @@ import {
   StaticProvider,
 } from '../src/index.js';
 
-const config = { host: 'https://127.0.0.1:1' };
+const config: RestConfig = {
+  host: 'https://127.0.0.1:1',
+  tlsClientConfig: {},
+  qps: 5,
+  burst: 10,
+  timeoutMs: 1000,
+  userAgent: 'test',
+};
 
 describe('cluster-aware requests', () => {
   it('requestKey keeps single-cluster keys and separates clusters by a NUL', () => {
