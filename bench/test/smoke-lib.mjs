@@ -29,6 +29,24 @@ export const filesOf = (suite) =>
     .filter((f) => f.endsWith('.bench.mjs'))
     .map((f) => ({ suite, file: join(root, suite, f), name: `${suite}/${f}` }));
 
+/**
+ * Sets `vars` in process.env and returns a function that puts back each one's earlier value — only where the
+ * variable still holds what this call set. A test that vitest has timed out goes on running; when it finally
+ * ends it must not undo the variables of the test that runs after it (replacing process.env wholesale did that,
+ * and the next suite then failed with "run through run.mjs").
+ */
+function setEnv(vars) {
+  const before = Object.entries(vars).map(([k, v]) => [k, process.env[k], String(v)]);
+  for (const [k, , v] of before) process.env[k] = v;
+  return () => {
+    for (const [k, old, v] of before) {
+      if (process.env[k] !== v) continue;
+      if (old === undefined) delete process.env[k];
+      else process.env[k] = old;
+    }
+  };
+}
+
 /** Registers one test per file of `suite`: every task once (each variant, with its fixture), then summary(). */
 export function smokeSuite(suite) {
   describe.each(filesOf(suite))('bench smoke $name (tiny sizes, no timing asserted)', ({ file }) => {
@@ -41,9 +59,10 @@ export function smokeSuite(suite) {
       const variants = mod.variants ? await mod.variants() : [undefined];
       for (const variant of variants) {
         const fixture = await mod.setup?.(variant);
-        const saved = { ...process.env };
-        Object.assign(process.env, fixture?.env ?? {});
-        if (variant !== undefined) process.env.BENCH_VARIANT = String(variant);
+        const restore = setEnv({
+          ...(fixture?.env ?? {}),
+          ...(variant !== undefined ? { BENCH_VARIANT: String(variant) } : {}),
+        });
         const results = [];
         try {
           for (const task of await mod.tasks(variant)) {
@@ -62,7 +81,7 @@ export function smokeSuite(suite) {
             }
           }
         } finally {
-          process.env = saved;
+          restore();
           await fixture?.teardown?.();
         }
         const lines = (await mod.summary?.(results, variant)) ?? [];

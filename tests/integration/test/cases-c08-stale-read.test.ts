@@ -125,14 +125,11 @@ describe.skipIf(realCluster)('C08 stale read after own write (envtest fault inje
     });
     const conflicts = creates.filter((r) => r.status === 409);
     expect(conflicts.length).toBeGreaterThanOrEqual(1);
-    // Requeued with backoff, not in a tight loop: the 2 s of staleness cost a handful of creates.
+    // Requeued with backoff, not in a tight loop: the 2 s of staleness cost a handful of creates. That the waits
+    // grow per item (5 ms, 10 ms, 20 ms, ...) is the rate limiter's contract, proven on a FakeClock in
+    // @kubeloop/workqueue's tests; comparing gaps between requests as the server saw them here was a timing
+    // assertion (a first gap stretched by a loaded machine, 551 ms against a last of 260 ms, failed it).
     expect(conflicts.length).toBeLessThan(20);
-    // … and the waits grow (the controller's per-item exponential backoff): the last gap between two
-    // conflicting creates, as the server saw them, is longer than the first.
-    if (conflicts.length >= 3) {
-      const gaps = conflicts.slice(1).map((r, i) => r.time - conflicts[i]!.time);
-      expect(gaps.at(-1)!).toBeGreaterThan(gaps[0]!);
-    }
     expect(
       records.filter((r) => r.msg === 'Reconciler error').every((r) => String(r.err).includes('exists')),
     ).toBe(true);
