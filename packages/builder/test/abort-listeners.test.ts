@@ -53,8 +53,11 @@ describe('abort listeners on long-lived signals', () => {
             id: 'abort-listeners',
             namespace: ns,
             releaseOnCancel: true,
-            leaseDurationMs: 4000,
-            renewDeadlineMs: 3000,
+            // client-go's defaults, not shorter ones: this test counts abort listeners, and a loaded machine
+            // (a shuffled soak at load 39) let a 3 s renew deadline pass, so the manager stopped with
+            // LeaderElectionLostError before the count. The lease is released on cancel, so the end is not slower.
+            leaseDurationMs: 15_000,
+            renewDeadlineMs: 10_000,
             retryPeriodMs: 200,
           },
           metrics: { registry: newMetricsRegistry(), bindAddress: '127.0.0.1:0' },
