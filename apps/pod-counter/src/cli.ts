@@ -51,7 +51,9 @@ async function main(argv: string[]): Promise<number> {
     if (o.embedded) {
       // Loaded only for --embedded, so running against a cluster does not pay for the server's code.
       const { Environment } = await import('@kubeloop/envtest');
-      env = new Environment();
+      // Always the in-process server: Environment alone would follow USE_EXISTING_CLUSTER or KUBEBUILDER_ASSETS
+      // from the shell, and the demo's churn would then create and delete pods on that cluster.
+      env = new Environment({ useExistingCluster: false, env: {} });
       config = await env.start();
       logger.info({ host: config.host, kubeconfig: env.kubeconfigPath }, 'embedded API server started');
       churnClient = newClient(config);

@@ -17,7 +17,11 @@ interface Ending {
  * callback that delivers the log line `msg`: the earliest moment a caller waiting for that line can signal.
  * SIGKILLed after 90 s without an exit, so a hung stop ends the test instead of hanging it.
  */
-function signalOnLine(msg: string, sig: NodeJS.Signals): Promise<Ending> {
+function signalOnLine(
+  msg: string,
+  sig: NodeJS.Signals,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Ending> {
   const child = spawn(
     process.execPath,
     [
@@ -28,7 +32,7 @@ function signalOnLine(msg: string, sig: NodeJS.Signals): Promise<Ending> {
       '--health-probe-bind-address',
       '127.0.0.1:0',
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    { stdio: ['ignore', 'pipe', 'pipe'], env },
   );
   let stdout = '';
   let stderr = '';
@@ -72,5 +76,23 @@ describe('npm run demo (pod-counter --embedded): every line that prints a URL co
       });
       expect(jsonLogRecords(e.stdout).map((r) => r.msg)).toContain('pod-counter stopped');
     }
+  }, 120_000);
+
+  it('--embedded runs its own API server even when the environment names a cluster (USE_EXISTING_CLUSTER, KUBEBUILDER_ASSETS)', async () => {
+    // The demo creates and deletes pods: pointed at the cluster of USE_EXISTING_CLUSTER=true it filled a real
+    // cluster with churn (and failed there with "pods demo-1 already exists" on the second run).
+    const e = await signalOnLine('embedded API server started', 'SIGTERM', {
+      ...process.env,
+      USE_EXISTING_CLUSTER: 'true',
+      KUBECONFIG: '/nonexistent/kubeconfig',
+      KUBEBUILDER_ASSETS: '/nonexistent/assets',
+    });
+    expect({ sawLine: e.sawLine, code: e.code, signal: e.signal }, e.stderr).toEqual({
+      sawLine: true,
+      code: 0,
+      signal: null,
+    });
+    const started = jsonLogRecords(e.stdout).find((r) => r.msg === 'embedded API server started');
+    expect(String(started?.kubeconfig)).not.toBe('/nonexistent/kubeconfig');
   }, 120_000);
 });
