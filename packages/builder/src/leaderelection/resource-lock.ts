@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { type ApiClient, type KubeObject, kind, newClient } from '@kubeloop/client';
+import { type ApiClient, type KubeObject, kind, newClient, StaticRESTMapper } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
 import { DEFAULT_RENEW_DEADLINE_MS } from './defaults.js';
 import { LeaderElectionConfigError } from './errors.js';
@@ -19,6 +19,27 @@ export interface LeaseObject extends KubeObject {
 
 /** The kind descriptor the lease lock reads and writes. */
 export const LeaseKind = kind<LeaseObject>('coordination.k8s.io/v1', 'Lease');
+
+/**
+ * A client for Lease requests alone, each bounded by `timeoutMs`: its RESTMapper knows the Lease and nothing
+ * else, so no request goes to discovery. Discovery (GET /api, /apis) is not what the short timeout budgets
+ * for, and on a loaded kube-apiserver it alone outlasted it: no campaign ever read the Lease. client-go's lock
+ * uses the typed coordination/v1 client, which does no discovery either.
+ */
+export function newLeaseClient(config: RestConfig, timeoutMs: number): ApiClient {
+  return newClient(
+    { ...config, timeoutMs },
+    {
+      restMapper: new StaticRESTMapper([
+        {
+          gvk: { group: 'coordination.k8s.io', version: 'v1', kind: 'Lease' },
+          resource: { group: 'coordination.k8s.io', version: 'v1', resource: 'leases' },
+          scope: 'Namespaced',
+        },
+      ]),
+    },
+  );
+}
 
 /** What {@link ResourceLock.get} returns: the record and its raw form, compared to detect a change. */
 export interface ObservedRecord {
@@ -204,7 +225,7 @@ export function newResourceLock(config: RestConfig, options: ResourceLockOptions
   const namespace = resolveLeaseNamespace(options.namespace, options.namespaceFile);
   const timeoutMs =
     options.requestTimeoutMs ?? Math.max(1000, (options.renewDeadlineMs ?? DEFAULT_RENEW_DEADLINE_MS) / 2);
-  const client = newClient({ ...config, timeoutMs });
+  const client = newLeaseClient(config, timeoutMs);
   return new LeaseLock({
     client,
     namespace,

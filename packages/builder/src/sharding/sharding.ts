@@ -1,10 +1,10 @@
-import { type ApiClient, isNotFound, type Kind, type KubeObject, newClient } from '@kubeloop/client';
+import { type ApiClient, isNotFound, type Kind, type KubeObject } from '@kubeloop/client';
 import { type Clock, onAbort, realClock } from '@kubeloop/core';
 import type { ControllerBuilder } from '../builder.js';
 import type { Controller } from '../controller.js';
 import type { HandlerQueue } from '../handler.js';
 import { recordToLeaseSpec } from '../leaderelection/record.js';
-import { LeaseKind, type LeaseObject } from '../leaderelection/resource-lock.js';
+import { LeaseKind, type LeaseObject, newLeaseClient } from '../leaderelection/resource-lock.js';
 import type { Logger } from '../logger.js';
 import type { Manager } from '../manager/interfaces.js';
 import type { Runnable } from '../manager/runnable.js';
@@ -79,8 +79,9 @@ export class Sharding implements Runnable {
       renewDeadlineMs: renewMs,
     });
     this.#metrics = shardMetrics(options.metricsRegistry ?? mgr.getMetricsRegistry());
-    // Own client: a hung Lease request must not eat the renew deadline (as the leader election lock does).
-    this.#client = newClient({ ...mgr.getConfig(), timeoutMs: Math.max(500, Math.floor(renewMs / 2)) });
+    // Own client: a hung Lease request must not eat the renew deadline (as the leader election lock does), and
+    // no discovery request either (it does not fit in that timeout on a loaded server).
+    this.#client = newLeaseClient(mgr.getConfig(), Math.max(500, Math.floor(renewMs / 2)));
   }
 
   /** Runs on every replica, not only the leader. */

@@ -357,3 +357,44 @@ describe('LeaderElector (client-go tools/leaderelection) against envtest', () =>
     await a.done;
   });
 });
+
+describe('Lease clients ask for Leases only', () => {
+  it('the lock of newResourceLock reads, creates and updates its Lease without one discovery request (its short timeout is for the Lease alone)', async () => {
+    // On a real kube-apiserver under load, discovery (GET /api, /apis) took longer than the lock's 1.5-2 s request
+    // timeout, so every campaign failed before it read the Lease, and the one that got through came after the renew
+    // deadline: "leader election lost" at once. client-go's lock uses the typed coordination/v1 client (no discovery).
+    const token = 'lease-only-token';
+    server.auth.addToken(token, { user: 'lease-only', groups: ['system:masters'] });
+    const lock = newResourceLock(
+      { ...config, bearerToken: token },
+      {
+        id: leaseName(),
+        namespace: 'le',
+        identity: 'only',
+        requestTimeoutMs: 1000,
+      },
+    );
+    cleanups.push(() => lock.close?.());
+    const signal = new AbortController().signal;
+    const missing = await lock.get(signal).catch((e: unknown) => e);
+    expect(isNotFound(missing)).toBe(true);
+    const at = new Date();
+    const record = {
+      holderIdentity: 'only',
+      leaseDurationSeconds: 5,
+      acquireTime: at,
+      renewTime: at,
+      leaderTransitions: 0,
+    };
+    await lock.create(record, signal);
+    await lock.update({ ...record, renewTime: new Date() }, signal);
+    const paths = server.requestLog
+      .filter((r) => r.user === 'lease-only')
+      .map((r) => `${r.method} ${r.path}`);
+    expect(paths.length).toBe(3);
+    expect(
+      paths.every((p) => p.includes('/apis/coordination.k8s.io/v1/namespaces/le/leases')),
+      paths.join('\n'),
+    ).toBe(true);
+  });
+});
