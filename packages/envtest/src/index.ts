@@ -30,7 +30,12 @@ export {
 } from './api-server.js';
 export { Authenticator, type TokenOptions, type UserInfo } from './auth.js';
 export type { CertificatePair } from './certs.js';
-export { ControlPlane, type ControlPlaneOptions, controlPlaneAssetsFromEnv } from './control-plane.js';
+export {
+  ControlPlane,
+  type ControlPlaneOptions,
+  type ControlPlaneProcess,
+  controlPlaneAssetsFromEnv,
+} from './control-plane.js';
 export { Environment, type EnvironmentMode, type EnvironmentOptions } from './environment.js';
 export {
   ApiStatusError,

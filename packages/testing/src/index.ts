@@ -8,10 +8,18 @@
  * `newFakeClient` is the real client served in-process by envtest's registry (no sockets), with
  * interceptors, a call log and envtest's fault rules; `testReconciler` runs one reconcile against it and
  * reports the writes, the requests enqueued, the Events and the Result; `startTestTarget` runs one test file
- * on the fake, envtest or a real cluster.
+ * on the fake, envtest or a real cluster. `runChaos({ realControlPlane })` runs the same under the faults of a
+ * real kube-apiserver + etcd (`RealControlPlane`: paused, killed, restarted, compacted; `FaultProxy`: reset,
+ * dropped, delayed and partitioned connections).
  */
 export { type KeyObservations, ReconcileProbe } from './chaos/probe.js';
 export { type Random, randomSeed, seededRandom } from './chaos/random.js';
+export {
+  RealControlPlane,
+  type RealControlPlaneOptions,
+  realControlPlaneAssetsMissing,
+} from './chaos/real/control-plane.js';
+export { FaultProxy, type FaultProxyOptions } from './chaos/real/proxy.js';
 export {
   type ChaosEnv,
   type ChaosOptions,
@@ -22,10 +30,13 @@ export {
 } from './chaos/run.js';
 export {
   applyFault,
+  applyRealFault,
   drawSchedule,
   FAULT_KINDS,
   type FaultKind,
   type FaultTarget,
+  REAL_FAULT_KINDS,
+  type RealFaultKind,
   type ScheduledFault,
 } from './chaos/schedule.js';
 export { configMapTraffic, type TrafficContext, type TrafficGenerator } from './chaos/traffic.js';

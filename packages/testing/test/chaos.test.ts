@@ -1,6 +1,7 @@
 // The chaos suite: a controller over ConfigMaps under random traffic and a seeded fault schedule. The
 // `ci` profile runs in `npm test`; `npm run test:chaos -- --seed N [--profile ci|short|long]` replays a seed or runs
-// a longer profile.
+// a longer profile; `-- --target real --assets <dir>` runs it against a real kube-apiserver + etcd (CHAOS_TARGET,
+// CHAOS_ASSETS) with process and network faults.
 
 import type { Logger, ReconcileContext, Request } from '@kubeloop/builder';
 import { newControllerManagedBy } from '@kubeloop/builder';
@@ -14,7 +15,13 @@ import {
   Secret,
 } from '@kubeloop/client';
 import { describe, expect, it } from 'vitest';
-import { type ChaosOptions, chaosPassed, formatChaosReport, runChaos } from '../src/index.js';
+import {
+  type ChaosOptions,
+  chaosPassed,
+  formatChaosReport,
+  REAL_FAULT_KINDS,
+  runChaos,
+} from '../src/index.js';
 
 /**
  * Profiles: `ci` (what `npm test` runs: 10 s of faults, about 25 of them, every few hundred ms), `short` (25 s
@@ -36,17 +43,29 @@ const PROFILES: Record<
 const profileName = process.env.CHAOS_PROFILE ?? 'ci';
 const profile = PROFILES[profileName];
 const seed = process.env.CHAOS_SEED !== undefined ? Number(process.env.CHAOS_SEED) : undefined;
-// CHAOS_SETTLE_MS lengthens the settle window, to see how long a failing run takes to recover.
+// CHAOS_SETTLE_MS lengthens the settle window, to see how long a failing run takes to recover; CHAOS_OBJECTS and
+// CHAOS_DURATION_MS size a run to the box.
 if (profile && process.env.CHAOS_SETTLE_MS) profile.settleMs = Number(process.env.CHAOS_SETTLE_MS);
+if (profile && process.env.CHAOS_OBJECTS) profile.objects = Number(process.env.CHAOS_OBJECTS);
+if (profile && process.env.CHAOS_DURATION_MS) profile.durationMs = Number(process.env.CHAOS_DURATION_MS);
+const real = process.env.CHAOS_TARGET === 'real';
+// A real control plane's faults take seconds each (a restart waits for /healthz): at most one every 2.5 s on average.
+if (profile && real) profile.faultGapMs = Math.max(profile.faultGapMs ?? 0, 2500);
 
 describe.skipIf(profileName === 'ryow')('chaos', () => {
   it(`${profileName} profile: no lost change, cache equals server once the reflector's backoff allows (≤ 40 s), no concurrent reconcile of a key, no unhandled rejection`, {
-    timeout: (profile?.durationMs ?? 0) + 120_000,
+    timeout: (profile?.durationMs ?? 0) + (real ? 600_000 : 120_000),
   }, async () => {
     expect(profile, `unknown CHAOS_PROFILE ${profileName}`).toBeDefined();
     const report = await runChaos({
       ...profile,
       ...(seed !== undefined ? { seed } : {}),
+      ...(real
+        ? {
+            realControlPlane: { assetsDir: String(process.env.CHAOS_ASSETS) },
+            faults: REAL_FAULT_KINDS,
+          }
+        : {}),
       setup(env) {
         const client = env.manager.getClient();
         newControllerManagedBy(env.manager)

@@ -1,6 +1,7 @@
 /**
  * `runChaos`: a manager under test, random traffic and a seeded fault schedule against an in-process API
- * server; then the faults stop and the run measures what the controller-runtime promises say must hold.
+ * server (or a real kube-apiserver + etcd started from a folder of binaries); then the faults stop and the run
+ * measures what the controller-runtime promises say must hold.
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,18 +11,33 @@ import type { RestConfig } from '@kubeloop/config';
 import { type ApiServer, startApiServer } from '@kubeloop/envtest';
 import { ReconcileProbe } from './probe.js';
 import { type Random, randomSeed, seededRandom } from './random.js';
-import { applyFault, drawSchedule, FAULT_KINDS, type FaultKind } from './schedule.js';
+import { RealControlPlane, type RealControlPlaneOptions } from './real/control-plane.js';
+import {
+  applyFault,
+  applyRealFault,
+  drawSchedule,
+  FAULT_KINDS,
+  type FaultKind,
+  REAL_FAULT_KINDS,
+  type RealFaultKind,
+  type ScheduledFault,
+} from './schedule.js';
 import { configMapTraffic, type TrafficContext, type TrafficGenerator } from './traffic.js';
 
 /** What the setup function and the invariant get. */
 export interface ChaosEnv {
-  /** The in-process API server (its `faults` are driven by the schedule). */
-  readonly server: ApiServer;
+  /** The in-process API server (its `faults` are driven by the schedule); undefined on a real control plane. */
+  readonly server: ApiServer | undefined;
+  /** The real control plane (processes and fault proxy); undefined on the in-process server. */
+  readonly controlPlane: RealControlPlane | undefined;
   /** The manager under test, not started yet when `setup` runs; its requests carry the faulted token. */
   readonly manager: Manager;
-  /** The manager's config (its own bearer token, so faults hit only its requests). */
+  /**
+   * The manager's config: on the in-process server its own bearer token, so faults hit only its requests; on
+   * a real control plane the admin's credentials through the fault proxy, so network faults hit only it.
+   */
   readonly config: RestConfig;
-  /** An unfaulted client (admin token) for checks. */
+  /** A client for checks and traffic: admin token, never faulted on the in-process server, no proxy on a real one. */
   readonly client: ApiClient;
   /** The namespace the run uses (the manager's cache is scoped to it). */
   readonly namespace: string;
@@ -50,8 +66,17 @@ export interface ChaosOptions {
    * long it actually took.
    */
   settleMs?: number;
-  /** Fault kinds drawn from; default every one of {@link FAULT_KINDS}. */
-  faults?: readonly FaultKind[];
+  /**
+   * Fault kinds drawn from; default every one of {@link FAULT_KINDS}, or of {@link REAL_FAULT_KINDS} with
+   * `realControlPlane`. Kinds of the other target are refused.
+   */
+  faults?: readonly (FaultKind | RealFaultKind)[];
+  /**
+   * Run against a real kube-apiserver + etcd instead of the in-process server: the options to start one
+   * (the harness starts it and stops it at the end; see {@link RealControlPlane.start}) or a running one (left
+   * running, its faults cleared). Process and network faults then replace envtest's request faults.
+   */
+  realControlPlane?: RealControlPlaneOptions | RealControlPlane;
   /**
    * Build the controllers on `env.manager` (do not start it). The controller for the traffic's kind must
    * wrap its reconciler with `env.probe.wrap(env.traffic.kind, env.manager.getClient(), reconciler)`.
@@ -72,10 +97,14 @@ export interface ChaosOptions {
 /** The figures of one run. The promises: every figure under "must be 0" is 0. */
 export interface ChaosReport {
   readonly seed: number;
+  /** Where the run ran: envtest's in-process server, or a real kube-apiserver + etcd. */
+  readonly target: 'envtest' | 'real';
   readonly objects: number;
   readonly durationMs: number;
   /** Faults applied, per kind. */
-  readonly faultsApplied: Readonly<Partial<Record<FaultKind, number>>>;
+  readonly faultsApplied: Readonly<Partial<Record<FaultKind | RealFaultKind, number>>>;
+  /** Faults that could not be applied (e.g. a restart that did not come back in time), per kind. */
+  readonly faultsFailed: Readonly<Partial<Record<FaultKind | RealFaultKind, number>>>;
   /** Traffic writes made, and how many of them failed (e.g. during a restart; not a violation). */
   readonly writes: number;
   readonly writeErrors: number;
@@ -114,9 +143,13 @@ export function formatChaosReport(r: ChaosReport): string {
   const faults = Object.entries(r.faultsApplied)
     .map(([k, n]) => `${k}=${n}`)
     .join(' ');
+  const failed = Object.entries(r.faultsFailed)
+    .map(([k, n]) => `${k}=${n}`)
+    .join(' ');
+  const replay = `npm run test:chaos -- --seed ${r.seed}${r.target === 'real' ? ' --target real --assets <dir>' : ''}`;
   return [
-    `chaos seed=${r.seed} objects=${r.objects} durationMs=${r.durationMs} (replay: npm run test:chaos -- --seed ${r.seed})`,
-    `  faults: ${faults || 'none'}`,
+    `chaos target=${r.target} seed=${r.seed} objects=${r.objects} durationMs=${r.durationMs} (replay: ${replay})`,
+    `  faults: ${faults || 'none'}${failed ? `  (not applied: ${failed})` : ''}`,
     `  writes=${r.writes} writeErrors=${r.writeErrors} reconciles=${r.reconciles} reconcileErrors=${r.reconcileErrors}`,
     `  lost changes=${r.lostChanges}  divergent cache entries=${r.divergentCacheEntries} (settled after ${r.settledAfterMs} ms)`,
     `  concurrent reconciles of one key=${r.concurrentReconciles}  unhandled rejections=${r.unhandledRejections}`,
@@ -127,9 +160,10 @@ export function formatChaosReport(r: ChaosReport): string {
 }
 
 /**
- * Run a chaos schedule against a controller. Starts an in-process API server, creates a namespace and the
- * starting objects, calls `setup` to build the controllers on a fresh manager (scoped to the namespace,
- * with its own bearer token), starts it, waits for its cache to sync, then for `durationMs` makes random
+ * Run a chaos schedule against a controller. Starts an in-process API server (or, with `realControlPlane`,
+ * kube-apiserver + etcd from a folder of binaries, the manager talking to it through a fault proxy), creates a
+ * namespace and the starting objects, calls `setup` to build the controllers on a fresh manager (scoped to the
+ * namespace, with its own bearer token on the in-process server), starts it, waits for its cache to sync, then for `durationMs` makes random
  * writes while applying the seeded fault schedule. The faults then stop (rules cleared, black holes
  * released) and within `settleMs` the cache must equal the server and every object's last write must have
  * been seen by a reconcile. Stops everything before returning.
@@ -137,7 +171,8 @@ export function formatChaosReport(r: ChaosReport): string {
  * The same seed gives the same schedule and the same writes (the timing of the system under test still
  * varies). Follows the promises of client-go's informers and controller-runtime's controllers: level-based
  * reconciliation eventually sees the latest state, a key is never reconciled by two workers at once.
- * @throws whatever `setup` throws, or an error if the manager's cache does not sync within 60 s.
+ * @throws whatever `setup` throws, or an error if the manager's cache does not sync within 60 s; TypeError
+ *   when `faults` names a kind the target cannot make; what {@link RealControlPlane.start} throws.
  */
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const seed = options.seed ?? randomSeed();
@@ -149,11 +184,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const settleMs = options.settleMs ?? 40_000;
   const log = options.log ?? (() => {});
   const traffic = options.traffic ?? configMapTraffic();
+  const real = options.realControlPlane;
+  const kinds: readonly string[] = options.faults ?? (real ? REAL_FAULT_KINDS : FAULT_KINDS);
+  const allowed: readonly string[] = real ? REAL_FAULT_KINDS : FAULT_KINDS;
+  const wrong = kinds.filter((k) => !allowed.includes(k));
+  if (wrong.length)
+    throw new TypeError(
+      `faults: ${wrong.join(', ')} cannot be made on ${real ? 'a real control plane' : 'the in-process server'}; allowed: ${allowed.join(', ')}`,
+    );
   const schedule = drawSchedule(
     scheduleRandom,
     durationMs,
     options.faultGapMs ?? 1000,
-    options.faults ?? FAULT_KINDS,
+    kinds as readonly (FaultKind | RealFaultKind)[],
   );
 
   let unhandled = 0;
@@ -162,20 +205,55 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   };
   process.on('unhandledRejection', onUnhandled);
 
-  const server = await startApiServer();
-  const token = randomBytes(24).toString('base64url');
-  server.auth.addToken(token, { user: 'chaos-manager', groups: ['system:masters'] });
-  const base: RestConfig = {
-    host: server.url,
-    tlsClientConfig: { caData: server.caPem },
-    qps: -1,
-    burst: 0,
-    timeoutMs: 30_000,
-    userAgent: 'kubeloop-chaos',
-  };
-  const client = newClient({ ...base, bearerToken: server.token });
-  const config: RestConfig = { ...base, bearerToken: token };
-  const namespace = `chaos-${seed.toString(36)}`;
+  let server: ApiServer | undefined;
+  let controlPlane: RealControlPlane | undefined;
+  let ownControlPlane = false;
+  let client: ApiClient;
+  let config: RestConfig;
+  let token = '';
+  try {
+    if (real) {
+      if (real instanceof RealControlPlane) controlPlane = real;
+      else {
+        controlPlane = await RealControlPlane.start(real);
+        ownControlPlane = true;
+      }
+      // a paused or stopped server must not hang the traffic's writes for the default 30 s
+      client = newClient({
+        ...controlPlane.config,
+        qps: -1,
+        burst: 0,
+        timeoutMs: 10_000,
+        userAgent: 'kubeloop-chaos-traffic',
+      });
+      config = {
+        ...controlPlane.proxiedConfig(),
+        qps: -1,
+        burst: 0,
+        timeoutMs: 30_000,
+        userAgent: 'kubeloop-chaos',
+      };
+    } else {
+      server = await startApiServer();
+      token = randomBytes(24).toString('base64url');
+      server.auth.addToken(token, { user: 'chaos-manager', groups: ['system:masters'] });
+      const base: RestConfig = {
+        host: server.url,
+        tlsClientConfig: { caData: server.caPem },
+        qps: -1,
+        burst: 0,
+        timeoutMs: 30_000,
+        userAgent: 'kubeloop-chaos',
+      };
+      client = newClient({ ...base, bearerToken: server.token });
+      config = { ...base, bearerToken: token };
+    }
+  } catch (e) {
+    process.off('unhandledRejection', onUnhandled);
+    if (ownControlPlane) await controlPlane?.stop();
+    throw e;
+  }
+  const namespace = `chaos-${seed.toString(36)}-${randomBytes(3).toString('hex')}`;
   const stop = new AbortController();
   let running: Promise<void> | undefined;
   try {
@@ -190,7 +268,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       logger: options.logger,
     });
     const probe = new ReconcileProbe();
-    const env: ChaosEnv = { server, manager, config, client, namespace, probe, traffic };
+    const env: ChaosEnv = { server, controlPlane, manager, config, client, namespace, probe, traffic };
     await options.setup(env);
     running = manager.start(stop.signal);
     running.catch(() => {});
@@ -200,7 +278,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     );
 
     // Fault phase: traffic and the schedule run side by side.
-    const faultsApplied: Partial<Record<FaultKind, number>> = {};
+    const faultsApplied: Partial<Record<FaultKind | RealFaultKind, number>> = {};
+    const faultsFailed: Partial<Record<FaultKind | RealFaultKind, number>> = {};
     let writes = 0;
     let writeErrors = 0;
     const t0 = Date.now();
@@ -224,17 +303,28 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         const wait = t0 + f.atMs - Date.now();
         if (wait > 0) await sleep(wait);
         try {
-          await applyFault(f, { server, token, namespace, namePrefix: traffic.namePrefix });
-          faultsApplied[f.kind] = (faultsApplied[f.kind] ?? 0) + 1;
           log(`chaos: +${Date.now() - t0} ms ${f.kind} times=${f.times} param=${f.param}`);
+          if (controlPlane) await applyRealFault(f as ScheduledFault<RealFaultKind>, controlPlane);
+          else
+            await applyFault(f as ScheduledFault<FaultKind>, {
+              server: server!,
+              token,
+              namespace,
+              namePrefix: traffic.namePrefix,
+            });
+          faultsApplied[f.kind] = (faultsApplied[f.kind] ?? 0) + 1;
         } catch (err) {
+          faultsFailed[f.kind] = (faultsFailed[f.kind] ?? 0) + 1;
           log(`chaos: fault ${f.kind} could not be applied: ${(err as Error).message}`);
         }
       }
     })();
     await Promise.all([trafficLoop, faultLoop]);
-    server.faults.reset();
-    server.faults.releaseBlackholes(true);
+    if (server) {
+      server.faults.reset();
+      server.faults.releaseBlackholes(true);
+    }
+    controlPlane?.clearFaults();
     log(`chaos: faults stopped after ${Date.now() - t0} ms; settling`);
 
     // Settle phase: the cache must equal the server and nothing be lost, within settleMs.
@@ -252,9 +342,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const violations = options.invariant ? await options.invariant(env) : [];
     const report: ChaosReport = {
       seed,
+      target: controlPlane ? 'real' : 'envtest',
       objects,
       durationMs,
       faultsApplied,
+      faultsFailed,
       writes,
       writeErrors,
       reconciles: probe.reconciles,
@@ -275,7 +367,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     stop.abort();
     await running?.catch(() => {});
     await client.close();
-    await server.stop();
+    if (server) await server.stop();
+    if (controlPlane) {
+      if (ownControlPlane) await controlPlane.stop();
+      else controlPlane.clearFaults();
+    }
     // Late rejections from the stop are counted too; then the listener goes.
     await sleep(10);
     process.off('unhandledRejection', onUnhandled);
