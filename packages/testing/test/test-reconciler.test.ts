@@ -1,5 +1,5 @@
 import { enqueueRequestsFromMapFunc, type Reconciler, TerminalError } from '@kubeloop/builder';
-import { ConfigMap, type KubeObject, Secret } from '@kubeloop/client';
+import { ConfigMap, isNotFound, type KubeObject, Namespace, Secret } from '@kubeloop/client';
 import { FakeClock } from '@kubeloop/core/testing';
 import { describe, expect, it } from 'vitest';
 import { newFakeClient, startTestTarget, testReconciler, testTargetName } from '../src/index.js';
@@ -161,4 +161,48 @@ describe('test targets', () => {
       }
     }
   });
+
+  // Runs only when pointed at a cluster (KUBELOOP_TEST_TARGET=cluster or USE_EXISTING_CLUSTER=true, KUBECONFIG set):
+  // CI has none; docs/compatibility.md records the runs against a real kube-apiserver.
+  it.skipIf(testTargetName() !== 'cluster')(
+    'the cluster target: a live client and config, no faults, namespaces of its own, testReconciler on it; stop deletes the namespaces',
+    async () => {
+      const t = await startTestTarget();
+      let ns = '';
+      try {
+        expect(t.name).toBe('cluster');
+        expect(t.faults).toBeUndefined();
+        expect(t.config?.host).toMatch(/^https:/);
+        ns = await t.namespace();
+        await t.client.create(ConfigMap, {
+          metadata: { namespace: ns, name: 'a' },
+          data: { value: 'v' },
+        } as KubeObject);
+        const run = await testReconciler(copier, {
+          client: t.client,
+          request: { namespace: ns, name: 'a' },
+        });
+        expect(run.error).toBeUndefined();
+        expect(run.result).toEqual({ requeueAfterMs: 60_000 });
+        expect(run.writes.map((w) => w.verb)).toEqual(['apply']);
+        expect((await t.client.get(Secret, { namespace: ns, name: 'a' })).data?.value).toBe(
+          Buffer.from('v').toString('base64'),
+        );
+      } finally {
+        await t.stop();
+      }
+      // the namespace is deleted (gone, or Terminating on a cluster without a namespace controller)
+      const check = await startTestTarget();
+      try {
+        const gone = await check.client.get(Namespace, { name: ns }).catch((e: unknown) => e);
+        expect(
+          isNotFound(gone) || (gone as KubeObject).metadata?.deletionTimestamp !== undefined,
+          String(gone),
+        ).toBe(true);
+      } finally {
+        await check.stop();
+      }
+    },
+    60_000,
+  );
 });

@@ -4,8 +4,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Pod } from '@kubeloop/client';
 import { describe, expect, inject, it } from 'vitest';
+import { realCluster } from './support/fault-server.js';
 import { podCounterCli as cli, jsonLogRecords, runPodCounter as run } from './support/pod-counter-cli.js';
 import { podManifest, useLiveCluster, waitFor } from './support.js';
+
+/**
+ * How long the --duration run lasts (s): long enough to count twice. A real kube-apiserver answers discovery,
+ * the list and the watch far slower than envtest (on a loaded box 3 s passed before the first count).
+ */
+const DURATION_S = realCluster ? 20 : 3;
 
 /** Metrics and probes on free loopback ports, so parallel runs never fight over :8080/:8081. */
 const NO_PORTS = ['--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'];
@@ -25,7 +32,7 @@ describe('pod-counter CLI (npm run pod-counter -- --kubeconfig <file>)', () => {
       '--namespace',
       ns,
       '--duration',
-      '3',
+      String(DURATION_S),
     ]);
     expect(res.code, res.stderr).toBe(0);
     const counts = jsonLogRecords<{ msg: string; count?: number }>(res.stdout)

@@ -92,7 +92,9 @@ describe('npm run demo (pod-counter --embedded): every line that prints a URL co
       code: 0,
       signal: null,
     });
-    const started = jsonLogRecords(e.stdout).find((r) => r.msg === 'embedded API server started');
+    const started = jsonLogRecords<{ msg: string; kubeconfig?: string }>(e.stdout).find(
+      (r) => r.msg === 'embedded API server started',
+    );
     expect(String(started?.kubeconfig)).not.toBe('/nonexistent/kubeconfig');
   }, 120_000);
 });
