@@ -81,7 +81,7 @@ function getTask(impl, kind) {
 }
 
 export async function tasks() {
-  const { parseLabelSelector, matchesLabelRequirements } = await import('@kubeloop/client');
+  const { parseLabelSelector, matchesLabelRequirements } = await import('@kubeloop/client/apiutil');
   const reqs = parseLabelSelector(`${APP_LABEL}=${APP}`);
   const nsCount = N / 100;
   const appCount = N / 50;

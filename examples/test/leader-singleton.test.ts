@@ -1,4 +1,4 @@
-import { Lease } from '@kubeloop/client';
+import { Lease } from '@kubeloop/client/kinds';
 import { describe, expect, it, vi } from 'vitest';
 import { runSingleton } from '../src/leader-singleton.js';
 import { useEnvtest } from './support.js';

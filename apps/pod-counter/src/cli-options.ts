@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { parseLabelSelector } from '@kubeloop/client';
+import { parseLabelSelector } from '@kubeloop/client/apiutil';
 import { SERVICE_ACCOUNT_DIR } from '@kubeloop/config';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { parseReportTarget, type ReportTarget } from './report.js';

@@ -1,4 +1,5 @@
-import { gvkOf, type Kind, type KubeObject, parseApiVersion, type RESTMapper } from '@kubeloop/client';
+import type { Kind, KubeObject, RESTMapper } from '@kubeloop/client';
+import { gvkOf, parseApiVersion } from '@kubeloop/client/apiutil';
 import type { Request } from './reconcile.js';
 import { requestKey } from './reconcile.js';
 

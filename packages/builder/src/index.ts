@@ -17,16 +17,12 @@
 // apimachinery `meta.SetStatusCondition`).
 export {
   type Client,
-  type Condition,
   ConfigMap,
   Deployment,
-  findStatusCondition,
   ignoreNotFound,
   isAlreadyExists,
   isConflict,
   isNotFound,
-  isStatusConditionFalse,
-  isStatusConditionTrue,
   type Kind,
   type KubeObject,
   kind,
@@ -36,12 +32,18 @@ export {
   objectKeyFromObject,
   Pod,
   type Reader,
-  removeStatusCondition,
   retryOnConflict,
   Secret,
   Service,
-  setStatusCondition,
 } from '@kubeloop/client';
+export {
+  type Condition,
+  findStatusCondition,
+  isStatusConditionFalse,
+  isStatusConditionTrue,
+  removeStatusCondition,
+  setStatusCondition,
+} from '@kubeloop/client/conditions';
 export {
   AlreadyOwnedError,
   addFinalizer,

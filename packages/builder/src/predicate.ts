@@ -1,10 +1,5 @@
-import {
-  formatLabelSelector,
-  type KubeObject,
-  type LabelSelectorInput,
-  matchesLabelRequirements,
-  parseLabelSelector,
-} from '@kubeloop/client';
+import type { KubeObject, LabelSelectorInput } from '@kubeloop/client';
+import { formatLabelSelector, matchesLabelRequirements, parseLabelSelector } from '@kubeloop/client/apiutil';
 import type { Logger } from './logger.js';
 
 /**

@@ -1,13 +1,8 @@
 import type { Cache, ResourceEventHandlerRegistration } from '@kubeloop/cache';
 import { objectOfDelete } from '@kubeloop/cache';
-import {
-  gvkOf,
-  gvkString,
-  isNoMatchError,
-  type Kind,
-  type KubeObject,
-  type RESTMapper,
-} from '@kubeloop/client';
+import type { Kind, KubeObject, RESTMapper } from '@kubeloop/client';
+import { gvkOf, gvkString } from '@kubeloop/client/apiutil';
+import { isNoMatchError } from '@kubeloop/client/errors';
 import { Backoff, type Clock, onAbort, realClock, sleep, withDeadline } from '@kubeloop/core';
 import { LOW_PRIORITY } from '@kubeloop/workqueue';
 import type { EventHandler, HandlerQueue } from './handler.js';

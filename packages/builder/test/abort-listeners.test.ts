@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigMap, Namespace, newClient, Secret, Service, ServiceAccount } from '@kubeloop/client';
+import { ConfigMap, Namespace, newClient, Secret, Service } from '@kubeloop/client';
+import { ServiceAccount } from '@kubeloop/client/kinds';
 import { describe, expect, it, vi } from 'vitest';
 import { cacheSyncCheck, newControllerManagedBy, newManager, newMetricsRegistry } from '../src/index.js';
 import { newSharding } from '../src/sharding/index.js';

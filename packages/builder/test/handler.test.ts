@@ -1,4 +1,5 @@
-import { type KubeObject, kind, type RESTMapper, StaticRESTMapper } from '@kubeloop/client';
+import { type KubeObject, kind, type RESTMapper } from '@kubeloop/client';
+import { StaticRESTMapper } from '@kubeloop/client/apiutil';
 import { describe, expect, it } from 'vitest';
 import {
   type EnqueueOptions,

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { InformerSyncError } from '@kubeloop/cache';
-import { StatusError, Transport } from '@kubeloop/client';
+import { StatusError } from '@kubeloop/client';
+import { Transport } from '@kubeloop/client/transport';
 import { describe, expect, it } from 'vitest';
 import { newLogger } from '../src/index.js';
 

@@ -1,13 +1,8 @@
 import { getEventListeners } from 'node:events';
 import type { Cache, ResourceEventHandler } from '@kubeloop/cache';
-import {
-  type KubeObject,
-  kind,
-  NoKindMatchError,
-  type RESTMapper,
-  StaticRESTMapper,
-  StatusError,
-} from '@kubeloop/client';
+import { type KubeObject, kind, type RESTMapper, StatusError } from '@kubeloop/client';
+import { StaticRESTMapper } from '@kubeloop/client/apiutil';
+import { NoKindMatchError } from '@kubeloop/client/errors';
 import { FakeClock } from '@kubeloop/core/testing';
 import { LOW_PRIORITY } from '@kubeloop/workqueue';
 import { describe, expect, it, vi } from 'vitest';

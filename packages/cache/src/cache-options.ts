@@ -1,14 +1,10 @@
+import type { Client, FieldSelectorInput, Kind, KubeObject, LabelSelectorInput } from '@kubeloop/client';
 import {
-  type Client,
-  type FieldSelectorInput,
   formatFieldSelector,
   formatLabelSelector,
-  type Kind,
-  type KubeObject,
-  type LabelSelectorInput,
   parseFieldSelector,
   parseLabelSelector,
-} from '@kubeloop/client';
+} from '@kubeloop/client/apiutil';
 import type { Clock, Logger } from '@kubeloop/core';
 import { CacheOptionsError } from './cache-errors.js';
 import type { ReadYourWritesOptions } from './read-your-writes.js';

@@ -1,20 +1,16 @@
 import {
   type Client,
-  fieldRequirementsOf,
   type GetOptions,
-  gvkOf,
-  gvkString,
   type Kind,
   type KubeObject,
   type ListOptions,
-  matchesLabelRequirements,
-  NoKindMatchError,
-  newNotFound,
   type ObjectKey,
   type ObjectList,
   type Reader,
   StatusError,
 } from '@kubeloop/client';
+import { fieldRequirementsOf, gvkOf, gvkString, matchesLabelRequirements } from '@kubeloop/client/apiutil';
+import { NoKindMatchError, newNotFound } from '@kubeloop/client/errors';
 import { discardLogger, type Logger } from '@kubeloop/core';
 import {
   CacheNotStartedError,

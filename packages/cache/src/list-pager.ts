@@ -1,5 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { isExpired, type KubeObject, type ObjectList } from '@kubeloop/client';
+import type { KubeObject, ObjectList } from '@kubeloop/client';
+import { isExpired } from '@kubeloop/client/errors';
 import { childController } from './internal/abort.js';
 import type { ListerWatcher } from './list-watch.js';
 import { metaNamespaceKeyFunc } from './store.js';

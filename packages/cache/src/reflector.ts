@@ -1,14 +1,6 @@
-import {
-  asStatusError,
-  isExpired,
-  isReplyTooLarge,
-  isTooManyRequests,
-  type KubeObject,
-  retryAfterSecondsOf,
-  StatusError,
-  WatchDecodeError,
-  type WatchEvent,
-} from '@kubeloop/client';
+import { type KubeObject, StatusError, type WatchEvent } from '@kubeloop/client';
+import { isReplyTooLarge, retryAfterSecondsOf } from '@kubeloop/client/apiutil';
+import { asStatusError, isExpired, isTooManyRequests, WatchDecodeError } from '@kubeloop/client/errors';
 import { Backoff, type Clock, discardLogger, type Logger, realClock, sleep } from '@kubeloop/core';
 import { childController, onAbort } from './internal/abort.js';
 import { type ListResult, pagedList } from './list-pager.js';

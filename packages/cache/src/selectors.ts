@@ -1,11 +1,10 @@
+import type { KubeObject, LabelSelectorInput } from '@kubeloop/client';
 import {
   type FieldRequirement,
   formatLabelSelector,
-  type KubeObject,
   type LabelRequirement,
-  type LabelSelectorInput,
   parseLabelSelector,
-} from '@kubeloop/client';
+} from '@kubeloop/client/apiutil';
 import { FieldNotIndexedError } from './cache-errors.js';
 import { type IndexerReader, NAMESPACE_INDEX } from './store.js';
 

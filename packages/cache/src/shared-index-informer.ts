@@ -1,4 +1,5 @@
-import { isNoMatchError, isNotFound, type KubeObject } from '@kubeloop/client';
+import { isNotFound, type KubeObject } from '@kubeloop/client';
+import { isNoMatchError } from '@kubeloop/client/errors';
 import { type Clock, discardLogger, type Logger, realClock } from '@kubeloop/core';
 import { CompactIndexer } from './compact-store.js';
 import type { Indexers } from './indexes.js';

@@ -1,4 +1,6 @@
-import { asStatusError, isTimeout, type KubeObject, TransportError } from '@kubeloop/client';
+import type { KubeObject } from '@kubeloop/client';
+import { asStatusError, isTimeout } from '@kubeloop/client/errors';
+import { TransportError } from '@kubeloop/client/transport';
 
 // How the reflector tells apart the ways a list or watch ends (client-go reflector.go's error handling).
 

@@ -1,4 +1,5 @@
-import { ConfigMap, Secret, SelectorParseError } from '@kubeloop/client';
+import { ConfigMap, Secret } from '@kubeloop/client';
+import { SelectorParseError } from '@kubeloop/client/errors';
 import { describe, expect, it } from 'vitest';
 import { CacheOptionsError, InformerCache } from '../src/index.js';
 import { FakeClient } from './support/fake-client.js';

@@ -1,4 +1,5 @@
-import { ConfigMap, type KubeObject, SelectorParseError } from '@kubeloop/client';
+import { ConfigMap, type KubeObject } from '@kubeloop/client';
+import { SelectorParseError } from '@kubeloop/client/errors';
 import { FakeClock } from '@kubeloop/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InformerCache } from '../src/index.js';

@@ -2,7 +2,8 @@
 // (~512 MiB; the watch cache answers resourceVersion=0 whole and ignores limit) failed every time with
 // ERR_STRING_TOO_LONG, so the informer of a large cluster backed off and relisted forever without syncing. The
 // reflector now lists the most recent state in pages (resourceVersion="", limit) and keeps paging.
-import { isReplyTooLarge, UnexpectedResponseError } from '@kubeloop/client';
+import { isReplyTooLarge } from '@kubeloop/client/apiutil';
+import { UnexpectedResponseError } from '@kubeloop/client/errors';
 import { FakeClock } from '@kubeloop/core/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type ListCallOptions, Reflector } from '../src/index.js';

@@ -3,7 +3,7 @@
 // that saw no event since it started (its cacher skips bookmarks until then), so on a quiet type every watch is
 // silent until its timeoutSeconds and the watchdog (120 s by default) cuts it: treated as any other failure, each
 // cut was a full relist of the type and a warning, every two minutes, per informer.
-import { TransportError } from '@kubeloop/client';
+import { TransportError } from '@kubeloop/client/transport';
 import { FakeClock } from '@kubeloop/core/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Reflector } from '../src/index.js';

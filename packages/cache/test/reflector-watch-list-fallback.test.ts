@@ -1,4 +1,5 @@
-import { type KubeObject, WatchDecodeError, type WatchEvent } from '@kubeloop/client';
+import type { KubeObject, WatchEvent } from '@kubeloop/client';
+import { WatchDecodeError } from '@kubeloop/client/errors';
 import { FakeClock } from '@kubeloop/core/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {

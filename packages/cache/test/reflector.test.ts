@@ -2,7 +2,8 @@ import { getEventListeners } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type KubeObject, type ObjectList, StatusError, WatchDecodeError } from '@kubeloop/client';
+import { type KubeObject, type ObjectList, StatusError } from '@kubeloop/client';
+import { WatchDecodeError } from '@kubeloop/client/errors';
 import { FakeClock } from '@kubeloop/core/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {

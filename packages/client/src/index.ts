@@ -1,105 +1,43 @@
 /**
  * @packageDocumentation
- * `@kubeloop/client` talks to one Kubernetes API server: typed kind descriptors (`Pod`, `Deployment`, …),
- * the lazy discovery-backed `RESTMapper`, the `Client` (get / list / create / update / patch / delete /
- * watch), typed API errors (`StatusError`, `isNotFound`, …) and label/field selector helpers. It mirrors
- * controller-runtime's `pkg/client` and `pkg/client/apiutil` on top of client-go's `rest` semantics.
+ * `@kubeloop/client` talks to one Kubernetes API server: the `Client` (get / list / create / update / patch /
+ * apply / delete / watch and subresources) made by `newClient`, typed kind descriptors for the common kinds,
+ * the options of each call, and the common API error checks. It mirrors controller-runtime's `pkg/client` on
+ * top of client-go's `rest` semantics. Building blocks live on subpaths: `@kubeloop/client/kinds` (every
+ * built-in kind of Kubernetes 1.32), `/models` (their wire types), `/errors` (every error and `Status` predicate), `/conditions`, `/apiutil` (REST mappers,
+ * GVK helpers, selectors, paging, watch decoding, retry policies), `/transport` and `/controllerutil`.
  */
 
-export {
-  type ApplyConfiguration,
-  type ApplyOptions,
-  type DeepPartial,
-  pruneUnset,
-} from './apply.js';
-export * from './builtin-kinds.js';
-export { ApiClient, type ClientOptions } from './client.js';
-export {
-  type Condition,
-  type ConditionInput,
-  type ConditionStatus,
-  type Conditions,
-  type ConditionTypeStatus,
-  findStatusCondition,
-  formatConditionTime,
-  InvalidConditionError,
-  isStatusConditionFalse,
-  isStatusConditionPresentAndEqual,
-  isStatusConditionTrue,
-  removeStatusCondition,
-  type SetStatusConditionOptions,
-  setStatusCondition,
-} from './conditions.js';
-export { DelegatingClient } from './delegating-client.js';
+export type { ApplyConfiguration, ApplyOptions } from './apply.js';
+export { ConfigMap, Deployment, Namespace, Pod, Secret, Service } from './builtin-kinds.js';
+export { ApiClient } from './client.js';
 export type { DeleteAllOfOptions } from './delete-all-of.js';
-export { DynamicRESTMapper, type DynamicRESTMapperOptions } from './dynamic-rest-mapper.js';
 export {
-  asStatusError,
-  InvalidRequestError,
   ignoreAlreadyExists,
   ignoreNotFound,
   isAlreadyExists,
-  isBadRequest,
   isConflict,
-  isExpired,
   isForbidden,
   isGone,
-  isInternalError,
   isInvalid,
   isNotFound,
-  isResourceExpired,
-  isServiceUnavailable,
-  isTimeout,
-  isTooManyRequests,
-  isUnauthorized,
-  isUnsupportedMediaType,
-  newNotFound,
-  reasonForError,
   StatusError,
   type StatusReason,
-  UnexpectedResponseError,
-  UnsupportedPatchTypeError,
-  WatchDecodeError,
-  WatchEventTooLargeError,
 } from './errors.js';
-export {
-  escapeFieldValue,
-  type FieldRequirement,
-  type FieldSelectorInput,
-  fieldRequirementsOf,
-  formatFieldSelector,
-  matchesFieldRequirements,
-  parseFieldSelector,
-} from './field-selector.js';
-export type {
-  HttpBody,
-  HttpRequest,
-  HttpResponse,
-  HttpTransport,
-} from './http.js';
+export type { FieldSelectorInput } from './field-selector.js';
 export type {
   Client,
   Reader,
   StatusClient,
   StatusWriter,
   SubResourceClient,
-  SubResourceClientConstructor,
-  SubResourceReader,
   SubResourceWriter,
   WatchClient,
   Writer,
 } from './interfaces.js';
 export {
-  apiVersionOf,
-  type BuiltinKind,
-  builtinKind,
-  Eviction,
-  type GroupVersion,
   type GroupVersionKind,
   type GroupVersionResource,
-  gvkOf,
-  gvkString,
-  isMetadataOnly,
   type Kind,
   type KubeObject,
   kind,
@@ -111,78 +49,21 @@ export {
   type ObjectOf,
   objectKeyFromObject,
   type PartialObjectMetadata,
-  type PartialObjectMetadataList,
-  parseApiVersion,
-  Scale,
-  TokenRequest,
 } from './kinds.js';
-export {
-  formatLabelSelector,
-  type LabelRequirement,
-  type LabelSelectorInput,
-  type LabelSelectorObject,
-  matchesLabelRequirements,
-  parseLabelSelector,
-  SelectorParseError,
-} from './label-selector.js';
-export {
-  PARTIAL_OBJECT_METADATA_ACCEPT,
-  PARTIAL_OBJECT_METADATA_LIST_ACCEPT,
-  toPartialObjectMetadata,
-} from './metadata-only.js';
-export type { Bytes, IntOrString, MicroTime, Quantity, Time } from './models/scalars.js';
+export type { LabelSelectorInput } from './label-selector.js';
 export { type NewClientOptions, newClient } from './new-client.js';
-export {
-  type CallOptions,
-  type DeleteOptions,
-  type GetOptions,
-  type ListOptions,
-  PATCH_CONTENT_TYPES,
-  type Patch,
-  type PatchOptions,
-  type SubResourceUpdateOptions,
-  type WatchOptions,
-  type WriteOptions,
+export type {
+  CallOptions,
+  DeleteOptions,
+  GetOptions,
+  ListOptions,
+  Patch,
+  PatchOptions,
+  SubResourceUpdateOptions,
+  WatchOptions,
+  WriteOptions,
 } from './options.js';
-export { type ListPage, type ListPagesOptions, listAll, listPages } from './pager.js';
-export { isReplyTooLarge } from './replies.js';
-export {
-  type InvalidateOptions,
-  isNoMatchError,
-  isResourceNotFound,
-  type NoKindMatchDetails,
-  NoKindMatchError,
-  type RESTMapper,
-  type RESTMapping,
-  type ResourceScope,
-} from './rest-mapper.js';
-export {
-  DEFAULT_BACKOFF,
-  DEFAULT_RETRY,
-  type RetryBackoff,
-  retryOnConflict,
-  retryOnError,
-} from './retry.js';
-export { StaticRESTMapper } from './static-rest-mapper.js';
+export type { RESTMapper } from './rest-mapper.js';
+export { retryOnConflict } from './retry.js';
 export { toMicroTime, toTime } from './time.js';
-export {
-  newWarningLogger,
-  noWarnings,
-  type RateLimiter,
-  Transport,
-  TransportError,
-  type TransportErrorCode,
-  type TransportOptions,
-  type TransportRequest,
-  type TransportResponse,
-  type WarningHandler,
-} from './transport/index.js';
-export {
-  DEFAULT_MAX_WATCH_EVENT_BYTES,
-  type DecodeWatchStreamOptions,
-  decodeWatchStream,
-  retryAfterSecondsOf,
-  type WatchEvent,
-  type WatchEventType,
-  WatchStatusError,
-} from './watch.js';
+export type { WatchEvent, WatchEventType } from './watch.js';

@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type Kind,
-  type KubeObject,
-  listAll,
-  listPages,
-  type ObjectList,
-  pruneUnset,
-  StatusError,
-} from '../src/index.js';
+import { listAll, listPages, pruneUnset } from '../src/entries/apiutil.js';
+import { type Kind, type KubeObject, type ObjectList, StatusError } from '../src/index.js';
 
 describe('pruneUnset (apply bodies)', () => {
   it('drops undefined and null at any depth and objects made only of them, keeps objects empty on purpose', () => {

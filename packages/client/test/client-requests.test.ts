@@ -1,15 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
-  ApiClient,
   type HttpRequest,
   type HttpResponse,
   type HttpTransport,
-  InvalidRequestError,
-  Namespace,
-  Pod,
   StaticRESTMapper,
-  UnexpectedResponseError,
-} from '../src/index.js';
+} from '../src/entries/apiutil.js';
+import { InvalidRequestError, UnexpectedResponseError } from '../src/entries/errors.js';
+import { ApiClient, Namespace, Pod } from '../src/index.js';
 
 /** Records request paths and answers every request with `reply`. */
 function recording(reply: unknown): HttpTransport & { paths: string[] } {

@@ -5,13 +5,13 @@ import {
   type Condition,
   findStatusCondition,
   formatConditionTime,
-  InvalidConditionError,
   isStatusConditionFalse,
   isStatusConditionPresentAndEqual,
   isStatusConditionTrue,
   removeStatusCondition,
   setStatusCondition,
-} from '../src/index.js';
+} from '../src/entries/conditions.js';
+import { InvalidConditionError } from '../src/entries/errors.js';
 
 const T0 = '2026-01-01T00:00:00Z';
 const NOW = new Date('2026-12-01T05:50:17.912Z');

@@ -1,13 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { createOrPatch, createOrUpdate } from '../src/controllerutil/index.js';
 import {
-  ApiClient,
-  ConfigMap,
   type HttpRequest,
   type HttpResponse,
   type HttpTransport,
   StaticRESTMapper,
-} from '../src/index.js';
+} from '../src/entries/apiutil.js';
+import { ApiClient, ConfigMap } from '../src/index.js';
 
 /**
  * Breaker report item 10: `mutate` setting a property to `undefined` — documented as "not set, the value as

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type Client, ConfigMap, DelegatingClient, type Reader } from '../src/index.js';
+import { DelegatingClient } from '../src/entries/apiutil.js';
+import { type Client, ConfigMap, type Reader } from '../src/index.js';
 
 describe('DelegatingClient (cached reads, live writes)', () => {
   it('sends get and list to the reader and every other call to the live client', async () => {

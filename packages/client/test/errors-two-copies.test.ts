@@ -1,7 +1,11 @@
 // "Errors survive two installed copies": an error made by another copy of @kubeloop/client (a dependency
 // with its own node_modules) is still recognised by this copy's instanceof and is* predicates.
 import { describe, expect, it } from 'vitest';
-import * as here from '../src/index.js';
+import * as errorsEntry from '../src/entries/errors.js';
+import * as transportEntry from '../src/transport/index.js';
+
+/** This copy's errors, as users import them (`@kubeloop/client/errors`, `@kubeloop/client/transport`). */
+const here = { ...errorsEntry, ...transportEntry };
 
 /** Loads `file` again; the query string makes the module loader evaluate a second, distinct copy. */
 function again<T>(file: string): Promise<T> {

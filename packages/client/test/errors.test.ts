@@ -1,14 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { isExpired, isTooManyRequests, newNotFound } from '../src/entries/errors.js';
 import { statusErrorFromResponse } from '../src/errors.js';
 import {
   ignoreNotFound,
   isAlreadyExists,
   isConflict,
-  isExpired,
   isGone,
   isNotFound,
-  isTooManyRequests,
-  newNotFound,
   StatusError,
 } from '../src/index.js';
 

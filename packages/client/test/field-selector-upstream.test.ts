@@ -4,8 +4,8 @@ import {
   fieldRequirementsOf,
   formatFieldSelector,
   parseFieldSelector,
-  SelectorParseError,
-} from '../src/index.js';
+} from '../src/entries/apiutil.js';
+import { SelectorParseError } from '../src/entries/errors.js';
 
 /**
  * Differential table against apimachinery `fields.ParseSelector` (pkg/fields/selector.go: splitTerms,

@@ -6,8 +6,8 @@ import {
   formatFieldSelector,
   matchesFieldRequirements,
   parseFieldSelector,
-  SelectorParseError,
-} from '../src/index.js';
+} from '../src/entries/apiutil.js';
+import { SelectorParseError } from '../src/entries/errors.js';
 
 describe('parseFieldSelector (the one field-selector parser)', () => {
   it('reads an escaped value containing , and = back as the value the client formatted', () => {

@@ -1,11 +1,10 @@
 import type { V1ConfigMap, V1Deployment, V1Pod, V1Status } from '@kubeloop/client/models';
 import { describe, expect, expectTypeOf, it } from 'vitest';
+import { gvkOf, gvkString, parseApiVersion } from '../src/entries/apiutil.js';
 import {
   type ApiClient,
   ConfigMap,
   Deployment,
-  gvkOf,
-  gvkString,
   type Kind,
   kind,
   type ListOf,
@@ -13,7 +12,6 @@ import {
   type ObjectOf,
   objectKeyFromObject,
   Pod,
-  parseApiVersion,
   type WatchEvent,
 } from '../src/index.js';
 

@@ -5,8 +5,8 @@ import {
   formatLabelSelector,
   matchesLabelRequirements,
   parseLabelSelector,
-  SelectorParseError,
-} from '../src/index.js';
+} from '../src/entries/apiutil.js';
+import { SelectorParseError } from '../src/entries/errors.js';
 
 describe('label selectors', () => {
   it('formats maps with sorted keys and LabelSelector objects', () => {

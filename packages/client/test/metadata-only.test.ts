@@ -1,18 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
-import {
-  ApiClient,
-  gvkOf,
-  isMetadataOnly,
-  type Kind,
-  metadataOnly,
-  type PartialObjectMetadata,
-  Pod,
-  Secret,
-  StaticRESTMapper,
-  Transport,
-} from '../src/index.js';
+import { gvkOf, isMetadataOnly, StaticRESTMapper } from '../src/entries/apiutil.js';
+import { ApiClient, type Kind, metadataOnly, type PartialObjectMetadata, Pod, Secret } from '../src/index.js';
+import { Transport } from '../src/transport/index.js';
 
 describe('metadataOnly(kind)', () => {
   it('names the same GVK, is marked and frozen, and is idempotent', () => {

@@ -11,7 +11,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { type BuiltinKind, builtinKinds, parseApiVersion } from '../src/index.js';
+import { parseApiVersion } from '../src/entries/apiutil.js';
+import { type BuiltinKind, builtinKinds } from '../src/entries/kinds.js';
 
 interface Schema {
   type?: string;

@@ -1,18 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { createOrPatch, createOrUpdate } from '../src/controllerutil/index.js';
 import {
-  ApiClient,
-  ConfigMap,
   type HttpRequest,
   type HttpResponse,
   type HttpTransport,
-  InvalidRequestError,
-  metadataOnly,
-  Namespace,
   type RESTMapping,
   type ResourceScope,
   StaticRESTMapper,
-} from '../src/index.js';
+} from '../src/entries/apiutil.js';
+import { InvalidRequestError } from '../src/entries/errors.js';
+import { ApiClient, ConfigMap, metadataOnly, Namespace } from '../src/index.js';
 import { collectionPath } from '../src/paths.js';
 
 /**

@@ -1,13 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
-  ApiClient,
-  ConfigMap,
   type HttpResponse,
   type HttpTransport,
   isReplyTooLarge,
   StaticRESTMapper,
-  UnexpectedResponseError,
-} from '../src/index.js';
+} from '../src/entries/apiutil.js';
+import { UnexpectedResponseError } from '../src/entries/errors.js';
+import { ApiClient, ConfigMap } from '../src/index.js';
 
 /**
  * A reply longer than a JavaScript string can hold (~512 MiB: an unpaged list of a large cluster, as the

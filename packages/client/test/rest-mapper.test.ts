@@ -2,15 +2,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FakeClock } from '@kubeloop/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DynamicRESTMapper, type DynamicRESTMapperOptions } from '../src/entries/apiutil.js';
+import { isResourceNotFound, NoKindMatchError } from '../src/entries/errors.js';
 import { statusErrorFromResponse } from '../src/errors.js';
-import {
-  DynamicRESTMapper,
-  type DynamicRESTMapperOptions,
-  isResourceNotFound,
-  NoKindMatchError,
-  StatusError,
-  Transport,
-} from '../src/index.js';
+import { StatusError } from '../src/index.js';
+import { Transport } from '../src/transport/index.js';
 
 type Routes = Record<string, { status?: number; contentType?: string; body: unknown } | undefined>;
 

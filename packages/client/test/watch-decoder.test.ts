@@ -3,16 +3,16 @@ import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_MAX_WATCH_EVENT_BYTES,
   decodeWatchStream,
+  retryAfterSecondsOf,
+} from '../src/entries/apiutil.js';
+import {
   InvalidRequestError,
   isTooManyRequests,
-  type KubeObject,
-  retryAfterSecondsOf,
-  StatusError,
   WatchDecodeError,
-  type WatchEvent,
   WatchEventTooLargeError,
   WatchStatusError,
-} from '../src/index.js';
+} from '../src/entries/errors.js';
+import { type KubeObject, StatusError, type WatchEvent } from '../src/index.js';
 
 const meta = (e: WatchEvent | undefined) => (e?.object as KubeObject | undefined)?.metadata;
 

@@ -1,4 +1,5 @@
-import { type Kind, parseApiVersion } from '@kubeloop/client';
+import type { Kind } from '@kubeloop/client';
+import { parseApiVersion } from '@kubeloop/client/apiutil';
 import { SchemaError } from './errors.js';
 import { guessPlural, isCustomResourceKind } from './kind.js';
 

@@ -15,11 +15,11 @@ import {
   Namespace,
   newClient,
   Pod,
-  reasonForError,
   Secret,
   Service,
   StatusError,
 } from '@kubeloop/client';
+import { reasonForError } from '@kubeloop/client/errors';
 import { Environment, type FaultInjector } from '@kubeloop/envtest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeClient, newFakeClient } from '../src/index.js';

@@ -2,7 +2,8 @@
 // when the folder is not there (CI has no binaries); run with KUBEBUILDER_ASSETS=<dir with kube-apiserver, etcd>.
 
 import { newControllerManagedBy } from '@kubeloop/builder';
-import { ConfigMap, isExpired, Namespace, newClient } from '@kubeloop/client';
+import { ConfigMap, Namespace, newClient } from '@kubeloop/client';
+import { isExpired } from '@kubeloop/client/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   chaosPassed,

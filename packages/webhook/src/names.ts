@@ -1,6 +1,6 @@
 /** kubebuilder's webhook paths and names for a kind. */
 import type { Kind } from '@kubeloop/client';
-import { parseApiVersion } from '@kubeloop/client';
+import { parseApiVersion } from '@kubeloop/client/apiutil';
 
 /** `/validate-<group with dots as dashes>-<version>-<lowercase kind>` (kubebuilder `generateValidatePath`). */
 export function validatePath(kind: Pick<Kind, 'apiVersion' | 'kind'>): string {

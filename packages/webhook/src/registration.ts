@@ -3,7 +3,7 @@
  * (controller-gen reads the same from kubebuilder's `+kubebuilder:webhook` markers).
  */
 import type { Kind, KubeObject } from '@kubeloop/client';
-import { parseApiVersion } from '@kubeloop/client';
+import { parseApiVersion } from '@kubeloop/client/apiutil';
 import type { Defaulter, Validator } from './admission/typed.js';
 import type { ConvertFunc, HubAndSpoke } from './conversion/conversion.js';
 import { guessPlural, mutatePath, validatePath } from './names.js';

@@ -1,14 +1,7 @@
 import { newControllerManagedBy, newManager } from '@kubeloop/builder';
 import { InformerCache, listWatchFor, objectOfDelete, SharedIndexInformer } from '@kubeloop/cache';
-import {
-  ConfigMap,
-  isTimeout,
-  type KubeObject,
-  kind,
-  NoKindMatchError,
-  newClient,
-  Pod,
-} from '@kubeloop/client';
+import { ConfigMap, type KubeObject, kind, newClient, Pod } from '@kubeloop/client';
+import { isTimeout, NoKindMatchError } from '@kubeloop/client/errors';
 import type { V1Pod } from '@kubeloop/client/models';
 import { describe, expect, it } from 'vitest';
 import { realCluster, useFaultServer } from './support/fault-server.js';

@@ -1,11 +1,9 @@
+import { ConfigMap, type KubeObject, kind } from '@kubeloop/client';
 import {
-  ConfigMap,
   InvalidRequestError,
   isUnsupportedMediaType,
-  type KubeObject,
-  kind,
   UnsupportedPatchTypeError,
-} from '@kubeloop/client';
+} from '@kubeloop/client/errors';
 import { describe, expect, it } from 'vitest';
 import { installCRD } from './support/crds.js';
 import { recordingClient } from './support/recording-transport.js';

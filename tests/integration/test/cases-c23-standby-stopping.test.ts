@@ -1,5 +1,6 @@
 import { type Manager, newManager, newMetricsRegistry, type Runnable } from '@kubeloop/builder';
-import { ConfigMap, isNotFound, Lease } from '@kubeloop/client';
+import { ConfigMap, isNotFound } from '@kubeloop/client';
+import { Lease } from '@kubeloop/client/kinds';
 import { describe, expect, it, vi } from 'vitest';
 import { testConfig, useLiveCluster } from './support.js';
 

@@ -4,7 +4,8 @@ import {
   newManager,
   newMetricsRegistry,
 } from '@kubeloop/builder';
-import { ConfigMap, Lease } from '@kubeloop/client';
+import { ConfigMap } from '@kubeloop/client';
+import { Lease } from '@kubeloop/client/kinds';
 import type { Registry } from 'prom-client';
 import { describe, expect, it, vi } from 'vitest';
 import { testConfig, useLiveCluster } from './support.js';

@@ -1,12 +1,6 @@
-import {
-  type ApiClient,
-  Deployment,
-  InvalidRequestError,
-  Namespace,
-  Service,
-  type WatchEvent,
-} from '@kubeloop/client';
+import { type ApiClient, Deployment, Namespace, Service, type WatchEvent } from '@kubeloop/client';
 import { createOrPatch, createOrUpdate, type OperationResult } from '@kubeloop/client/controllerutil';
+import { InvalidRequestError } from '@kubeloop/client/errors';
 import type { V1Deployment, V1Service } from '@kubeloop/client/models';
 import type { RestConfig } from '@kubeloop/config';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

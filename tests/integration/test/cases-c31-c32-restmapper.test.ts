@@ -1,11 +1,5 @@
-import {
-  type ApiClient,
-  isNoMatchError,
-  isNotFound,
-  type KubeObject,
-  kind,
-  NoKindMatchError,
-} from '@kubeloop/client';
+import { type ApiClient, isNotFound, type KubeObject, kind } from '@kubeloop/client';
+import { isNoMatchError, NoKindMatchError } from '@kubeloop/client/errors';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { discoveryRequests, recordingClient } from './support/recording-transport.js';
 import { liveClient, testConfig, uniqueName, waitFor, withNamespace } from './support.js';

@@ -1,5 +1,6 @@
 import { InformerCache } from '@kubeloop/cache';
-import { kind, NoKindMatchError } from '@kubeloop/client';
+import { kind } from '@kubeloop/client';
+import { NoKindMatchError } from '@kubeloop/client/errors';
 import { describe, expect, it, vi } from 'vitest';
 import { installCRD } from './support/crds.js';
 import {

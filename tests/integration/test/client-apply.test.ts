@@ -1,12 +1,4 @@
-import {
-  ConfigMap,
-  InvalidRequestError,
-  isConflict,
-  isNotFound,
-  Lease,
-  Namespace,
-  type StatusError,
-} from '@kubeloop/client';
+import { ConfigMap, isConflict, isNotFound, Namespace, type StatusError } from '@kubeloop/client';
 import {
   AlreadyOwnedError,
   addFinalizer,
@@ -15,6 +7,8 @@ import {
   setControllerReference,
   setOwnerReference,
 } from '@kubeloop/client/controllerutil';
+import { InvalidRequestError } from '@kubeloop/client/errors';
+import { Lease } from '@kubeloop/client/kinds';
 import { describe, expect, it } from 'vitest';
 import { realCluster, useFaultServer } from './support/fault-server.js';
 import { useLiveCluster, waitFor } from './support.js';

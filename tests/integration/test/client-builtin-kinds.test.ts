@@ -5,7 +5,9 @@
  * `/apis/<group>/<version>`) through the RESTMapper-independent transport and, for the resource and scope, the
  * client's RESTMapper.
  */
-import { type BuiltinKind, builtinKinds, gvkOf, newClient } from '@kubeloop/client';
+import { newClient } from '@kubeloop/client';
+import { gvkOf } from '@kubeloop/client/apiutil';
+import { type BuiltinKind, builtinKinds } from '@kubeloop/client/kinds';
 import { Transport } from '@kubeloop/client/transport';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testConfig } from './support.js';

@@ -1,11 +1,5 @@
-import {
-  type ApiClient,
-  InvalidRequestError,
-  isNotFound,
-  type KubeObject,
-  kind,
-  newClient,
-} from '@kubeloop/client';
+import { type ApiClient, isNotFound, type KubeObject, kind, newClient } from '@kubeloop/client';
+import { InvalidRequestError } from '@kubeloop/client/errors';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { testConfig, uniqueName, withNamespace } from './support.js';
 

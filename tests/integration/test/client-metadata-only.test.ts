@@ -1,10 +1,5 @@
-import {
-  InvalidRequestError,
-  metadataOnly,
-  type PartialObjectMetadata,
-  Secret,
-  type WatchEvent,
-} from '@kubeloop/client';
+import { metadataOnly, type PartialObjectMetadata, Secret, type WatchEvent } from '@kubeloop/client';
+import { InvalidRequestError } from '@kubeloop/client/errors';
 import { afterEach, describe, expect, it } from 'vitest';
 import { recordingClient } from './support/recording-transport.js';
 import { testConfig, uniqueName, waitFor, withNamespace } from './support.js';

@@ -1,5 +1,6 @@
-import { ConfigMap, InvalidRequestError, Namespace } from '@kubeloop/client';
+import { ConfigMap, Namespace } from '@kubeloop/client';
 import { createOrUpdate } from '@kubeloop/client/controllerutil';
+import { InvalidRequestError } from '@kubeloop/client/errors';
 import { afterEach, describe, expect, it } from 'vitest';
 import { recordingClient } from './support/recording-transport.js';
 import { testConfig, uniqueName, withNamespace } from './support.js';

@@ -1,17 +1,13 @@
 import { InformerCache } from '@kubeloop/cache';
+import { type ApiClient, isNotFound, type Kind, type KubeObject, kind } from '@kubeloop/client';
 import {
-  type ApiClient,
   type Condition,
   findStatusCondition,
-  isNotFound,
   isStatusConditionFalse,
   isStatusConditionTrue,
-  type Kind,
-  type KubeObject,
-  kind,
   removeStatusCondition,
   setStatusCondition,
-} from '@kubeloop/client';
+} from '@kubeloop/client/conditions';
 import { FrozenObjectError } from '@kubeloop/client/controllerutil';
 import { describe, expect, it, vi } from 'vitest';
 import { type LiveCluster, uniqueName, useLiveCluster } from './support.js';

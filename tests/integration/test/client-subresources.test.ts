@@ -2,13 +2,13 @@ import {
   type ApiClient,
   ConfigMap,
   Deployment,
-  InvalidRequestError,
   isConflict,
   isNotFound,
   Pod,
-  ServiceAccount,
   StatusError,
 } from '@kubeloop/client';
+import { InvalidRequestError } from '@kubeloop/client/errors';
+import { ServiceAccount } from '@kubeloop/client/kinds';
 import type { AuthenticationV1TokenRequest, V1Deployment, V1Scale } from '@kubeloop/client/models';
 import { describe, expect, it } from 'vitest';
 import { realCluster } from './support/fault-server.js';

@@ -1,5 +1,6 @@
-import { ConfigMap, Deployment, InvalidRequestError, isNotFound } from '@kubeloop/client';
+import { ConfigMap, Deployment, isNotFound } from '@kubeloop/client';
 import { createOrPatch, createOrUpdate, removeFinalizerWithPatch } from '@kubeloop/client/controllerutil';
+import { InvalidRequestError } from '@kubeloop/client/errors';
 import { describe, expect, it } from 'vitest';
 import { deploymentManifest } from './support/manifests.js';
 import { recordingClient } from './support/recording-transport.js';

@@ -1,15 +1,14 @@
 import {
-  InvalidRequestError,
   isAlreadyExists,
   isConflict,
   isNotFound,
   type KubeObject,
   kind,
   Namespace,
-  NoKindMatchError,
   Pod,
   type WatchEvent,
 } from '@kubeloop/client';
+import { InvalidRequestError, NoKindMatchError } from '@kubeloop/client/errors';
 import { describe, expect, it } from 'vitest';
 import { podManifest, useLiveCluster, waitFor } from './support.js';
 

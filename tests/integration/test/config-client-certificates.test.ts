@@ -1,7 +1,7 @@
 // Client certificates against envtest (CN = user): static files resolved relative to the kubeconfig, and
 // certificates issued by an exec plugin, rotated when they expire (a new connection pool per certificate).
 import fs from 'node:fs';
-import { Transport } from '@kubeloop/client';
+import { Transport } from '@kubeloop/client/transport';
 import { loadRestConfig } from '@kubeloop/config';
 import { type ApiServer, startApiServer } from '@kubeloop/envtest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

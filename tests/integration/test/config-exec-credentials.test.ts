@@ -1,6 +1,6 @@
 // C16: exec credential plugins through the real request path (kubeconfig → loadRestConfig → Transport) against
 // envtest, whose token table answers 401 to expired or removed tokens.
-import { Transport } from '@kubeloop/client';
+import { Transport } from '@kubeloop/client/transport';
 import { loadRestConfig } from '@kubeloop/config';
 import { type ApiServer, startApiServer } from '@kubeloop/envtest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 // The counting CONNECT / SOCKS5 proxies are the transport tests' own (one copy for both suites).
 // proxy-url and HTTPS_PROXY/NO_PROXY through small proxies on loopback that count their tunnels, against envtest.
-import { Transport } from '@kubeloop/client';
+import { Transport } from '@kubeloop/client/transport';
 import { loadRestConfig } from '@kubeloop/config';
 import { type ApiServer, startApiServer } from '@kubeloop/envtest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 // C17 against envtest serving a certificate whose only SAN is `api.internal` (not the IP it listens on):
 // kubeconfig → loadRestConfig → Transport, for plain requests and watches.
-import { Transport, TransportError } from '@kubeloop/client';
+import { Transport, TransportError } from '@kubeloop/client/transport';
 import { KubeconfigError, loadRestConfig } from '@kubeloop/config';
 import { type ApiServer, startApiServer } from '@kubeloop/envtest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 // Token-file rotation through the real request path against envtest: re-read every minute and right after a 401.
 import fs from 'node:fs';
-import { Transport } from '@kubeloop/client';
+import { Transport } from '@kubeloop/client/transport';
 import { credentialProviderFor, loadRestConfig } from '@kubeloop/config';
 import { type ApiServer, startApiServer } from '@kubeloop/envtest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

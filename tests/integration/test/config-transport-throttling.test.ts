@@ -3,7 +3,7 @@
 // server never exceeds what the bucket allows. The limiter and the retry waits run on an injected FakeClock
 // (the transport's `clock` option), so the waits are exact in fake time and cost no real time; one real-time
 // canary keeps the real timer path exercised.
-import { Transport } from '@kubeloop/client';
+import { Transport } from '@kubeloop/client/transport';
 import { loadRestConfig } from '@kubeloop/config';
 import { FakeClock } from '@kubeloop/core/testing';
 import { type ApiServer, startApiServer } from '@kubeloop/envtest';

@@ -1,16 +1,13 @@
 // Fuzz: the watch decoder, the label selector parser and the server's selector parsers
 // meet random input; each answers with events/requirements or a typed error, never anything else.
+import { ConfigMap, StatusError } from '@kubeloop/client';
 import {
-  ConfigMap,
   decodeWatchStream,
   formatLabelSelector,
   matchesLabelRequirements,
   parseLabelSelector,
-  SelectorParseError,
-  StatusError,
-  WatchDecodeError,
-  WatchStatusError,
-} from '@kubeloop/client';
+} from '@kubeloop/client/apiutil';
+import { SelectorParseError, WatchDecodeError, WatchStatusError } from '@kubeloop/client/errors';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { realCluster, useFaultServer } from './support/fault-server.js';

@@ -1,13 +1,9 @@
 // Hostile input, server side: broken replies reach the client as typed errors naming what
 // is wrong — never a crash, a hang or an unhandled rejection. The replies are put on the wire by envtest's
 // fail rules (exact text or bytes) and watch shaping; each case also checks that a good reply after it works.
-import {
-  ConfigMap,
-  StatusError,
-  TransportError,
-  UnexpectedResponseError,
-  WatchDecodeError,
-} from '@kubeloop/client';
+import { ConfigMap, StatusError } from '@kubeloop/client';
+import { UnexpectedResponseError, WatchDecodeError } from '@kubeloop/client/errors';
+import { TransportError } from '@kubeloop/client/transport';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { realCluster, useFaultServer } from './support/fault-server.js';
 

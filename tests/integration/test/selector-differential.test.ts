@@ -1,7 +1,7 @@
 // The client's and envtest's label-selector parsers stay separate (envtest must not share code with
 // the client it tests), so a differential property test keeps them in agreement: on random selectors and
 // label sets both accept or both reject, and when they accept they select the same label sets.
-import { matchesLabelRequirements, parseLabelSelector } from '@kubeloop/client';
+import { matchesLabelRequirements, parseLabelSelector } from '@kubeloop/client/apiutil';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseLabelSelector as envtestParse } from '../../../packages/envtest/src/label-selector.js';

@@ -2,12 +2,12 @@ import { type Cache, InformerCache, type InformerCacheOptions } from '@kubeloop/
 import {
   type ApiClient,
   type Client,
-  DelegatingClient,
   type NewClientOptions,
   newClient,
   type RESTMapper,
   type Reader,
 } from '@kubeloop/client';
+import { DelegatingClient } from '@kubeloop/client/apiutil';
 import type { RestConfig } from '@kubeloop/config';
 import { ControllerError } from '../controller-options.js';
 import { signalWithTimeout, whenAborted } from '../internal-signals.js';

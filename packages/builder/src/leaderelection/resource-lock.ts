@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { type ApiClient, type KubeObject, kind, newClient, StaticRESTMapper } from '@kubeloop/client';
+import { type ApiClient, type KubeObject, kind, newClient } from '@kubeloop/client';
+import { StaticRESTMapper } from '@kubeloop/client/apiutil';
 import type { RestConfig } from '@kubeloop/config';
 import { DEFAULT_RENEW_DEADLINE_MS } from './defaults.js';
 import { LeaderElectionConfigError } from './errors.js';

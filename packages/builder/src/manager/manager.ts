@@ -1,5 +1,6 @@
 import type { Cache, InformerCache } from '@kubeloop/cache';
-import type { ApiClient, Client, DelegatingClient, RESTMapper, Reader } from '@kubeloop/client';
+import type { ApiClient, Client, RESTMapper, Reader } from '@kubeloop/client';
+import type { DelegatingClient } from '@kubeloop/client/apiutil';
 import type { RestConfig } from '@kubeloop/config';
 import { onAbort } from '@kubeloop/core';
 import type { Registry } from 'prom-client';

@@ -1,14 +1,6 @@
-import {
-  type Client,
-  type GroupVersionKind,
-  type Kind,
-  type KubeObject,
-  matchesLabelRequirements,
-  NoKindMatchError,
-  type ObjectList,
-  parseLabelSelector,
-  type WatchEvent,
-} from '@kubeloop/client';
+import type { Client, GroupVersionKind, Kind, KubeObject, ObjectList, WatchEvent } from '@kubeloop/client';
+import { matchesLabelRequirements, parseLabelSelector } from '@kubeloop/client/apiutil';
+import { NoKindMatchError } from '@kubeloop/client/errors';
 import { FakeServer } from './fake-server.js';
 
 export interface RecordedCall {

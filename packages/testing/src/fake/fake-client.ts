@@ -13,7 +13,6 @@ import {
   type DeleteOptions,
   type GetOptions,
   type GroupVersionKind,
-  gvkOf,
   isNotFound,
   type Kind,
   type KubeObject,
@@ -30,6 +29,7 @@ import {
   type WatchOptions,
   type WriteOptions,
 } from '@kubeloop/client';
+import { gvkOf } from '@kubeloop/client/apiutil';
 import {
   type ApiServer,
   createInProcessApiServer,

@@ -3,29 +3,29 @@
  * the client below it and the call's arguments and answers in its place — return what the call returns,
  * throw to fail it, or call the client to go on (after changing the arguments, or to inspect the answer).
  */
-import {
-  type ApplyConfiguration,
-  type ApplyOptions,
-  type Client,
-  type DeleteAllOfOptions,
-  type DeleteOptions,
-  type GetOptions,
-  gvkOf,
-  type Kind,
-  type KubeObject,
-  type ListOptions,
-  type ObjectKey,
-  type ObjectList,
-  type Patch,
-  type PatchOptions,
-  type RESTMapper,
-  type StatusWriter,
-  type SubResourceClient,
-  type SubResourceUpdateOptions,
-  type WatchEvent,
-  type WatchOptions,
-  type WriteOptions,
+import type {
+  ApplyConfiguration,
+  ApplyOptions,
+  Client,
+  DeleteAllOfOptions,
+  DeleteOptions,
+  GetOptions,
+  Kind,
+  KubeObject,
+  ListOptions,
+  ObjectKey,
+  ObjectList,
+  Patch,
+  PatchOptions,
+  RESTMapper,
+  StatusWriter,
+  SubResourceClient,
+  SubResourceUpdateOptions,
+  WatchEvent,
+  WatchOptions,
+  WriteOptions,
 } from '@kubeloop/client';
+import { gvkOf } from '@kubeloop/client/apiutil';
 
 type O = KubeObject;
 

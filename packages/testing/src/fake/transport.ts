@@ -3,7 +3,7 @@
  * server (`ApiServer.serveInProcess`), so no socket, TLS or port is involved and the requests still go through
  * the server's whole request path (authentication, fault rules, request log, handlers).
  */
-import type { HttpRequest, HttpResponse, HttpTransport } from '@kubeloop/client';
+import type { HttpRequest, HttpResponse, HttpTransport } from '@kubeloop/client/apiutil';
 import { defaultUserAgent } from '@kubeloop/config';
 import type { ApiServer } from '@kubeloop/envtest';
 

@@ -20,7 +20,8 @@ import {
   type Result,
   requestKey,
 } from '@kubeloop/builder';
-import { type Client, gvkOf, type Kind, type KubeObject } from '@kubeloop/client';
+import type { Client, Kind, KubeObject } from '@kubeloop/client';
+import { gvkOf } from '@kubeloop/client/apiutil';
 import type { Clock } from '@kubeloop/core';
 import { FakeClock } from '@kubeloop/core/testing';
 import {

@@ -1,5 +1,5 @@
 import type { Kind } from '@kubeloop/client';
-import { parseApiVersion } from '@kubeloop/client';
+import { parseApiVersion } from '@kubeloop/client/apiutil';
 import type { Status, StatusCause } from './types.js';
 
 /** Options of {@link AdmissionDeniedError}. */

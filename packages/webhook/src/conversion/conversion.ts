@@ -3,7 +3,7 @@
  * controller-runtime's `conversion.Convertible` / `conversion.Hub`, and a plain function form.
  */
 import type { Kind, KubeObject } from '@kubeloop/client';
-import { parseApiVersion } from '@kubeloop/client';
+import { parseApiVersion } from '@kubeloop/client/apiutil';
 import type { Logger } from '@kubeloop/core';
 import { discardLogger } from '@kubeloop/core';
 import { statusBody, type WebhookReply } from '../admission/webhook.js';

@@ -1,11 +1,11 @@
+import { ApiClient } from '@kubeloop/client';
 import {
-  ApiClient,
   DynamicRESTMapper,
   type DynamicRESTMapperOptions,
   type HttpRequest,
   type HttpTransport,
-  Transport,
-} from '@kubeloop/client';
+} from '@kubeloop/client/apiutil';
+import { Transport } from '@kubeloop/client/transport';
 import type { RestConfig } from '@kubeloop/config';
 
 /** One request as the client sent it (method, path with query, headers, body). */
