@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // Usage: node --expose-gc run.mjs [suite ...] [--json] [--time <ms>] [--warmup <ms>] [--repeat <n>]
-//        [--clock cpu|wall]
+//        [--clock cpu|wall] [--server replay|real] [--kubeconfig <file>] [--keep-pods]
 // A suite is a folder of bench/ holding *.bench.mjs files (see README.md). No suite named ⇒ all suites.
 // Every task runs in its own fresh Node process; with --repeat n the tasks of a file run n times,
 // round-robin (so slow phases of a busy machine hit every implementation alike), and the median run by
 // throughput is reported.
 import { execFile } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
@@ -21,8 +22,25 @@ const { values, positionals } = parseArgs({
     warmup: { type: 'string', default: '300' },
     repeat: { type: 'string', default: '3' },
     clock: { type: 'string', default: 'cpu' },
+    // the macro suites (informer-sync, watch-throughput) against a real kube-apiserver instead of the replay
+    // server: the bench fills a namespace of its own with realistic pods through the API (README "Real server")
+    server: { type: 'string', default: 'replay' },
+    kubeconfig: { type: 'string' },
+    // leave the bench's pods on the real server for a following run (default: delete them at the end)
+    'keep-pods': { type: 'boolean', default: false },
   },
 });
+if (!['replay', 'real'].includes(values.server)) {
+  console.error('--server must be replay or real');
+  process.exit(2);
+}
+// the suites (and their task processes, which inherit the environment) read these
+process.env.BENCH_SERVER = values.server;
+if (values.kubeconfig) process.env.BENCH_KUBECONFIG = values.kubeconfig;
+if (values.server === 'real' && !process.env.BENCH_KUBECONFIG && !process.env.KUBECONFIG) {
+  console.error('--server real needs --kubeconfig <file> (or KUBECONFIG)');
+  process.exit(2);
+}
 const timeMs = Number(values.time);
 const warmupMs = Number(values.warmup);
 const repeat = Number(values.repeat);
@@ -41,7 +59,10 @@ const entries = await readdir(here, { withFileTypes: true });
 const allSuites = entries
   .filter(
     (e) =>
-      e.isDirectory() && !['lib', 'node_modules', 'results', 'test', 'charts', 'profiles'].includes(e.name),
+      e.isDirectory() &&
+      !e.name.startsWith('.') &&
+      // client-go/ holds the Go contender's source, not a suite
+      !['lib', 'node_modules', 'results', 'test', 'charts', 'profiles', 'client-go'].includes(e.name),
   )
   .map((e) => e.name)
   .sort();
@@ -74,7 +95,15 @@ const medianOfEach = (runs) => {
   return out;
 };
 
-for (const suite of wanted) await runSuite(suite);
+try {
+  for (const suite of wanted) await runSuite(suite);
+} finally {
+  if (values.server === 'real' && !values['keep-pods']) {
+    // the real server is shared: its bench pods go as soon as the measuring is over
+    const { cleanRealPods, realKubeconfig, realNamespace } = await import('./lib/real-server.mjs');
+    await cleanRealPods(realKubeconfig(), realNamespace());
+  }
+}
 
 async function runSuite(suite) {
   const files = (await readdir(join(here, suite))).filter((f) => f.endsWith('.bench.mjs')).sort();
@@ -106,26 +135,33 @@ async function runFile(suite, file, mod, variant) {
     };
     /** @type {object[][]} */
     const runs = Array.from({ length: count }, () => []);
+    const spawnTask = async (i, rep) => {
+      const { stdout } = await run(
+        process.execPath,
+        [
+          '--expose-gc',
+          ...childNodeArgs,
+          join(here, 'lib', 'child.mjs'),
+          file,
+          suite,
+          String(i),
+          String(timeMs),
+          String(warmupMs),
+          values.clock,
+        ],
+        { cwd: here, maxBuffer: 1 << 24, env: { ...childEnv, BENCH_REP: String(rep) } },
+      );
+      // the load average as the task ended: every figure of a loaded box is read with it
+      runs[i]?.push({ ...JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}'), load1: loadavg()[0] });
+    };
+    // A file whose `concurrent(variant)` is true runs its picked tasks all at once (one process each) and the
+    // fixture's `drive(rep, count)` beside them — e.g. every contender watching while the parent makes events.
+    const concurrent = (await mod.concurrent?.(variant)) === true;
     try {
       for (let rep = 0; rep < repeat; rep++) {
-        for (const i of picked) {
-          const { stdout } = await run(
-            process.execPath,
-            [
-              '--expose-gc',
-              ...childNodeArgs,
-              join(here, 'lib', 'child.mjs'),
-              file,
-              suite,
-              String(i),
-              String(timeMs),
-              String(warmupMs),
-              values.clock,
-            ],
-            { cwd: here, maxBuffer: 1 << 24, env: childEnv },
-          );
-          runs[i]?.push(JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}'));
-        }
+        if (concurrent)
+          await Promise.all([...picked.map((i) => spawnTask(i, rep)), fixture?.drive?.(rep, picked.length)]);
+        else for (const i of picked) await spawnTask(i, rep);
       }
     } finally {
       await fixture?.teardown?.();

@@ -1,10 +1,21 @@
 // informer-sync (replay server): time from start to synced for an informer over N realistic pods (paged lists of
 // 500, pre-encoded), client CPU, retained memory after GC, and peak RSS — kubeloop (default, with
 // stripManagedFields, with the compact store, with WatchList) vs @kubernetes/client-node's makeInformer vs the raw
-// limit. Knobs: SYNC_OBJECTS (default "10000,50000"; one replay server per size, one after the other), POD
-// (realistic | small).
+// limit, and client-go's SharedInformerFactory (bench/client-go/main.go) when Go and a Kubernetes tree are here.
+// Knobs: SYNC_OBJECTS (default "10000,50000"; one replay server per size, one after the other), POD
+// (realistic | small). With `run.mjs --server real` the contenders sync a namespace of a real kube-apiserver that
+// setup() fills with SYNC_OBJECTS realistic pods (default "20000") through the API.
 import {
+  CLIENT_GO,
+  CLIENT_GO_STRIP,
+  clientGoAvailability,
+  runClientGo,
+  warnNoClientGo,
+} from '../lib/client-go.mjs';
+import {
+  benchTarget,
   CLIENT_NODE,
+  clientGoArgs,
   compactStoreSupported,
   cpuMs,
   gc,
@@ -17,7 +28,7 @@ import {
   peakRss,
   RAW,
   ratio,
-  replayEnv,
+  realSetup,
   replayLog,
   replaySetup,
   retainedNow,
@@ -25,20 +36,49 @@ import {
   SMOKE,
   waiter,
 } from '../lib/common.mjs';
+import { onRealServer, realKubeconfig } from '../lib/real-server.mjs';
 
-const SIZES = (process.env.SYNC_OBJECTS ?? (SMOKE ? '20' : '10000,50000'))
+const REAL = onRealServer();
+const SIZES = (process.env.SYNC_OBJECTS ?? (SMOKE ? '20' : REAL ? '20000' : '10000,50000'))
   .split(',')
   .map((s) => Number(s.trim()));
 if (SIZES.some((n) => !Number.isInteger(n) || n < 1))
   throw new Error('SYNC_OBJECTS: comma-separated positive integers');
 const SHAPE = process.env.POD === 'small' ? 'small' : 'realistic';
-const scenarioFor = (n) => `informer-sync ${n} ${SHAPE} pods`;
+const scenarioFor = (n) => `informer-sync ${n} ${SHAPE} pods${REAL ? ' (real kube-apiserver)' : ''}`;
+if (REAL && SHAPE !== 'realistic')
+  throw new Error('POD=small: the real server is filled with realistic pods only');
+/** Whether the client-go contender runs (the same answer in every process of the run). */
+function withClientGo() {
+  const a = clientGoAvailability(REAL ? realKubeconfig() : undefined);
+  if (!a.go) warnNoClientGo(a.reason);
+  return Boolean(a.go);
+}
 
 /** The suite for one size (one replay server). */
 function makeSuite(objects) {
   const SCENARIO = scenarioFor(objects);
   async function setup() {
-    return replaySetup({ objects, shape: SHAPE });
+    return REAL ? realSetup({ objects }) : replaySetup({ objects, shape: SHAPE });
+  }
+
+  /** client-go, in its own process: main.go measures itself the same way as `task` below. */
+  function goTask(impl) {
+    return {
+      scenario: SCENARIO,
+      impl,
+      measure: async () => {
+        const target = benchTarget();
+        const bin = process.env.BENCH_CLIENT_GO_BIN;
+        if (!bin) throw new Error('bench: the client-go contender was not built (setup)');
+        const r = await runClientGo(
+          bin,
+          clientGoArgs(target, impl === CLIENT_GO_STRIP ? ['-strip-managed-fields'] : []),
+        );
+        const jsonBytes = REAL ? target.podBytes * objects : target.podBytes;
+        return { ...r, jsonBytes, retainedVsJsonBytes: round(r.retainedBytes / jsonBytes, 3) };
+      },
+    };
   }
 
   function task(impl) {
@@ -46,8 +86,10 @@ function makeSuite(objects) {
       scenario: SCENARIO,
       impl,
       measure: async () => {
-        const { kubeconfig, url, podBytes } = replayEnv();
-        const informer = await INFORMERS[impl](kubeconfig);
+        const target = benchTarget();
+        const { kubeconfig, url } = target;
+        const podBytes = REAL ? target.podBytes * objects : target.podBytes;
+        const informer = await INFORMERS[impl](kubeconfig, target.scope);
         let adds = 0;
         const allAdded = waiter(() => adds >= objects, 600_000, `${objects} adds`);
         if (impl === KUBELOOP_WATCHLIST) await replayLog(url, true);
@@ -101,15 +143,56 @@ function makeSuite(objects) {
 
   async function tasks() {
     const impls = [RAW, KUBELOOP, KUBELOOP_STRIP];
-    if (await compactStoreSupported()) impls.push(KUBELOOP_COMPACT);
-    impls.push(KUBELOOP_WATCHLIST, CLIENT_NODE);
-    return impls.map(task);
+    // the real server: the default paths only (this kube-apiserver, 1.32 on etcd 3.4, fails WatchList with a
+    // 500, and the compact store is a memory option measured on the replay server)
+    if (!REAL && (await compactStoreSupported())) impls.push(KUBELOOP_COMPACT);
+    if (!REAL) impls.push(KUBELOOP_WATCHLIST);
+    impls.push(CLIENT_NODE);
+    const all = impls.map(task);
+    if (withClientGo()) all.push(goTask(CLIENT_GO), goTask(CLIENT_GO_STRIP));
+    return all;
+  }
+
+  /** The ratios of `a` to `b` (medians), with what they compare. */
+  function vs(results, a, b, what) {
+    const x = metricsOf(results, SCENARIO, a);
+    const y = metricsOf(results, SCENARIO, b);
+    if (!x || !y) return [];
+    return [
+      {
+        scenario: SCENARIO,
+        impl: `${a} vs ${b}`,
+        ratio: ratio(x.timeToSyncedMs, y.timeToSyncedMs),
+        ratioOf: what,
+        ratios: {
+          timeToSyncedMs: ratio(x.timeToSyncedMs, y.timeToSyncedMs),
+          cpuToSyncedMs: ratio(x.cpuToSyncedMs, y.cpuToSyncedMs),
+          retainedBytes: ratio(x.retainedBytes, y.retainedBytes),
+          peakRssBytes: ratio(x.peakRssBytes, y.peakRssBytes),
+        },
+      },
+    ];
   }
 
   function summary(results) {
     const raw = metricsOf(results, SCENARIO, RAW);
     const cn = metricsOf(results, SCENARIO, CLIENT_NODE);
-    const out = [];
+    const out = [
+      ...vs(
+        results,
+        KUBELOOP,
+        CLIENT_GO,
+        'time to synced ÷ client-go (target ≤ 1.0; CPU ≤ 1.2, retained ≤ 0.6, peak RSS ≤ 1.0)',
+      ),
+      ...vs(
+        results,
+        KUBELOOP_STRIP,
+        CLIENT_GO_STRIP,
+        'both stripping managedFields: time to synced ÷ client-go',
+      ),
+      ...vs(results, RAW, CLIENT_GO, 'time to synced ÷ client-go'),
+      ...vs(results, CLIENT_NODE, CLIENT_GO, 'time to synced ÷ client-go'),
+    ];
     for (const impl of [KUBELOOP, KUBELOOP_STRIP, KUBELOOP_COMPACT, KUBELOOP_WATCHLIST]) {
       const k = metricsOf(results, SCENARIO, impl);
       if (!k) continue;

@@ -113,10 +113,16 @@ const NEWLINE = 0x0a;
  * The raw limit: undici → for lists, `JSON.parse` of each page and `Map.set` of its items (paged, limit
  * 500); for the watch, split the byte stream on newlines → `JSON.parse` → `Map.set`. Nothing else: no
  * type checks, no freezing, no indexes, no handler fan-out beyond one counting callback.
+ * With `scope.namespace` (the real server) it lists and watches that namespace, and its first list asks for
+ * `resourceVersion=0` as the informers' does (kube-apiserver then answers from its watch cache, in one piece).
  */
-async function rawImpl(kubeconfig) {
+async function rawImpl(kubeconfig, scope = {}) {
   const { Agent, request } = await import('undici');
-  const { url, ca, token } = replayTarget(kubeconfig);
+  const real = scope.namespace !== undefined;
+  const { url, ca, token } = real
+    ? await (await import('./real-server.mjs')).targetOf(kubeconfig)
+    : replayTarget(kubeconfig);
+  const base = real ? `${url}/api/v1/namespaces/${scope.namespace}/pods` : `${url}/api/v1/pods`;
   const dispatcher = new Agent({ connect: { ca } });
   const headers = { authorization: `Bearer ${token}`, accept: 'application/json' };
   const map = new Map();
@@ -128,8 +134,12 @@ async function rawImpl(kubeconfig) {
       let cont = '';
       let rv = '';
       do {
-        const q = cont ? `limit=500&continue=${encodeURIComponent(cont)}` : 'limit=500';
-        const res = await request(`${url}/api/v1/pods?${q}`, { dispatcher, headers });
+        const q = cont
+          ? `limit=500&continue=${encodeURIComponent(cont)}`
+          : real
+            ? 'resourceVersion=0&limit=500'
+            : 'limit=500';
+        const res = await request(`${base}?${q}`, { dispatcher, headers });
         const page = JSON.parse(await res.body.text());
         for (const item of page.items) {
           map.set(`${item.metadata.namespace}/${item.metadata.name}`, item);
@@ -139,7 +149,7 @@ async function rawImpl(kubeconfig) {
         cont = page.metadata.continue ?? '';
       } while (cont);
       watching = (async () => {
-        const res = await request(`${url}/api/v1/pods?watch=true&resourceVersion=${rv}`, {
+        const res = await request(`${base}?watch=true&resourceVersion=${rv}`, {
           dispatcher,
           headers,
           signal: ac.signal,
@@ -213,8 +223,9 @@ export async function compactStoreSupported() {
 /**
  * A kubeloop SharedIndexInformer over `listWatchFor(newClient(config), Pod)`, with client-side throttling off
  * (`qps: -1`; client-node has none). `variant`: '' (default), 'strip', 'compact', 'watchlist'.
+ * `scope.namespace`: cache that namespace only (the real server).
  */
-async function kubeloopImpl(kubeconfig, variant) {
+async function kubeloopImpl(kubeconfig, variant, scope = {}) {
   const { loadRestConfig } = await import('@kubeloop/config');
   const { newClient, Pod } = await import('@kubeloop/client');
   const { SharedIndexInformer, listWatchFor } = await import('@kubeloop/cache');
@@ -239,7 +250,7 @@ async function kubeloopImpl(kubeconfig, variant) {
       return informer?.getIndexer();
     },
     async start(onAdd, onUpdate) {
-      informer = new SharedIndexInformer(listWatchFor(client, Pod), options);
+      informer = new SharedIndexInformer(listWatchFor(client, Pod, scope), options);
       informer.addEventHandler({ onAdd: () => onAdd(), onUpdate: (_o, n) => onUpdate(n) });
       running = informer.run(ac.signal);
       running.catch(() => {});
@@ -254,8 +265,11 @@ async function kubeloopImpl(kubeconfig, variant) {
   };
 }
 
-/** @kubernetes/client-node's `makeInformer` over `listPodForAllNamespaces` (one unpaged list, then watch). */
-async function clientNodeImpl(kubeconfig) {
+/**
+ * @kubernetes/client-node's `makeInformer` over `listPodForAllNamespaces` (one unpaged list, then watch), or
+ * `listNamespacedPod` with `scope.namespace`.
+ */
+async function clientNodeImpl(kubeconfig, scope = {}) {
   const k8s = await import('@kubernetes/client-node');
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(kubeconfig);
@@ -267,7 +281,13 @@ async function clientNodeImpl(kubeconfig) {
       return informer;
     },
     async start(onAdd, onUpdate) {
-      informer = k8s.makeInformer(kc, '/api/v1/pods', () => core.listPodForAllNamespaces());
+      const ns = scope.namespace;
+      informer =
+        ns === undefined
+          ? k8s.makeInformer(kc, '/api/v1/pods', () => core.listPodForAllNamespaces())
+          : k8s.makeInformer(kc, `/api/v1/namespaces/${ns}/pods`, () =>
+              core.listNamespacedPod({ namespace: ns }),
+            );
       informer.on('add', () => onAdd());
       informer.on('update', (o) => onUpdate(o));
       informer.on('error', (err) => {
@@ -283,16 +303,85 @@ async function clientNodeImpl(kubeconfig) {
   };
 }
 
-/** The informer implementations by result name. */
+/** The informer implementations by result name; `scope` ({ namespace }) on the real server. */
 export const INFORMERS = {
-  [RAW]: (kc) => rawImpl(kc),
-  [KUBELOOP]: (kc) => kubeloopImpl(kc, ''),
-  [KUBELOOP_STRIP]: (kc) => kubeloopImpl(kc, 'strip'),
-  [KUBELOOP_COMPACT]: (kc) => kubeloopImpl(kc, 'compact'),
-  [KUBELOOP_WATCHLIST]: (kc) => kubeloopImpl(kc, 'watchlist'),
-  [KUBELOOP_UNFROZEN]: (kc) => kubeloopImpl(kc, 'unfrozen'),
-  [CLIENT_NODE]: (kc) => clientNodeImpl(kc),
+  [RAW]: (kc, scope) => rawImpl(kc, scope),
+  [KUBELOOP]: (kc, scope) => kubeloopImpl(kc, '', scope),
+  [KUBELOOP_STRIP]: (kc, scope) => kubeloopImpl(kc, 'strip', scope),
+  [KUBELOOP_COMPACT]: (kc, scope) => kubeloopImpl(kc, 'compact', scope),
+  [KUBELOOP_WATCHLIST]: (kc, scope) => kubeloopImpl(kc, 'watchlist', scope),
+  [KUBELOOP_UNFROZEN]: (kc, scope) => kubeloopImpl(kc, 'unfrozen', scope),
+  [CLIENT_NODE]: (kc, scope) => clientNodeImpl(kc, scope),
 };
+
+/**
+ * Where a task process's informer points: the replay server the suite's setup() started, or (`--server real`)
+ * the real server's kubeconfig and the bench's namespace there, with what setup() filled it with.
+ */
+export function benchTarget() {
+  if (process.env.BENCH_SERVER === 'real') {
+    const kubeconfig = process.env.BENCH_KUBECONFIG || process.env.KUBECONFIG;
+    const namespace = process.env.BENCH_REAL_NAMESPACE || 'bench-real';
+    if (!kubeconfig || !process.env.BENCH_REAL_OBJECTS)
+      throw new Error('bench: run through run.mjs --server real (setup() fills the namespace)');
+    return {
+      real: true,
+      kubeconfig,
+      scope: { namespace },
+      objects: Number(process.env.BENCH_REAL_OBJECTS),
+      podBytes: Number(process.env.BENCH_REAL_POD_BYTES),
+      watchEvents: Number(process.env.BENCH_REAL_WATCH_EVENTS ?? 0),
+    };
+  }
+  return { real: false, scope: undefined, ...replayEnv() };
+}
+
+/**
+ * setup() for a suite on the real server: fills the bench's namespace with `objects` realistic pods (kept
+ * for the next size or suite; run.mjs deletes them at the end) and builds the client-go contender when it can.
+ */
+export async function realSetup({ objects, watchEvents = 0 }) {
+  const { ensureRealPods, realKubeconfig, realNamespace } = await import('./real-server.mjs');
+  const kubeconfig = realKubeconfig();
+  const namespace = realNamespace();
+  const { podBytes } = await ensureRealPods(kubeconfig, namespace, objects);
+  process.stderr.write(
+    `real server: ${objects} realistic pods in ${namespace} (${(podBytes / 1000).toFixed(1)} KB each as served)\n`,
+  );
+  return {
+    env: {
+      BENCH_KUBECONFIG: kubeconfig,
+      BENCH_REAL_NAMESPACE: namespace,
+      BENCH_REAL_OBJECTS: String(objects),
+      BENCH_REAL_POD_BYTES: String(podBytes),
+      BENCH_REAL_WATCH_EVENTS: String(watchEvents),
+      ...(await clientGoEnv(kubeconfig)),
+    },
+  };
+}
+
+/** BENCH_CLIENT_GO_BIN for the task processes when the client-go contender can be built here (else {}). */
+export async function clientGoEnv(kubeconfig) {
+  const { buildClientGo, clientGoAvailability, warnNoClientGo } = await import('./client-go.mjs');
+  const a = clientGoAvailability(kubeconfig);
+  if (!a.go) {
+    warnNoClientGo(a.reason);
+    return {};
+  }
+  return { BENCH_CLIENT_GO_BIN: await buildClientGo(a) };
+}
+
+/** The client-go contender's flags for the task's target (namespace on the real server). */
+export function clientGoArgs(target, extra = []) {
+  return [
+    '-kubeconfig',
+    target.kubeconfig,
+    ...(target.scope?.namespace ? ['-namespace', target.scope.namespace] : []),
+    '-objects',
+    String(target.objects),
+    ...extra,
+  ];
+}
 
 /** The replay server a suite's setup() started, as its task processes see it. */
 export function replayEnv() {

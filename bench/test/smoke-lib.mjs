@@ -18,7 +18,9 @@ process.env.UPDATES = '10';
 export const suites = readdirSync(root, { withFileTypes: true })
   .filter(
     (e) =>
-      e.isDirectory() && !['lib', 'node_modules', 'results', 'test', 'profiles', 'charts'].includes(e.name),
+      e.isDirectory() &&
+      !e.name.startsWith('.') &&
+      !['lib', 'node_modules', 'results', 'test', 'profiles', 'charts', 'client-go'].includes(e.name),
   )
   .map((e) => e.name)
   .sort();

@@ -4,8 +4,19 @@
 // @kubernetes/client-node's informer vs the raw limit (split lines → JSON.parse → Map.set); kubeloop-unfrozen is
 // kubeloop with `freezeObjects: false` (no deep freeze of stored objects).
 // Knobs: WATCH_OBJECTS (default "5000,50000", one replay server per size), WATCH_EVENTS (default 100000).
+//
+// With `run.mjs --server real`: a namespace of a real kube-apiserver filled with WATCH_OBJECTS realistic pods
+// (default "20000"), and the contenders — raw limit, kubeloop, client-node, client-go — all synced and watching
+// at once, each in its own process, while the parent patches WATCH_EVENTS of the pods (default 5000) at the pace
+// the server takes them; each contender reports its CPU per event from its first update to its last.
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CLIENT_GO, clientGoAvailability, runClientGo, warnNoClientGo } from '../lib/client-go.mjs';
 import {
+  benchTarget,
   CLIENT_NODE,
+  clientGoArgs,
   cpuMs,
   gc,
   INFORMERS,
@@ -15,6 +26,7 @@ import {
   metricsOf,
   RAW,
   ratio,
+  realSetup,
   replayEnv,
   replaySetup,
   round,
@@ -22,12 +34,107 @@ import {
   threadCpuMs,
   waiter,
 } from '../lib/common.mjs';
+import { onRealServer, patchRealPods, realKubeconfig, realNamespace } from '../lib/real-server.mjs';
 
-const SIZES = (process.env.WATCH_OBJECTS ?? (SMOKE ? '10' : '5000,50000'))
+const REAL = onRealServer();
+const SIZES = (process.env.WATCH_OBJECTS ?? (SMOKE ? '10' : REAL ? '20000' : '5000,50000'))
   .split(',')
   .map((s) => Number(s.trim()));
-const EVENTS = knob('WATCH_EVENTS', 100_000, 30);
-const scenarioFor = (n) => `watch-throughput ${EVENTS} events, ${n} realistic pods`;
+const EVENTS = knob('WATCH_EVENTS', REAL ? 5000 : 100_000, 30);
+const scenarioFor = (n) =>
+  REAL
+    ? `watch-throughput ${EVENTS} patches, ${n} realistic pods (real kube-apiserver, all contenders at once)`
+    : `watch-throughput ${EVENTS} events, ${n} realistic pods`;
+
+/** Marks this task process synced (the parent's drive() starts patching once every contender is). */
+function markSynced(impl) {
+  const dir = process.env.BENCH_SYNC_DIR;
+  if (dir) writeFileSync(join(dir, `${impl.replace(/[^\w.-]/g, '_')}.synced`), '');
+}
+
+/** A JavaScript contender on the real server: sync, mark, then count EVENTS updates. */
+function realTask(objects, impl) {
+  return {
+    scenario: scenarioFor(objects),
+    impl,
+    measure: async () => {
+      const target = benchTarget();
+      const informer = await INFORMERS[impl](target.kubeconfig, target.scope);
+      let seen = 0;
+      let t0 = 0;
+      let cpu0 = 0;
+      let threads0 = null;
+      const all = waiter(() => seen >= EVENTS, 1_800_000, `${EVENTS} updates`);
+      await informer.start(
+        () => {},
+        () => {
+          if (seen === 0) {
+            t0 = performance.now();
+            cpu0 = cpuMs();
+            threads0 = threadCpuMs();
+          }
+          seen++;
+          if (seen === EVENTS) all.poke();
+        },
+      );
+      if (seen === 0) gc();
+      markSynced(impl);
+      all.poke();
+      const tEnd = await all.done;
+      const cpu = cpuMs() - cpu0;
+      const threads1 = threadCpuMs();
+      const wall = tEnd - t0;
+      const cached = informer.count();
+      await informer.stop();
+      if (cached !== objects) throw new Error(`${impl}: cached ${cached} pods, want ${objects}`);
+      const n = Math.max(1, EVENTS - 1);
+      return {
+        opsPerSec: Math.round((n / wall) * 1000),
+        events: EVENTS,
+        objects,
+        wallMs: round(wall),
+        cpuMs: round(cpu),
+        cpuUsPerEvent: round((cpu * 1000) / n, 2),
+        ...(threads0 && threads1
+          ? {
+              mainThreadUsPerEvent: round(((threads1.main - threads0.main) * 1000) / n, 2),
+              otherThreadsUsPerEvent: round(((threads1.others - threads0.others) * 1000) / n, 2),
+            }
+          : {}),
+        coresBusy: round(cpu / wall, 2),
+      };
+    },
+  };
+}
+
+/** client-go on the real server: main.go syncs, says so, counts EVENTS updates and reports the same figures. */
+function realGoTask(objects) {
+  return {
+    scenario: scenarioFor(objects),
+    impl: CLIENT_GO,
+    measure: async () => {
+      const target = benchTarget();
+      const bin = process.env.BENCH_CLIENT_GO_BIN;
+      if (!bin) throw new Error('bench: the client-go contender was not built (setup)');
+      const r = await runClientGo(bin, clientGoArgs(target, ['-watch-events', String(EVENTS)]), (line) => {
+        if (line.phase === 'synced') markSynced(CLIENT_GO);
+      });
+      const { phase, ...figures } = r;
+      void phase;
+      return figures;
+    },
+  };
+}
+
+/** Whether the client-go contender runs (the same answer in every process of the run). */
+function withClientGo() {
+  const a = clientGoAvailability(REAL ? realKubeconfig() : undefined);
+  if (!a.go) warnNoClientGo(a.reason);
+  return Boolean(a.go);
+}
+
+/** The patch rate of each repetition (the parent's drive()), for the summary. */
+const patchRates = [];
 
 function task(objects, impl) {
   return {
@@ -95,12 +202,45 @@ function task(objects, impl) {
 }
 
 export const variants = () => SIZES.map(String);
-export const setup = (v) => replaySetup({ objects: Number(v), watchEvents: EVENTS });
-export const tasks = (v) =>
-  [RAW, KUBELOOP, KUBELOOP_UNFROZEN, CLIENT_NODE].map((impl) => task(Number(v), impl));
+/** On the real server every contender watches at once while the parent patches (run.mjs `concurrent`). */
+export const concurrent = () => REAL;
+export async function setup(v) {
+  if (!REAL) return replaySetup({ objects: Number(v), watchEvents: EVENTS });
+  const fixture = await realSetup({ objects: Number(v), watchEvents: EVENTS });
+  const dir = mkdtempSync(join(tmpdir(), 'bench-watch-'));
+  return {
+    env: { ...fixture.env, BENCH_SYNC_DIR: dir },
+    /** Once `count` contenders are synced, patches EVENTS pods; every contender then sees EVENTS updates. */
+    async drive(rep, count) {
+      const t0 = performance.now();
+      for (;;) {
+        const synced = readdirSync(dir).filter((f) => f.endsWith('.synced'));
+        if (synced.length >= count) break;
+        if (performance.now() - t0 > 900_000) throw new Error('bench: contenders not synced after 15 min');
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      for (const f of readdirSync(dir)) rmSync(join(dir, f));
+      const load = (await import('node:os')).loadavg()[0];
+      const rate = await patchRealPods(realKubeconfig(), realNamespace(), Number(v), EVENTS, `r${rep}`);
+      patchRates.push({ ...rate, load1: load });
+      process.stderr.write(
+        `real server: ${EVENTS} patches in ${rate.seconds.toFixed(1)} s (${Math.round(rate.perSecond)}/s), load ${load.toFixed(1)}\n`,
+      );
+    },
+    teardown: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+export async function tasks(v) {
+  const n = Number(v);
+  if (!REAL) return [RAW, KUBELOOP, KUBELOOP_UNFROZEN, CLIENT_NODE].map((impl) => task(n, impl));
+  const all = [RAW, KUBELOOP, CLIENT_NODE].map((impl) => realTask(n, impl));
+  if (withClientGo()) all.push(realGoTask(n));
+  return all;
+}
 
 export function summary(results, v) {
   const scenario = scenarioFor(Number(v));
+  if (REAL) return realSummary(results, scenario);
   const raw = metricsOf(results, scenario, RAW);
   const kl = metricsOf(results, scenario, KUBELOOP);
   const cn = metricsOf(results, scenario, CLIENT_NODE);
@@ -145,4 +285,40 @@ export function summary(results, v) {
       ratios: { cpuUsPerEvent: ratio(cn?.cpuUsPerEvent, raw?.cpuUsPerEvent) },
     },
   ];
+}
+
+/** The real server's ratios: CPU per event of each JavaScript contender ÷ client-go's (target ≤ 1.0 for kubeloop). */
+function realSummary(results, scenario) {
+  const go = metricsOf(results, scenario, CLIENT_GO);
+  const out = [];
+  for (const impl of [KUBELOOP, CLIENT_NODE, RAW]) {
+    const m = metricsOf(results, scenario, impl);
+    if (!m || !go) continue;
+    out.push({
+      scenario,
+      impl: `${impl} vs ${CLIENT_GO}`,
+      ratio: ratio(m.cpuUsPerEvent, go.cpuUsPerEvent),
+      ratioOf: `CPU per event ÷ client-go${impl === KUBELOOP ? ' (target ≤ 1.0)' : ''}`,
+    });
+  }
+  const kl = metricsOf(results, scenario, KUBELOOP);
+  for (const impl of [CLIENT_NODE, RAW]) {
+    const m = metricsOf(results, scenario, impl);
+    if (kl && m)
+      out.push({
+        scenario,
+        impl: `${KUBELOOP} vs ${impl}`,
+        ratio: ratio(kl.cpuUsPerEvent, m.cpuUsPerEvent),
+        ratioOf: 'CPU per event',
+      });
+  }
+  if (patchRates.length > 0)
+    out.push({
+      scenario,
+      impl: 'server',
+      ratio: null,
+      ratioOf: 'patches/s the server took, per repetition (all contenders watching)',
+      patchRates: patchRates.map((r) => ({ perSecond: Math.round(r.perSecond), load1: r.load1 })),
+    });
+  return out;
 }
