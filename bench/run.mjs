@@ -81,6 +81,8 @@ const emit = (obj) => {
   else process.stderr.write('.');
 };
 const rows = [];
+/** Runs that failed (one line each in the output, `failed: true`). */
+const failures = [];
 const median = (runs) =>
   [...runs].sort((a, b) => a.opsPerSec - b.opsPerSec)[Math.floor((runs.length - 1) / 2)];
 /** The median of every numeric field over the runs (lower middle for an even count). */
@@ -136,23 +138,43 @@ async function runFile(suite, file, mod, variant) {
     /** @type {object[][]} */
     const runs = Array.from({ length: count }, () => []);
     const spawnTask = async (i, rep) => {
-      const { stdout } = await run(
-        process.execPath,
-        [
-          '--expose-gc',
-          ...childNodeArgs,
-          join(here, 'lib', 'child.mjs'),
-          file,
+      let stdout;
+      try {
+        ({ stdout } = await run(
+          process.execPath,
+          [
+            '--expose-gc',
+            ...childNodeArgs,
+            join(here, 'lib', 'child.mjs'),
+            file,
+            suite,
+            String(i),
+            String(timeMs),
+            String(warmupMs),
+            values.clock,
+          ],
+          { cwd: here, maxBuffer: 1 << 24, env: { ...childEnv, BENCH_REP: String(rep) } },
+        ));
+      } catch (err) {
+        // one failed run of one contender (a client that never syncs against a real server) is reported and the
+        // others go on: a long interleaved run is not thrown away for it
+        process.stderr.write(
+          `bench: ${all[i]?.impl} (repetition ${rep + 1}) failed: ${String(err?.stderr || err).slice(-1500)}\n`,
+        );
+        failures.push({
           suite,
-          String(i),
-          String(timeMs),
-          String(warmupMs),
-          values.clock,
-        ],
-        { cwd: here, maxBuffer: 1 << 24, env: { ...childEnv, BENCH_REP: String(rep) } },
-      );
+          scenario: all[i]?.scenario,
+          impl: all[i]?.impl,
+          repetition: rep + 1,
+          failed: true,
+        });
+        return;
+      }
       // the load average as the task ended: every figure of a loaded box is read with it
-      runs[i]?.push({ ...JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}'), load1: loadavg()[0] });
+      const line = { ...JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}'), load1: loadavg()[0] };
+      runs[i]?.push(line);
+      // each run as it ends (stderr), so a run cut short still leaves its figures
+      if (values.json) process.stderr.write(`${JSON.stringify({ run: rep + 1, ...line })}\n`);
     };
     // A file whose `concurrent(variant)` is true runs its picked tasks all at once (one process each) and the
     // fixture's `drive(rep, count)` beside them — e.g. every contender watching while the parent makes events.
@@ -176,7 +198,7 @@ async function runFile(suite, file, mod, variant) {
         // not be the median by CPU time or heap)
         ...(r[0]?.macro ? { medians: medianOfEach(r) } : {}),
       }));
-    for (const r of results) {
+    for (const r of [...results, ...failures.splice(0)]) {
       rows.push(r);
       emit(r);
     }

@@ -88,6 +88,7 @@ func main() {
 	namespace := flag.String("namespace", "", "namespace to cache (empty: all namespaces)")
 	strip := flag.Bool("strip-managed-fields", false, "drop metadata.managedFields in the informer's transform")
 	protobuf := flag.Bool("protobuf", false, "ask for application/vnd.kubernetes.protobuf instead of JSON")
+	noGzip := flag.Bool("disable-compression", false, "do not ask for gzip'd replies (rest.Config.DisableCompression)")
 	objects := flag.Int("objects", 0, "pods expected in the cache once synced (0: take what the list had)")
 	watchEvents := flag.Int("watch-events", 0, "after sync, count this many updates and report watch figures")
 	timeout := flag.Duration("timeout", 15*time.Minute, "give up after this long")
@@ -105,6 +106,7 @@ func main() {
 		cfg.ContentType = "application/vnd.kubernetes.protobuf"
 		cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	}
+	cfg.DisableCompression = *noGzip
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		fail(err)
@@ -185,6 +187,7 @@ func main() {
 		"gogc":                   debug.SetGCPercent(-1),
 		"protobuf":               *protobuf,
 		"stripManagedFields":     *strip,
+		"disableCompression":     *noGzip,
 	}
 	debug.SetGCPercent(synced["gogc"].(int))
 	if *watchEvents == 0 {

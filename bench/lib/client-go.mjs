@@ -20,6 +20,8 @@ const OUT_DIR = join(here, '..', '.client-go');
 
 export const CLIENT_GO = 'client-go-informer';
 export const CLIENT_GO_STRIP = 'client-go-informer-strip-managed-fields';
+/** client-go with `DisableCompression` (no gzip'd replies), beside kubeloop's `disableCompression`. */
+export const CLIENT_GO_NO_GZIP = 'client-go-informer-no-gzip';
 
 /** Go's binary, or null. */
 function findGo() {

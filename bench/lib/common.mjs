@@ -94,6 +94,10 @@ export const KUBELOOP_STRIP = 'kubeloop-strip-managed-fields';
 export const KUBELOOP_COMPACT = 'kubeloop-compact-store';
 export const KUBELOOP_WATCHLIST = 'kubeloop-watchlist';
 export const KUBELOOP_UNFROZEN = 'kubeloop-unfrozen';
+/** kubeloop with the list body read as one string then `JSON.parse` (`listDecoding: 'whole'`, the earlier path). */
+export const KUBELOOP_WHOLE = 'kubeloop-whole-list-decode';
+/** kubeloop with `disableCompression: true` (no gzip'd replies: on loopback, compressing costs both ends). */
+export const KUBELOOP_NO_GZIP = 'kubeloop-no-gzip';
 export const CLIENT_NODE = '@kubernetes/client-node-informer';
 
 /** Reads the replay server's kubeconfig (JSON) for the raw client: server URL, CA, token. */
@@ -222,15 +226,20 @@ export async function compactStoreSupported() {
 
 /**
  * A kubeloop SharedIndexInformer over `listWatchFor(newClient(config), Pod)`, with client-side throttling off
- * (`qps: -1`; client-node has none). `variant`: '' (default), 'strip', 'compact', 'watchlist'.
+ * (`qps: -1`; client-node has none). `variant`: '' (default), 'strip', 'compact', 'watchlist', 'unfrozen',
+ * 'whole' (list bodies read as one string, `listDecoding: 'whole'`), 'nogzip' (`disableCompression: true`).
  * `scope.namespace`: cache that namespace only (the real server).
  */
 async function kubeloopImpl(kubeconfig, variant, scope = {}) {
   const { loadRestConfig } = await import('@kubeloop/config');
   const { newClient, Pod } = await import('@kubeloop/client');
   const { SharedIndexInformer, listWatchFor } = await import('@kubeloop/cache');
-  const config = { ...loadRestConfig({ kubeconfig, env: {}, argv: [] }), qps: -1 };
-  const client = newClient(config);
+  const config = {
+    ...loadRestConfig({ kubeconfig, env: {}, argv: [] }),
+    qps: -1,
+    ...(variant === 'nogzip' ? { disableCompression: true } : {}),
+  };
+  const client = newClient(config, variant === 'whole' ? { listDecoding: 'whole' } : {});
   const ac = new AbortController();
   const options = {};
   let transformIsOwn = null;
@@ -311,6 +320,8 @@ export const INFORMERS = {
   [KUBELOOP_COMPACT]: (kc, scope) => kubeloopImpl(kc, 'compact', scope),
   [KUBELOOP_WATCHLIST]: (kc, scope) => kubeloopImpl(kc, 'watchlist', scope),
   [KUBELOOP_UNFROZEN]: (kc, scope) => kubeloopImpl(kc, 'unfrozen', scope),
+  [KUBELOOP_WHOLE]: (kc, scope) => kubeloopImpl(kc, 'whole', scope),
+  [KUBELOOP_NO_GZIP]: (kc, scope) => kubeloopImpl(kc, 'nogzip', scope),
   [CLIENT_NODE]: (kc, scope) => clientNodeImpl(kc, scope),
 };
 

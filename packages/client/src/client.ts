@@ -37,7 +37,7 @@ import type {
 import { type ListPage, type ListPagesOptions, listAll, listPages } from './pager.js';
 import { preparePatch } from './patch-request.js';
 import { collectionPath, objectPath, withQuery } from './paths.js';
-import { asListReply, asObjectReply, readJsonReply, withTypeMeta } from './replies.js';
+import { asListReply, asObjectReply, readJsonListReply, readJsonReply, withTypeMeta } from './replies.js';
 import { isResourceNotFound, type RESTMapper, type RESTMapping } from './rest-mapper.js';
 import { ApiSubResourceClient } from './sub-resource.js';
 import { checkMaxEventBytes, type DEFAULT_MAX_WATCH_EVENT_BYTES, type WatchEvent } from './watch.js';
@@ -57,6 +57,14 @@ export interface ClientOptions {
    * streaming decoder limit)
    */
   readonly maxWatchEventBytes?: number;
+  /**
+   * How a list reply is decoded. `'stream'`: as its bytes arrive, each item parsed on its own, so the reply is
+   * never held as one string beside its parsed form (kube-apiserver answers a `resourceVersion=0` list from
+   * its watch cache in one piece, ~150 MB for 20,000 pods) and a reply longer than a JavaScript string decodes.
+   * `'whole'`: the body read as one string, then `JSON.parse` (the earlier path; a reply over ~512 MiB then
+   * fails with an error `isReplyTooLarge` recognises). Both give the same objects. @defaultValue 'stream'
+   */
+  readonly listDecoding?: 'stream' | 'whole';
 }
 
 /**
@@ -68,6 +76,7 @@ export class ApiClient implements Client {
   readonly #transport: HttpTransport;
   readonly #fieldOwner: string | undefined;
   readonly #maxWatchEventBytes: number;
+  readonly #streamLists: boolean;
   readonly #internals: ClientInternals;
 
   constructor(options: ClientOptions) {
@@ -75,6 +84,15 @@ export class ApiClient implements Client {
     this.restMapper = options.restMapper ?? new DynamicRESTMapper(options.transport);
     this.#fieldOwner = options.fieldOwner;
     this.#maxWatchEventBytes = checkMaxEventBytes(options.maxWatchEventBytes);
+    if (
+      options.listDecoding !== undefined &&
+      options.listDecoding !== 'stream' &&
+      options.listDecoding !== 'whole'
+    )
+      throw new InvalidRequestError(
+        `listDecoding: must be 'stream' or 'whole', got ${JSON.stringify(options.listDecoding)}`,
+      );
+    this.#streamLists = options.listDecoding !== 'whole';
     this.#internals = {
       request: (kind, use, build) =>
         this.#fresh(kind, async () => this.#send(build(await mappingForRequest(this.restMapper, kind, use)))),
@@ -268,13 +286,17 @@ export class ApiClient implements Client {
     if (options.resourceVersion !== undefined) q.set('resourceVersion', options.resourceVersion);
     if (options.resourceVersionMatch) q.set('resourceVersionMatch', options.resourceVersionMatch);
     const path = withQuery(collectionPath(mapping, options.namespace), q);
-    const reply = await this.#send<unknown>({
+    const what = `GET ${path.split('?')[0]}`;
+    const req = metadataAccept(kind, true);
+    const res = await this.#transport.request({
       method: 'GET',
       path,
       signal: options.signal,
-      ...metadataAccept(kind, true),
+      ...req,
+      headers: { accept: 'application/json', ...req.headers },
     });
-    return asListReply(kind, reply, `GET ${path.split('?')[0]}`);
+    const reply = this.#streamLists ? await readJsonListReply(res, what) : await readJsonReply(res, what);
+    return asListReply(kind, reply, what);
   }
 
   async #create<T extends KubeObject>(kind: Kind<T>, obj: T, options?: WriteOptions): Promise<T> {

@@ -14,6 +14,8 @@ export interface NewClientOptions {
   readonly fieldOwner?: string;
   /** Bound on one watch event, in bytes (see {@link ClientOptions.maxWatchEventBytes}). @defaultValue 16 MiB */
   readonly maxWatchEventBytes?: number;
+  /** How list replies are decoded (see {@link ClientOptions.listDecoding}). @defaultValue 'stream' */
+  readonly listDecoding?: 'stream' | 'whole';
 }
 
 /**
@@ -27,5 +29,6 @@ export function newClient(config: RestConfig, options: NewClientOptions = {}): A
     ...(options.restMapper ? { restMapper: options.restMapper } : {}),
     ...(options.fieldOwner ? { fieldOwner: options.fieldOwner } : {}),
     ...(options.maxWatchEventBytes !== undefined ? { maxWatchEventBytes: options.maxWatchEventBytes } : {}),
+    ...(options.listDecoding !== undefined ? { listDecoding: options.listDecoding } : {}),
   });
 }

@@ -6,6 +6,7 @@
 import { statusErrorFromResponse, UnexpectedResponseError } from './errors.js';
 import type { HttpResponse } from './http.js';
 import { describeJson, isJsonObject } from './internal/json-shape.js';
+import { ListStreamDecoder } from './internal/list-stream.js';
 import { isMetadataOnly, type Kind, type KubeObject, type ObjectList } from './kinds.js';
 import { toPartialObjectMetadata } from './metadata-only.js';
 
@@ -32,6 +33,27 @@ export async function readJsonReply(res: HttpResponse, what: string): Promise<un
   try {
     return JSON.parse(text);
   } catch {
+    throw new UnexpectedResponseError(`${what}: the reply is not JSON`);
+  }
+}
+
+/**
+ * {@link readJsonReply} for a list: a 2xx body is decoded as its bytes arrive, each item parsed on its own
+ * (`ListStreamDecoder`), so the reply is never held as one string beside its parsed form — kube-apiserver
+ * answers a `resourceVersion=0` list from its watch cache in one piece, whatever the `limit` — and a reply
+ * longer than a JavaScript string can hold decodes like any other. The result is the whole-text
+ * `JSON.parse`'s; a non-2xx answer becomes its typed error as before.
+ * @throws StatusError, UnexpectedResponseError (not JSON).
+ */
+export async function readJsonListReply(res: HttpResponse, what: string): Promise<unknown> {
+  if (res.status < 200 || res.status >= 300) return readJsonReply(res, what);
+  const decoder = new ListStreamDecoder();
+  try {
+    for await (const chunk of res.body) decoder.push(chunk);
+    return decoder.end();
+  } catch (err) {
+    if (!(err instanceof SyntaxError)) throw err;
+    res.body.destroy?.(err);
     throw new UnexpectedResponseError(`${what}: the reply is not JSON`);
   }
 }
