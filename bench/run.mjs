@@ -177,13 +177,19 @@ async function runFile(suite, file, mod, variant) {
       if (values.json) process.stderr.write(`${JSON.stringify({ run: rep + 1, ...line })}\n`);
     };
     // A file whose `concurrent(variant)` is true runs its picked tasks all at once (one process each) and the
-    // fixture's `drive(rep, count)` beside them — e.g. every contender watching while the parent makes events.
+    // fixture's `drive(rep, running)` beside them (`running()`: how many of them have not ended yet) — e.g. every contender watching while the parent makes events.
     const concurrent = (await mod.concurrent?.(variant)) === true;
     try {
       for (let rep = 0; rep < repeat; rep++) {
-        if (concurrent)
-          await Promise.all([...picked.map((i) => spawnTask(i, rep)), fixture?.drive?.(rep, picked.length)]);
-        else for (const i of picked) await spawnTask(i, rep);
+        if (concurrent) {
+          // drive() is told how many contenders are still running, so one that failed is not waited for
+          let running = picked.length;
+          const settle = (p) => p.finally(() => running--);
+          await Promise.all([
+            ...picked.map((i) => settle(spawnTask(i, rep))),
+            fixture?.drive?.(rep, () => running),
+          ]);
+        } else for (const i of picked) await spawnTask(i, rep);
       }
     } finally {
       await fixture?.teardown?.();

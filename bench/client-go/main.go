@@ -20,6 +20,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -91,6 +92,8 @@ func main() {
 	noGzip := flag.Bool("disable-compression", false, "do not ask for gzip'd replies (rest.Config.DisableCompression)")
 	objects := flag.Int("objects", 0, "pods expected in the cache once synced (0: take what the list had)")
 	watchEvents := flag.Int("watch-events", 0, "after sync, count this many updates and report watch figures")
+	watchTag := flag.String("watch-tag", "", "with -watch-events: count only the first update of each pod whose "+
+		"bench.kubeloop.dev/seq annotation starts with this tag and a dash (a relist's synthetic updates do not count)")
 	timeout := flag.Duration("timeout", 15*time.Minute, "give up after this long")
 	flag.Parse()
 	if *kubeconfig == "" {
@@ -123,6 +126,8 @@ func main() {
 
 	var adds, updates atomic.Int64
 	var firstUpdate atomic.Bool
+	// one handler goroutine calls UpdateFunc (client-go's processorListener), so the set needs no lock
+	seen := map[string]struct{}{}
 	var tFirst time.Time
 	var cpuFirst float64
 	lastUpdate := make(chan struct{})
@@ -130,8 +135,18 @@ func main() {
 	_, err = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(any) { adds.Add(1) },
 		UpdateFunc: func(_, n any) {
-			if _, ok := n.(*corev1.Pod); !ok {
+			pod, ok := n.(*corev1.Pod)
+			if !ok {
 				return
+			}
+			if *watchTag != "" {
+				if !strings.HasPrefix(pod.Annotations["bench.kubeloop.dev/seq"], *watchTag+"-") {
+					return
+				}
+				if _, dup := seen[pod.Name]; dup {
+					return
+				}
+				seen[pod.Name] = struct{}{}
 			}
 			if firstUpdate.CompareAndSwap(false, true) {
 				tFirst = time.Now()

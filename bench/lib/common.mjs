@@ -144,7 +144,9 @@ async function rawImpl(kubeconfig, scope = {}) {
             ? 'resourceVersion=0&limit=500'
             : 'limit=500';
         const res = await request(`${base}?${q}`, { dispatcher, headers });
-        const page = JSON.parse(await res.body.text());
+        const text = await res.body.text();
+        if (res.statusCode !== 200) throw new Error(`raw list: HTTP ${res.statusCode} ${text.slice(0, 300)}`);
+        const page = JSON.parse(text);
         for (const item of page.items) {
           map.set(`${item.metadata.namespace}/${item.metadata.name}`, item);
           onAdd();
