@@ -1,6 +1,6 @@
 import { type ApiClient, Namespace, newClient } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
-import { type ApiServer, startApiServer } from '@kubeloop/envtest';
+import { type ApiServer, type ApiServerOptions, startApiServer } from '@kubeloop/envtest';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 
 /** One in-process API server of a multi-cluster test. */
@@ -38,7 +38,10 @@ export function kubeconfigText(server: ApiServer, token = server.token): string 
  * also under USE_EXISTING_CLUSTER: a fleet of clusters is what the tests are about); faults are reset and
  * cleanups run after each test.
  */
-export function useClusters(names: readonly string[]): {
+export function useClusters(
+  names: readonly string[],
+  serverOptions: ApiServerOptions = {},
+): {
   readonly clusters: Record<string, TestCluster>;
   readonly cleanups: Array<() => Promise<void>>;
   /** Creates namespace `ns` in every cluster. */
@@ -49,7 +52,7 @@ export function useClusters(names: readonly string[]): {
   beforeAll(async () => {
     await Promise.all(
       names.map(async (name) => {
-        const server = await startApiServer();
+        const server = await startApiServer(serverOptions);
         const config: RestConfig = {
           host: server.url,
           tlsClientConfig: { caData: server.caPem },
