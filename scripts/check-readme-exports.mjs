@@ -22,7 +22,7 @@ const started = Date.now();
 const rootPkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 const publicPackages = rootPkg.workspaces
   .map((dir) => ({ dir, pkg: JSON.parse(fs.readFileSync(path.join(root, dir, 'package.json'), 'utf8')) }))
-  .filter(({ pkg }) => !pkg.private && pkg.name.startsWith('@kubeloop/'));
+  .filter(({ pkg }) => !pkg.private && (pkg.name.startsWith('@kubeloop/') || pkg.name === 'create-kubeloop'));
 
 const problems = [];
 const entries = [];

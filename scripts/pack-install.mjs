@@ -8,6 +8,10 @@
 //   3. @kubeloop/builder (and what it depends on): the seed's PodCounter reaches the server's pod count;
 //   4. @kubeloop/webhook: a validator denies and a defaulter patches an AdmissionReview.
 //   5. @kubeloop/crd: a kind from a TypeBox schema gives its CRD and validates an object.
+//   6. create-kubeloop: `npm create kubeloop` (npm exec of the packed generator) scaffolds an operator into an empty
+//      folder, whose npm install (the tarballs; the registry for third-party packages) and `kubeloop create api` /
+//      `create webhook` run, then its `npm test` (generate CRDs + RBAC + webhook configurations, unit and envtest
+//      tests) passes. Prints each step's wall time.
 // Prints one line per check and `pack-install: N passed, N failed` at the end; exits 1 on any failure.
 // Run after `npm run build` (the tarballs hold dist/). Usage: node scripts/pack-install.mjs [--keep]
 import { execFileSync } from 'node:child_process';
@@ -25,7 +29,7 @@ fs.mkdirSync(tarballs);
 const rootPkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 const publicPackages = rootPkg.workspaces
   .map((dir) => ({ dir, pkg: JSON.parse(fs.readFileSync(path.join(root, dir, 'package.json'), 'utf8')) }))
-  .filter(({ pkg }) => !pkg.private && pkg.name.startsWith('@kubeloop/'));
+  .filter(({ pkg }) => !pkg.private && (pkg.name.startsWith('@kubeloop/') || pkg.name === 'create-kubeloop'));
 
 const tarballOf = new Map();
 for (const { dir, pkg } of publicPackages) {
@@ -275,6 +279,66 @@ console.log(crd.metadata.name, errors.map((e) => e.field).join());
 `,
   );
   if (out.trim() !== 'webapps.example.com spec.replicas') throw new Error(`crd printed ${out}`);
+});
+
+// 6. The generator, from the packed create-kubeloop, on the packed packages.
+check('create-kubeloop: scaffold, install, create api + webhook, npm test of the generated project', () => {
+  const times = [];
+  const timed = (what, cwd, cmd, args, timeout = 600_000) => {
+    const t0 = Date.now();
+    try {
+      execFileSync(cmd, args, {
+        cwd,
+        encoding: 'utf8',
+        stdio: 'pipe',
+        timeout,
+        env: { ...process.env, NO_COLOR: '1' },
+      });
+    } catch (err) {
+      throw new Error(`${what}: ${err.message}\n${err.stdout ?? ''}${err.stderr ?? ''}`);
+    }
+    times.push(`${what} ${Math.round((Date.now() - t0) / 1000)} s`);
+  };
+  const parent = path.join(work, 'scaffold');
+  fs.mkdirSync(parent);
+  // what `npm create kubeloop@latest web-op` runs, with the tarball standing in for @latest
+  timed('npm create kubeloop', parent, 'npm', [
+    'exec',
+    '--yes',
+    `--package=${tarballOf.get('create-kubeloop')}`,
+    '--',
+    'create-kubeloop',
+    'web-op',
+  ]);
+  const dir = path.join(parent, 'web-op');
+  // the project's @kubeloop/* and create-kubeloop ranges, pointed at the tarballs (overrides: transitive ones too)
+  const file = path.join(dir, 'package.json');
+  const pkg = JSON.parse(fs.readFileSync(file, 'utf8'));
+  for (const field of ['dependencies', 'devDependencies'])
+    for (const name of Object.keys(pkg[field] ?? {}))
+      if (tarballOf.has(name)) pkg[field][name] = `file:${tarballOf.get(name)}`;
+  pkg.overrides = Object.fromEntries([...tarballOf].map(([n, f]) => [n, `file:${f}`]));
+  fs.writeFileSync(file, JSON.stringify(pkg, null, 2));
+  timed('npm install', dir, 'npm', [
+    'install',
+    '--prefer-offline',
+    '--no-audit',
+    '--no-fund',
+    '--loglevel=error',
+  ]);
+  timed('kubeloop create api', dir, 'npx', [
+    'kubeloop',
+    'create',
+    'api',
+    '--group',
+    'apps.example.com',
+    '--version',
+    'v1alpha1',
+    '--kind',
+    'WebApp',
+  ]);
+  timed('npm test', dir, 'npm', ['test'], 900_000);
+  process.stdout.write(`     ${times.join(', ')}\n`);
 });
 
 if (!keep) fs.rmSync(work, { recursive: true, force: true });

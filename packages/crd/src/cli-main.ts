@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { kind, newClient } from '@kubeloop/client';
 import { getConfig } from '@kubeloop/config';
 import { Command, CommanderError } from 'commander';
@@ -387,13 +388,46 @@ function program(io: CliIo, version: string): Command {
   return root;
 }
 
+/** The generator's entry point, as `create-kubeloop` exports it. */
+type GeneratorCli = (argv: readonly string[], io: CliIo) => Promise<number>;
+
 /**
- * Runs the `kubeloop` CLI on `argv` (without `node` and the script). Returns the exit code: 0 done; 1 the
+ * `kubeloop init` and `kubeloop create …` belong to the project generator, the `create-kubeloop` package, which sits
+ * above this one (it scaffolds projects that use crd, webhook and builder). As kubectl finds a plugin on the PATH,
+ * the CLI looks the generator up at run time — in the project (its devDependency), then beside this package — and
+ * hands it the command line, so no package dependency points upwards. Exit 2 when it is not installed.
+ */
+async function handToGenerator(argv: readonly string[], io: CliIo): Promise<number> {
+  let resolved: string | undefined;
+  for (const from of [path.join(io.cwd, 'package.json'), fileURLToPath(import.meta.url)]) {
+    try {
+      resolved = createRequire(from).resolve('create-kubeloop');
+      break;
+    } catch {
+      // not installed there: try the next place
+    }
+  }
+  const run = resolved
+    ? ((await import(pathToFileURL(resolved).href)) as { runCreateKubeloop?: GeneratorCli }).runCreateKubeloop
+    : undefined;
+  if (typeof run !== 'function') {
+    io.stderr(
+      `kubeloop: ${argv[0]} needs the project generator: npm i -D create-kubeloop (or start with npm create kubeloop@latest)\n`,
+    );
+    return 2;
+  }
+  return run(argv, io);
+}
+
+/**
+ * Runs the `kubeloop` CLI on `argv` (without `node` and the script); `init` and `create` go to the `create-kubeloop`
+ * generator (installed in the project). Returns the exit code: 0 done; 1 the
  * generation failed (a schema kube cannot express, a CEL rule that does not compile, an unreachable cluster),
  * printed as one line; 2 a bad command line or argument (unknown command or option, missing module, a module
  * without kinds), printed as one line.
  */
 export async function runCli(argv: readonly string[], io: CliIo, version = '0.0.0'): Promise<number> {
+  if (argv[0] === 'init' || argv[0] === 'create') return handToGenerator(argv, io);
   const cmd = program(io, version);
   try {
     await cmd.parseAsync([...argv], { from: 'user' });

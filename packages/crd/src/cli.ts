@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * `kubeloop`: `crd generate <module…>`, `crd types <crd.yaml…>`, `rbac generate <module…>`, `webhook generate <module…>`
- * (see the package README).
+ * (see the package README); `init` and `create api|webhook` are handed to the `create-kubeloop` generator when the
+ * project has it.
  * Exit codes: 0 done; 1 generation failed; 2 a bad command line or argument. Errors are one line on stderr.
  */
 import { createRequire } from 'node:module';

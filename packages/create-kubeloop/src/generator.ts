@@ -1,0 +1,139 @@
+/**
+ * The generator's commands as functions: `init` (a new project), `createApi` and, in webhook.ts, `createWebhook`.
+ * Each checks its input first (Kubernetes naming rules: a {@link NameError}, nothing written), plans every change
+ * in memory and writes only when none overwrites a file the user changed (a {@link ConflictError} otherwise).
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { checkGroup, checkKind, checkVersion, kebab, lowerCamel, NameError } from './names.js';
+import { type FileResult, Plan } from './plan.js';
+import { type Project, projectOf } from './project.js';
+import {
+  type ApiSpec,
+  apiIndexTs,
+  controllerTestTs,
+  controllerTs,
+  crdKustomization,
+  generateCrdScript,
+  kindModule,
+  kindTs,
+  sampleYaml,
+  versionIndexTs,
+} from './templates/api.js';
+import { initFiles, MARK } from './templates/init.js';
+
+/** Options every command takes. */
+export interface GenerateOptions {
+  /** Overwrite files that differ from their templates (a user's edits are lost). @defaultValue false */
+  readonly force?: boolean;
+}
+
+/** What `init` takes. */
+export interface InitOptions extends GenerateOptions {
+  /** The project name; default: the folder's name. Must be a DNS-1123 label of at most 56 characters. */
+  readonly name?: string;
+  /** The version of `@kubeloop/*` to depend on (`^version`). @defaultValue this generator's version */
+  readonly kubeloopVersion?: string;
+}
+
+/**
+ * Creates a new project in `dir` (created when missing). `dir` must be empty or missing, unless `force`.
+ * @throws NameError when the name is not a DNS-1123 label, or `dir` is a non-empty folder (without `force`).
+ */
+export function init(dir: string, options: InitOptions = {}): FileResult[] {
+  const name = options.name ?? path.basename(path.resolve(dir));
+  const project = projectOf(name, options.kubeloopVersion);
+  if (existsSync(dir) && readdirSync(dir).length > 0 && !options.force)
+    throw new NameError(
+      `${dir} exists and is not empty: init needs an empty or new folder (or --force to write over what is there)`,
+    );
+  const plan = new Plan(dir, options.force);
+  for (const [rel, text] of Object.entries(initFiles(project))) plan.file(rel, text);
+  return plan.commit();
+}
+
+/**
+ * The project in `root`, from its package.json name. @throws NameError when `root` has no package.json (not a
+ * project: run init first) or its name is not a DNS-1123 label.
+ */
+export function readProject(root: string): Project {
+  const file = path.join(root, 'package.json');
+  if (!existsSync(file))
+    throw new NameError(`${root} has no package.json: run \`kubeloop init\` (or npm create kubeloop) first`);
+  const pkg = JSON.parse(readFileSync(file, 'utf8')) as {
+    name?: string;
+    dependencies?: Record<string, string>;
+  };
+  const range = pkg.dependencies?.['@kubeloop/builder'];
+  return projectOf(pkg.name ?? '', range?.replace(/^[\^~]/, ''));
+}
+
+/** What {@link createApi} takes: `--group`, `--version`, `--kind`, `--namespaced` / `--cluster`. */
+export interface CreateApiOptions extends GenerateOptions {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  /** @defaultValue 'Namespaced' */
+  readonly scope?: 'Namespaced' | 'Cluster';
+}
+
+/** The versions (folders under src/api) that already define `kind`. */
+export function versionsOf(root: string, kind: string): string[] {
+  const api = path.join(root, 'src', 'api');
+  if (!existsSync(api)) return [];
+  return readdirSync(api, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && existsSync(path.join(api, e.name, `${kebab(kind)}.ts`)))
+    .map((e) => e.name)
+    .sort();
+}
+
+/**
+ * Adds a kind to the project in `root`: its schema module, a controller owning a Deployment (the first version of a
+ * kind only; a later version is a non-storage version of the same CRD), the RBAC declaration, an envtest test, a
+ * sample, the CRD's kustomize entry and the `generate:crd` script. Running it twice changes nothing.
+ * @throws NameError for a group, version or kind that breaks Kubernetes' naming rules, or when `root` is no project;
+ *   ConflictError when a file in the way was edited (without `force`). Nothing is written in either case.
+ */
+export function createApi(root: string, options: CreateApiOptions): FileResult[] {
+  const spec: Omit<ApiSpec, 'storage'> = {
+    group: checkGroup(options.group),
+    version: checkVersion(options.version),
+    kind: checkKind(options.kind),
+    scope: options.scope ?? 'Namespaced',
+  };
+  readProject(root);
+  const others = versionsOf(root, spec.kind).filter((v) => v !== spec.version);
+  const a: ApiSpec = { ...spec, storage: others.length === 0 };
+  const plan = new Plan(root, options.force);
+  const file = kebab(a.kind);
+  const v = lowerCamel(a.kind);
+
+  plan.file(kindModule(a), kindTs(a));
+  if (!plan.exists(`src/api/${a.version}/index.ts`))
+    plan.file(`src/api/${a.version}/index.ts`, versionIndexTs(a));
+  plan.insertAtMarker(`src/api/${a.version}/index.ts`, MARK.api, `export * from './${file}.js';`);
+  if (!plan.exists('src/api/index.ts')) plan.file('src/api/index.ts', apiIndexTs());
+  plan.insertAtMarker(
+    'src/api/index.ts',
+    MARK.api,
+    `export * as ${a.version} from './${a.version}/index.js';`,
+  );
+  plan.file(`config/samples/${a.version}_${file}.yaml`, sampleYaml(a));
+  if (!plan.exists('config/crd/kustomization.yaml'))
+    plan.file('config/crd/kustomization.yaml', crdKustomization);
+  plan.insertAtMarker('config/default/kustomization.yaml', MARK.resources, '- ../crd');
+  plan.mergeJson('package.json', 'scripts', { 'generate:crd': generateCrdScript });
+
+  if (a.storage) {
+    plan.file(`src/controllers/${file}.ts`, controllerTs(a));
+    plan.file(`test/${file}.test.ts`, controllerTestTs(a));
+    plan.insertAtMarker(
+      'src/controllers/index.ts',
+      MARK.imports,
+      `import { setup${a.kind}Controller, ${v}Rbac } from './${file}.js';`,
+    );
+    plan.insertAtMarker('src/controllers/index.ts', MARK.rbac, `${v}Rbac,`);
+    plan.insertAtMarker('src/controllers/index.ts', MARK.controllers, `setup${a.kind}Controller(mgr);`);
+  }
+  return plan.commit();
+}

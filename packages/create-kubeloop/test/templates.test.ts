@@ -1,0 +1,190 @@
+// Templates are code: a project rendered by init + create api (a namespaced kind, a second version of it, a
+// cluster-scoped kind in another group) type-checks under the generated strict tsconfig against the built @kubeloop
+// packages, passes the generated lint, generates its CRDs and RBAC, and passes its own tests; its `npm run dev`
+// reconciles on an embedded API server and stops on Ctrl-C with exit 0; its kustomize manifests pass a server-side
+// dry run.
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Deployment, getConfig, kind, Namespace } from '@kubeloop/builder';
+import { newClient } from '@kubeloop/client';
+import { Environment } from '@kubeloop/envtest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { cli, renderDir, repoRoot } from './support.js';
+
+/** Runs `file args` in `cwd`; on failure the error carries its output. */
+export function run(cwd: string, file: string, args: string[], env: NodeJS.ProcessEnv = {}): string {
+  try {
+    return execFileSync(file, args, {
+      cwd,
+      encoding: 'utf8',
+      stdio: 'pipe',
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', ...env },
+    });
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string; message: string };
+    throw new Error(`${file} ${args.join(' ')} failed: ${e.message}\n${e.stdout ?? ''}\n${e.stderr ?? ''}`);
+  }
+}
+
+/** Links the bins an installed project has (`kubeloop` of @kubeloop/crd) into a project rendered in the repo. */
+export function linkBins(dir: string): void {
+  mkdirSync(path.join(dir, 'node_modules', '.bin'), { recursive: true });
+  symlinkSync(
+    path.join(repoRoot, 'packages/crd/dist/cli.js'),
+    path.join(dir, 'node_modules', '.bin', 'kubeloop'),
+  );
+}
+
+const hasKubectl = (() => {
+  try {
+    execFileSync('kubectl', ['version', '--client'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+describe('a rendered project', () => {
+  let parent: string;
+  let dir: string;
+  beforeAll(async () => {
+    parent = renderDir('templates');
+    dir = path.join(parent, 'web-op');
+    expect((await cli(parent, 'web-op')).code).toBe(0);
+    linkBins(dir);
+    // through the kubeloop CLI of @kubeloop/crd, as a user types it: it hands `create` to create-kubeloop
+    const kubeloop = path.join(dir, 'node_modules', '.bin', 'kubeloop');
+    const api = (...a: string[]) => run(dir, kubeloop, ['create', 'api', ...a]);
+    api('--group', 'apps.example.com', '--version', 'v1alpha1', '--kind', 'WebApp');
+    api('--group', 'apps.example.com', '--version', 'v1', '--kind', 'WebApp');
+    api('--group', 'infra.example.com', '--version', 'v1beta1', '--kind', 'Cache', '--cluster');
+    run(dir, 'npm', ['run', '--silent', 'generate']);
+  });
+  afterAll(() => {
+    if (parent) rmSync(parent, { recursive: true, force: true });
+  });
+
+  it('type-checks (strict, nodenext) against the built packages', () => {
+    run(dir, process.execPath, [
+      path.join(repoRoot, 'node_modules/typescript/bin/tsc'),
+      '-p',
+      'tsconfig.json',
+    ]);
+  });
+
+  it('passes the generated lint (biome lint)', () => {
+    run(dir, path.join(repoRoot, 'node_modules/.bin/biome'), ['lint', '.']);
+  });
+
+  it('generates its CRDs and RBAC from the code, and passes its own unit and envtest tests', () => {
+    const crds = readFileSync(path.join(dir, 'config/crd/crds.yaml'), 'utf8');
+    expect(crds).toContain('name: webapps.apps.example.com');
+    expect(crds).toContain('name: caches.infra.example.com');
+    expect(crds).toMatch(/scope: Cluster/);
+    const role = readFileSync(path.join(dir, 'config/rbac/role.yaml'), 'utf8');
+    expect(role).toContain('name: web-op-manager-role');
+    expect(role).toContain('webapps/status');
+    expect(role).toContain('leases');
+    const out = run(dir, process.execPath, [path.join(repoRoot, 'node_modules/vitest/vitest.mjs'), 'run'], {
+      VITEST_MAX_WORKERS: '1',
+    });
+    expect(out).toMatch(/Tests +7 passed/);
+  }, 400_000);
+
+  it('npm run dev: a created WebApp becomes a Deployment on the embedded server; Ctrl-C exits 0', async () => {
+    // its own process group, as a terminal runs it: Ctrl-C signals the whole group (npm and the operator)
+    const child: ChildProcess = spawn('npm', ['run', 'dev'], {
+      cwd: dir,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1' },
+    });
+    let output = '';
+    child.stdout?.on('data', (b: Buffer) => {
+      output += b.toString();
+    });
+    child.stderr?.on('data', (b: Buffer) => {
+      output += b.toString();
+    });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.on('exit', (code, signal) => resolve({ code, signal })),
+    );
+    const group = -(child.pid ?? 0);
+    try {
+      const kubeconfig = await vi.waitFor(
+        () => {
+          const m = /"kubeconfig":"([^"]+)"/.exec(output);
+          if (!m?.[1]) throw new Error(`no kubeconfig logged yet:\n${output}`);
+          return m[1];
+        },
+        { timeout: 240_000, interval: 200 },
+      );
+      const client = newClient(getConfig({ kubeconfig, argv: [] }));
+      try {
+        const WebApp = kind<{ metadata?: { name?: string; namespace?: string }; spec: object }>(
+          'apps.example.com/v1alpha1',
+          'WebApp',
+        );
+        await client.create(WebApp, {
+          metadata: { namespace: 'default', name: 'shop' },
+          spec: { image: 'nginx:1.27', replicas: 2 },
+        });
+        const d = await vi.waitFor(() => client.get(Deployment, { namespace: 'default', name: 'shop' }), {
+          timeout: 30_000,
+          interval: 100,
+        });
+        expect(d.spec?.replicas).toBe(2);
+      } finally {
+        await client.close();
+      }
+      process.kill(group, 'SIGINT'); // Ctrl-C
+      const { code, signal } = await exited;
+      // the operator stopped cleanly and exited 0 (it logs its code last); npm, signalled too, dies of SIGINT as a
+      // shell does, or exits with the operator's 0
+      expect(output).toMatch(/"exitCode":0,"msg":"dev stopped"/);
+      expect(code === 0 || signal === 'SIGINT', `npm: code ${code}, signal ${signal}`).toBe(true);
+    } finally {
+      try {
+        process.kill(group, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }, 300_000);
+
+  it.skipIf(!hasKubectl)(
+    'kubectl apply --dry-run=server -k config/default is accepted (envtest)',
+    async () => {
+      const env = new Environment();
+      await env.start();
+      try {
+        const client = newClient(env.config);
+        // a server-side dry run creates nothing, so the namespace the manifests go to must exist
+        await client.create(Namespace, { metadata: { name: 'web-op-system' } });
+        await client.close();
+        const kubeconfig = path.join(parent, 'kubeconfig');
+        writeFileSync(kubeconfig, readFileSync(env.kubeconfigPath, 'utf8'));
+        // asynchronously: the API server answers from this process
+        const { stdout: out } = await promisify(execFile)(
+          'kubectl',
+          ['--kubeconfig', kubeconfig, 'apply', '--dry-run=server', '-k', 'config/default'],
+          { cwd: dir, encoding: 'utf8' },
+        );
+        for (const line of [
+          'namespace/web-op-system',
+          'customresourcedefinition.apiextensions.k8s.io/webapps.apps.example.com created (server dry run)',
+          'customresourcedefinition.apiextensions.k8s.io/caches.infra.example.com created (server dry run)',
+          'serviceaccount/web-op-controller-manager created (server dry run)',
+          'clusterrole.rbac.authorization.k8s.io/web-op-manager-role created (server dry run)',
+          'service/web-op-metrics created (server dry run)',
+          'deployment.apps/web-op-controller-manager created (server dry run)',
+        ])
+          expect(out).toContain(line);
+      } finally {
+        await env.stop();
+      }
+    },
+  );
+});
