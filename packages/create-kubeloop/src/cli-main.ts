@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
-import { createApi, init } from './generator.js';
+import { createApi, createWebhook, init } from './generator.js';
 import { NameError } from './names.js';
 import { ConflictError, type FileResult } from './plan.js';
 import { GENERATOR_VERSION } from './project.js';
@@ -82,6 +82,41 @@ function program(io: CreateIo): Command {
             version: o.version,
             kind: o.kind,
             scope: o.cluster ? 'Cluster' : 'Namespaced',
+            ...(o.force ? { force: true } : {}),
+          }),
+        );
+      },
+    );
+  create
+    .command('webhook')
+    .description('add defaulting, validating and conversion webhooks for a kind, with an envtest test')
+    .requiredOption(
+      '--version <version>',
+      'the version of the kind the webhooks serve (the hub for --conversion)',
+    )
+    .requiredOption('--kind <kind>', 'kind, UpperCamelCase: WebApp')
+    .option('--defaulting', 'a mutating webhook that fills in defaults')
+    .option('--validation', 'a validating webhook')
+    .option('--conversion', "conversion between --version and the kind's other versions")
+    .option('--force', 'overwrite files that differ from their templates')
+    .exitOverride()
+    .action(
+      (o: {
+        version: string;
+        kind: string;
+        defaulting?: boolean;
+        validation?: boolean;
+        conversion?: boolean;
+        force?: boolean;
+      }) => {
+        report(
+          io,
+          createWebhook(io.cwd, {
+            version: o.version,
+            kind: o.kind,
+            ...(o.defaulting ? { defaulting: true } : {}),
+            ...(o.validation ? { validation: true } : {}),
+            ...(o.conversion ? { conversion: true } : {}),
             ...(o.force ? { force: true } : {}),
           }),
         );

@@ -21,6 +21,15 @@ import {
   versionIndexTs,
 } from './templates/api.js';
 import { initFiles, MARK } from './templates/init.js';
+import {
+  conversionPatchFile,
+  generateWebhooksScript,
+  webhookKustomization,
+  webhookServiceYaml,
+  webhooksIndexTs,
+  webhookTestTs,
+  webhookTs,
+} from './templates/webhook.js';
 
 /** Options every command takes. */
 export interface GenerateOptions {
@@ -135,5 +144,93 @@ export function createApi(root: string, options: CreateApiOptions): FileResult[]
     plan.insertAtMarker('src/controllers/index.ts', MARK.rbac, `${v}Rbac,`);
     plan.insertAtMarker('src/controllers/index.ts', MARK.controllers, `setup${a.kind}Controller(mgr);`);
   }
+  return plan.commit();
+}
+
+/** What {@link createWebhook} takes: `--version`, `--kind` and at least one of the three kinds of webhook. */
+export interface CreateWebhookOptions extends GenerateOptions {
+  readonly version: string;
+  readonly kind: string;
+  /** A mutating webhook that fills in defaults (`--defaulting`). */
+  readonly defaulting?: boolean;
+  /** A validating webhook (`--validation`). */
+  readonly validation?: boolean;
+  /** Conversion between `version` (the hub) and every other version of the kind (`--conversion`). */
+  readonly conversion?: boolean;
+}
+
+/**
+ * Adds webhooks for a kind of the project in `root`: the `defineWebhook` declaration with a defaulter, a validator
+ * and conversion from every other version of the kind to `version` (the hub), as asked; the webhooks index that
+ * serves them with self-signed certificates; an envtest test; the webhook Service and kustomize entries (with the
+ * CRD conversion patch); the RBAC the certificates need; the `generate:webhooks` script. Idempotent.
+ * @throws NameError for a bad version or kind, a kind the project does not define at that version, no webhook
+ *   asked for, or `conversion` without another version; ConflictError as {@link createApi}. Nothing is written then.
+ */
+export function createWebhook(root: string, options: CreateWebhookOptions): FileResult[] {
+  const version = checkVersion(options.version);
+  const kind = checkKind(options.kind);
+  const project = readProject(root);
+  if (!options.defaulting && !options.validation && !options.conversion)
+    throw new NameError('create webhook: ask for at least one of --defaulting, --validation, --conversion');
+  const file = kebab(kind);
+  const module = kindModule({ version, kind });
+  if (!existsSync(path.join(root, module)))
+    throw new NameError(
+      `create webhook: the project has no ${kind} at version ${version} (${module}): run kubeloop create api first`,
+    );
+  const spokes = options.conversion ? versionsOf(root, kind).filter((v) => v !== version) : [];
+  if (options.conversion && spokes.length === 0)
+    throw new NameError(
+      `create webhook --conversion: ${kind} has only version ${version}; add another first (kubeloop create api --version <v> --kind ${kind})`,
+    );
+  const scope = /scope: 'Cluster'/.test(readFileSync(path.join(root, module), 'utf8'))
+    ? 'Cluster'
+    : 'Namespaced';
+  const w = {
+    version,
+    kind,
+    scope,
+    defaulting: options.defaulting ?? false,
+    validation: options.validation ?? false,
+    spokes,
+  } as const;
+  const v = lowerCamel(kind);
+  const plan = new Plan(root, options.force);
+  plan.file(`src/webhooks/${file}.ts`, webhookTs(w));
+  plan.file(`test/${file}-webhook.test.ts`, webhookTestTs(w));
+  if (!plan.exists('src/webhooks/index.ts')) plan.file('src/webhooks/index.ts', webhooksIndexTs(project));
+  plan.insertAtMarker('src/webhooks/index.ts', MARK.imports, `import { ${v}Webhook } from './${file}.js';`);
+  plan.insertAtMarker('src/webhooks/index.ts', MARK.webhooks, `${v}Webhook,`);
+  plan.insertAtMarker(
+    'src/webhooks/index.ts',
+    MARK.serve,
+    `newWebhookManagedBy(mgr).from(${v}Webhook).complete();`,
+  );
+  plan.insertAtMarker('src/manager.ts', MARK.imports, "import { setupWebhooks } from './webhooks/index.js';");
+  plan.insertAtMarker(
+    'src/manager.ts',
+    MARK.setup,
+    "setupWebhooks(mgr, { namespace: process.env.POD_NAMESPACE ?? 'default' });",
+  );
+  plan.insertAtMarker(
+    'src/controllers/index.ts',
+    MARK.imports,
+    "import { webhookRbac } from '../webhooks/index.js';",
+  );
+  plan.insertAtMarker('src/controllers/index.ts', MARK.rbac, 'webhookRbac,');
+  if (!plan.exists('config/webhook/kustomization.yaml'))
+    plan.file('config/webhook/kustomization.yaml', webhookKustomization);
+  plan.file('config/webhook/service.yaml', webhookServiceYaml(project));
+  plan.insertAtMarker('config/default/kustomization.yaml', MARK.resources, '- ../webhook');
+  if (spokes.length > 0) {
+    const group = /group: '([^']+)'/.exec(readFileSync(path.join(root, module), 'utf8'))?.[1] ?? '';
+    plan.insertAtMarker(
+      'config/crd/kustomization.yaml',
+      MARK.patches,
+      `- path: ${conversionPatchFile(group, kind)}`,
+    );
+  }
+  plan.mergeJson('package.json', 'scripts', { 'generate:webhooks': generateWebhooksScript(project) });
   return plan.commit();
 }

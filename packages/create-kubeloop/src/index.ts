@@ -6,7 +6,9 @@
 export { type CreateIo, runCreateKubeloop } from './cli-main.js';
 export {
   type CreateApiOptions,
+  type CreateWebhookOptions,
   createApi,
+  createWebhook,
   type GenerateOptions,
   type InitOptions,
   init,

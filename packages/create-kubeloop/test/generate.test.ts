@@ -179,3 +179,70 @@ describe('create api', () => {
     expect(s['config/default/kustomization.yaml']?.match(/- \.\.\/crd/g)).toHaveLength(1);
   });
 });
+
+describe('create webhook', () => {
+  const api = ['create', 'api', '--group', 'apps.example.com', '--version', 'v1alpha1', '--kind', 'WebApp'];
+
+  it.each([
+    ['no kind of webhook', ['--version', 'v1alpha1', '--kind', 'WebApp'], /at least one of --defaulting/],
+    [
+      'a kind the project does not have',
+      ['--version', 'v1alpha1', '--kind', 'Shop', '--validation'],
+      /no Shop at version v1alpha1/,
+    ],
+    [
+      'conversion with one version',
+      ['--version', 'v1alpha1', '--kind', 'WebApp', '--conversion'],
+      /has only version v1alpha1/,
+    ],
+    ['a bad version', ['--version', 'one', '--kind', 'WebApp', '--validation'], /Kubernetes API version/],
+  ])('refuses %s: one line, exit 2, nothing written', async (_what, argv, message) => {
+    const dir = await newProject();
+    expect((await cli(dir, ...api)).code).toBe(0);
+    const before = snapshot(dir);
+    const r = await cli(dir, 'create', 'webhook', ...argv);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(message);
+    expect(r.err.trim().split('\n')).toHaveLength(1);
+    expect(snapshot(dir)).toEqual(before);
+  });
+
+  it('wires the webhooks into the manager, RBAC and kustomize once, however often it runs', async () => {
+    const dir = await newProject();
+    expect((await cli(dir, ...api)).code).toBe(0);
+    expect(
+      (await cli(dir, 'create', 'api', '--group', 'apps.example.com', '--version', 'v1', '--kind', 'WebApp'))
+        .code,
+    ).toBe(0);
+    const argv = [
+      'create',
+      'webhook',
+      '--version',
+      'v1alpha1',
+      '--kind',
+      'WebApp',
+      '--defaulting',
+      '--validation',
+      '--conversion',
+    ];
+    const r = await cli(dir, ...argv);
+    expect(r.code, r.err).toBe(0);
+    const once = snapshot(dir);
+    expect((await cli(dir, ...argv)).code).toBe(0);
+    expect(snapshot(dir)).toEqual(once);
+    expect(once['src/manager.ts']).toContain(
+      "setupWebhooks(mgr, { namespace: process.env.POD_NAMESPACE ?? 'default' });",
+    );
+    expect(once['src/webhooks/index.ts']).toContain(
+      'newWebhookManagedBy(mgr).from(webAppWebhook).complete();',
+    );
+    expect(once['src/webhooks/web-app.ts']).toContain('v1: {');
+    expect(once['config/crd/kustomization.yaml']).toContain(
+      '- path: patches/webhook_in_apps.example.com_webapps.yaml',
+    );
+    expect(once['config/default/kustomization.yaml']).toContain('- ../webhook');
+    expect(JSON.parse(once['package.json'] ?? '{}').scripts['generate:webhooks']).toMatch(
+      /^kubeloop webhook generate/,
+    );
+  });
+});

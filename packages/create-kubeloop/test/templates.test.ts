@@ -60,8 +60,11 @@ describe('a rendered project', () => {
     api('--group', 'apps.example.com', '--version', 'v1alpha1', '--kind', 'WebApp');
     api('--group', 'apps.example.com', '--version', 'v1', '--kind', 'WebApp');
     api('--group', 'infra.example.com', '--version', 'v1beta1', '--kind', 'Cache', '--cluster');
+    const webhook = (...a: string[]) => run(dir, kubeloop, ['create', 'webhook', ...a]);
+    webhook('--version', 'v1alpha1', '--kind', 'WebApp', '--defaulting', '--validation', '--conversion');
+    webhook('--version', 'v1beta1', '--kind', 'Cache', '--validation');
     run(dir, 'npm', ['run', '--silent', 'generate']);
-  });
+  }, 600_000);
   afterAll(() => {
     if (parent) rmSync(parent, { recursive: true, force: true });
   });
@@ -87,10 +90,18 @@ describe('a rendered project', () => {
     expect(role).toContain('name: web-op-manager-role');
     expect(role).toContain('webapps/status');
     expect(role).toContain('leases');
+    expect(role).toContain('web-op-webhook-certs');
+    const webhooks = readFileSync(path.join(dir, 'config/webhook/manifests.yaml'), 'utf8');
+    expect(webhooks).toContain('kind: MutatingWebhookConfiguration');
+    expect(webhooks).toContain('path: /validate-infra-example-com-v1beta1-cache');
+    expect(
+      readFileSync(path.join(dir, 'config/crd/patches/webhook_in_apps.example.com_webapps.yaml'), 'utf8'),
+    ).toContain('conversion');
     const out = run(dir, process.execPath, [path.join(repoRoot, 'node_modules/vitest/vitest.mjs'), 'run'], {
       VITEST_MAX_WORKERS: '1',
     });
-    expect(out).toMatch(/Tests +7 passed/);
+    // manager flags 3, WebApp and Cache controllers 2 + 2, WebApp webhooks 3, Cache webhooks 1
+    expect(out).toMatch(/Tests +11 passed/);
   }, 400_000);
 
   it('npm run dev: a created WebApp becomes a Deployment on the embedded server; Ctrl-C exits 0', async () => {
@@ -180,6 +191,9 @@ describe('a rendered project', () => {
           'clusterrole.rbac.authorization.k8s.io/web-op-manager-role created (server dry run)',
           'service/web-op-metrics created (server dry run)',
           'deployment.apps/web-op-controller-manager created (server dry run)',
+          'service/web-op-webhook-service created (server dry run)',
+          'mutatingwebhookconfiguration.admissionregistration.k8s.io/web-op-webhooks created (server dry run)',
+          'validatingwebhookconfiguration.admissionregistration.k8s.io/web-op-webhooks created (server dry run)',
         ])
           expect(out).toContain(line);
       } finally {

@@ -215,7 +215,7 @@ describe('${a.kind} controller', () => {
   });
 
   it('runs a ${a.kind} as a Deployment it controls, and follows a change of its spec', async () => {
-    const mgr = newManager(env.config, { metricsBindAddress: '0', healthProbeBindAddress: '0' });
+    const mgr = newManager(env.config, { metrics: { bindAddress: '0' } });
     setupControllers(mgr);
     const stop = new AbortController();
     const done = mgr.start(stop.signal);
@@ -273,6 +273,8 @@ export const crdKustomization = `apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
   - crds.yaml # generated: npm run generate:crd
+patches:
+  # kubeloop:scaffold:patches
 `;
 
 /** The package.json script that writes the CRDs. */

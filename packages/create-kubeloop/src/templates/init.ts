@@ -13,6 +13,8 @@ export const MARK = {
   api: 'kubeloop:scaffold:api',
   resources: 'kubeloop:scaffold:resources',
   webhooks: 'kubeloop:scaffold:webhooks',
+  serve: 'kubeloop:scaffold:serve',
+  patches: 'kubeloop:scaffold:patches',
 } as const;
 
 /** The scripts every project has; `create api` and `create webhook` add `generate:crd` / `generate:webhooks`. */
@@ -288,6 +290,8 @@ export interface Flags {
   readonly metricsBindAddress: string;
   /** Where \`/healthz\` and \`/readyz\` are served (\`--health-probe-bind-address\`); \`0\` disables. */
   readonly healthProbeBindAddress: string;
+  /** Where the webhook server listens (\`--webhook-bind-address\`), when the project has webhooks. */
+  readonly webhookBindAddress: string;
   /** \`--log-level\`: fatal, error, warn, info, debug, trace or silent. */
   readonly logLevel: NonNullable<NewLoggerOptions['level']>;
 }
@@ -305,6 +309,7 @@ export function parseFlags(argv: readonly string[]): Flags {
       'leader-elect': { type: 'boolean', default: false },
       'metrics-bind-address': { type: 'string', default: ':8080' },
       'health-probe-bind-address': { type: 'string', default: ':8081' },
+      'webhook-bind-address': { type: 'string', default: ':9443' },
       'log-level': { type: 'string', default: 'info' },
       kubeconfig: { type: 'string' },
       context: { type: 'string' },
@@ -319,20 +324,20 @@ export function parseFlags(argv: readonly string[]): Flags {
     leaderElect: values['leader-elect'],
     metricsBindAddress: values['metrics-bind-address'],
     healthProbeBindAddress: values['health-probe-bind-address'],
+    webhookBindAddress: values['webhook-bind-address'],
     logLevel,
   };
 }
 
-/** The manager's options for \`flags\`: leader election on ${'`'}LEADER_ELECTION_ID${'`'}, metrics and probes. */
+/** The manager's options for \`flags\`: leader election on ${'`'}LEADER_ELECTION_ID${'`'} when asked, metrics and probes. */
 export function managerOptions(flags: Flags, logger: Logger): ManagerOptions {
   return {
     logger,
-    leaderElection: flags.leaderElect,
-    leaderElectionID: LEADER_ELECTION_ID,
     // a stopping leader hands the Lease over at once instead of letting it expire
-    leaderElectionReleaseOnCancel: true,
-    metricsBindAddress: flags.metricsBindAddress,
-    healthProbeBindAddress: flags.healthProbeBindAddress,
+    ...(flags.leaderElect ? { leaderElection: { id: LEADER_ELECTION_ID, releaseOnCancel: true } } : {}),
+    metrics: { bindAddress: flags.metricsBindAddress },
+    health: { bindAddress: flags.healthProbeBindAddress },
+    webhook: { bindAddress: flags.webhookBindAddress },
   };
 }
 
@@ -361,6 +366,7 @@ import { managerOptions, parseFlags, setupManager } from './manager.js';
 const flags = parseFlags([
   '--metrics-bind-address=127.0.0.1:0',
   '--health-probe-bind-address=127.0.0.1:0',
+  '--webhook-bind-address=127.0.0.1:0',
   ...process.argv.slice(2),
 ]);
 const logger = newLogger({ level: flags.logLevel, name: '${p.name}' });
@@ -421,6 +427,7 @@ describe('manager flags', () => {
       leaderElect: false,
       metricsBindAddress: ':8080',
       healthProbeBindAddress: ':8081',
+      webhookBindAddress: ':9443',
       logLevel: 'info',
     });
   });
@@ -429,10 +436,11 @@ describe('manager flags', () => {
     const flags = parseFlags(['--leader-elect', '--metrics-bind-address=0', '--kubeconfig', '/dev/null']);
     const options = managerOptions(flags, undefined as never);
     expect(options).toMatchObject({
-      leaderElection: true,
-      leaderElectionID: LEADER_ELECTION_ID,
-      metricsBindAddress: '0',
+      leaderElection: { id: LEADER_ELECTION_ID, releaseOnCancel: true },
+      metrics: { bindAddress: '0' },
+      health: { bindAddress: ':8081' },
     });
+    expect(managerOptions(parseFlags([]), undefined as never).leaderElection).toBeUndefined();
   });
 
   it('refuse an unknown flag and a bad log level', () => {
@@ -502,11 +510,18 @@ spec:
             - --leader-elect
             - --metrics-bind-address=:8080
             - --health-probe-bind-address=:8081
+          env:
+            - name: POD_NAMESPACE # where the webhook certificates' Secret is kept
+              valueFrom:
+                fieldRef:
+                  fieldPath: metadata.namespace
           ports:
             - name: metrics
               containerPort: 8080
             - name: probes
               containerPort: 8081
+            - name: webhooks
+              containerPort: 9443
           livenessProbe:
             httpGet:
               path: /healthz
