@@ -337,6 +337,17 @@ check('create-kubeloop: scaffold, install, create api + webhook, npm test of the
     '--kind',
     'WebApp',
   ]);
+  timed('kubeloop create webhook', dir, 'npx', [
+    'kubeloop',
+    'create',
+    'webhook',
+    '--version',
+    'v1alpha1',
+    '--kind',
+    'WebApp',
+    '--defaulting',
+    '--validation',
+  ]);
   timed('npm test', dir, 'npm', ['test'], 900_000);
   process.stdout.write(`     ${times.join(', ')}\n`);
 });

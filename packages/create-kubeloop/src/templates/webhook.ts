@@ -141,19 +141,19 @@ export interface WebhookOptions {
 
 /**
  * Serves every webhook on the manager's webhook server (\`webhook.bindAddress\` of its options), with a self-signed
- * CA kept in a Secret all replicas share, which the leader injects into the webhook configurations (no cert-manager
- * needed). Returns the certificates (\`caBundle()\` for tests).
+ * CA kept in a Secret all replicas share and injected into the webhook configurations (no cert-manager needed). Returns the certificates (\`caBundle()\` for tests).
  */
 export function setupWebhooks(mgr: Manager, options: WebhookOptions): SelfSignedCertificates {
   const certificates = new SelfSignedCertificates({
     client: newClient(mgr.getConfig()),
     secret: { name: WEBHOOK_SECRET, namespace: options.namespace },
     names: [...serviceDNSNames(WEBHOOK_SERVICE, options.namespace), ...(options.extraNames ?? [])],
+    // every replica injects the CA bundle (the same one, by server-side apply): waiting for the election here would
+    // wait forever, since the webhook server starts (and waits for its certificate) before the manager elects
     inject: {
       mutatingWebhookConfigurations: [WEBHOOK_CONFIGURATION],
       validatingWebhookConfigurations: [WEBHOOK_CONFIGURATION],
     },
-    elected: () => mgr.elected(),
   });
   getWebhookServer(mgr, { certificateSource: certificates });
   // kubeloop:scaffold:serve
@@ -271,7 +271,7 @@ describe.skipIf(process.env.USE_EXISTING_CLUSTER === 'true')('${w.kind} webhooks
     const server = getWebhookServer(mgr);
     running = mgr.start(stop.signal);
     await server.ready();
-    port = server.port();
+    port = server.port() ?? 0;
     const caBundle = certificates.caBundle();
     for (const c of webhookConfigurations(webhookRegistrations(mgr), {
       name: WEBHOOK_CONFIGURATION,
