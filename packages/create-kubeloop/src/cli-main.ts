@@ -7,8 +7,11 @@ import { GENERATOR_VERSION } from './project.js';
 
 /** Where the CLI writes and which folder it works in; the bin passes the process's, tests their own. */
 export interface CreateIo {
+  /** Writes what was done (one line per file). */
   readonly stdout: (text: string) => void;
+  /** Writes the one-line error. */
   readonly stderr: (text: string) => void;
+  /** The folder commands work in (the project for `create`). */
   readonly cwd: string;
 }
 

@@ -79,8 +79,11 @@ export function readProject(root: string): Project {
 
 /** What {@link createApi} takes: `--group`, `--version`, `--kind`, `--namespaced` / `--cluster`. */
 export interface CreateApiOptions extends GenerateOptions {
+  /** API group, a DNS-1123 subdomain with a dot (`apps.example.com`). */
   readonly group: string;
+  /** API version (`v1alpha1`, `v1beta2`, `v1`). */
   readonly version: string;
+  /** Kind, UpperCamelCase (`WebApp`). */
   readonly kind: string;
   /** @defaultValue 'Namespaced' */
   readonly scope?: 'Namespaced' | 'Cluster';
@@ -149,7 +152,9 @@ export function createApi(root: string, options: CreateApiOptions): FileResult[]
 
 /** What {@link createWebhook} takes: `--version`, `--kind` and at least one of the three kinds of webhook. */
 export interface CreateWebhookOptions extends GenerateOptions {
+  /** The version of the kind the webhooks serve (the hub with `conversion`). */
   readonly version: string;
+  /** The kind, defined in the project by `create api`. */
   readonly kind: string;
   /** A mutating webhook that fills in defaults (`--defaulting`). */
   readonly defaulting?: boolean;

@@ -7,6 +7,7 @@
 
 /** A name that breaks a Kubernetes naming rule; the CLI prints its message as one line and exits 2. */
 export class NameError extends Error {
+  /** `'NameError'`. */
   override readonly name = 'NameError';
 }
 

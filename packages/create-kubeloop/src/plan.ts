@@ -9,6 +9,7 @@ import path from 'node:path';
 
 /** Why a plan cannot be written: files the user changed, or a marker that is gone. Nothing was written. */
 export class ConflictError extends Error {
+  /** `'ConflictError'`. */
   override readonly name = 'ConflictError';
   /** One line per file in the way, relative to the project. */
   readonly conflicts: readonly string[];
@@ -29,6 +30,7 @@ export type FileAction = 'created' | 'updated' | 'overwritten' | 'unchanged';
 export interface FileResult {
   /** Path relative to the project root, with `/` separators. */
   readonly path: string;
+  /** Whether it was created, updated (lines added), overwritten (`--force`) or left unchanged. */
   readonly action: FileAction;
 }
 

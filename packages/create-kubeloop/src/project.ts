@@ -23,13 +23,13 @@ export const GENERATOR_VERSION: string = own.version;
  * Third-party ranges the generated package.json takes: the versions kubeloop itself builds and tests with (a test
  * keeps them equal to the repository's own).
  */
-export const THIRD_PARTY = {
+export const THIRD_PARTY: Readonly<Record<string, string>> = {
   typebox: '^1.4.3',
   typescript: '^5.9.0',
   vitest: '^4.1.12',
   '@types/node': '^20.19.43',
   '@biomejs/biome': '^2.6.8',
-} as const;
+};
 
 /** The {@link Project} of the name `name`. @throws NameError when `name` is not a DNS-1123 label (≤ 56). */
 export function projectOf(name: string, version = GENERATOR_VERSION): Project {
