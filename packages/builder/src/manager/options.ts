@@ -106,14 +106,16 @@ export interface ManagerWebhookOptions {
  * `syncPeriodMs`, `readerFailOnMissingInformer`, `useWatchList`, reflector knobs; plus how long the manager
  * waits for the first sync.
  */
-export interface ManagerCacheOptions
-  extends Omit<InformerCacheOptions, 'client' | 'logger' | 'namespace' | 'transform' | 'resyncPeriodMs'> {
+export type ManagerCacheOptions = Omit<
+  InformerCacheOptions,
+  'client' | 'logger' | 'namespace' | 'transform' | 'resyncPeriodMs'
+> & {
   /**
    * How long `start` waits for the caches to sync, in ms, before it fails with a `ControllerError`
    * (controller-runtime `Controller.CacheSyncTimeout`, here for the manager's cache). @defaultValue 120000
    */
   readonly syncTimeoutMs?: number;
-}
+};
 
 /** Controller defaults of a manager: builder options plus the metrics hooks the manager's metrics set. */
 export type ManagerControllerOptions = BuilderControllerOptions &
