@@ -12,7 +12,7 @@ fs.writeFileSync("results/machine.json", JSON.stringify({
   cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30),
   loadAverageAtStart: os.loadavg().map((x) => Number(x.toFixed(2))),
 }, null, 1));'
-suites="${*:-informer-sync watch-throughput cache-read workqueue limiter e2e-reconcile startup-backlog h2-watches informer}"
+suites="${*:-informer-sync watch-throughput cache-read workqueue limiter e2e-reconcile startup-backlog h2-watches webhook informer}"
 # results/runs.jsonl: one line per suite run (appended): when, the sizes asked for, and `uptime` before and
 # after — the box may be shared, so the load a figure was measured under stays next to it.
 for s in $suites; do
@@ -22,7 +22,7 @@ for s in $suites; do
   mv "results/$s.jsonl.tmp" "results/$s.jsonl"
   S="$s" START="$start" UP0="$up0" UP1="$(uptime)" node -e '
 const e = process.env;
-const knobs = Object.fromEntries(Object.entries(e).filter(([k]) => /^(SYNC|WATCH|E2E|READ|TIMERS|SPREAD|LIMITER|BACKLOG|H2)_/.test(k)));
+const knobs = Object.fromEntries(Object.entries(e).filter(([k]) => /^(SYNC|WATCH|E2E|READ|TIMERS|SPREAD|LIMITER|BACKLOG|H2|WEBHOOK)_/.test(k)));
 require("node:fs").appendFileSync("results/runs.jsonl", JSON.stringify({ suite: e.S, started: e.START,
   finished: new Date().toISOString(), knobs, uptimeBefore: e.UP0.trim(), uptimeAfter: e.UP1.trim() }) + "\n");'
 done

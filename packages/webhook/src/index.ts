@@ -38,7 +38,6 @@ export {
   AdmissionWebhook,
   type AdmissionWebhookOptions,
   decodeAdmissionReview,
-  type WebhookReply,
 } from './admission/webhook.js';
 export {
   conversionWebhookFor,
@@ -85,6 +84,7 @@ export {
   type WebhookSettings,
   webhookRegistration,
 } from './registration.js';
+export type { WebhookReply } from './review.js';
 export { type WebhookMetrics, webhookMetrics } from './server/metrics.js';
 export {
   DEFAULT_MAX_BODY_BYTES,

@@ -4,7 +4,8 @@
  */
 import type { KubeObject } from '@kubeloop/client';
 import type { Logger } from '@kubeloop/core';
-import { discardLogger } from '@kubeloop/core';
+import { discardLogger, withDeadline } from '@kubeloop/core';
+import { decodeReview, isObj, statusBody, type WebhookReply } from '../review.js';
 import { deepFreeze } from './freeze.js';
 import { type AdmissionResult, errored } from './response.js';
 import type { AdmissionRequest, AdmissionResponse, AdmissionReview } from './types.js';
@@ -39,30 +40,8 @@ export interface AdmissionWebhookOptions {
   readonly timeoutMs?: number;
 }
 
-/** An HTTP answer: status code and JSON body. */
-export interface WebhookReply {
-  readonly status: number;
-  readonly body: unknown;
-}
-
-const API_VERSIONS = new Set(['admission.k8s.io/v1', 'admission.k8s.io/v1beta1']);
+const API_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'];
 const OPERATIONS = new Set(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']);
-
-/** A `metav1.Status` body for a 4xx/5xx HTTP answer that is not an AdmissionReview. */
-export function statusBody(code: number, message: string): Record<string, unknown> {
-  return {
-    apiVersion: 'v1',
-    kind: 'Status',
-    status: 'Failure',
-    code,
-    reason: code === 400 ? 'BadRequest' : code === 413 ? 'RequestEntityTooLarge' : 'InternalError',
-    message,
-  };
-}
-
-function isObj(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
 
 /**
  * Checks an `AdmissionReview` body. Returns the review or an error message for a 400 answer: the JSON must
@@ -70,28 +49,14 @@ function isObj(v: unknown): v is Record<string, unknown> {
  * non-empty `uid` and a known `operation`.
  */
 export function decodeAdmissionReview(body: string | Uint8Array): AdmissionReview | string {
-  const text = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
-  if (text.length === 0) return 'request body is empty';
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (e) {
-    return `couldn't parse the AdmissionReview: ${(e as Error).message}`;
-  }
-  if (!isObj(parsed)) return 'the AdmissionReview must be a JSON object';
-  if (typeof parsed.apiVersion !== 'string' || !API_VERSIONS.has(parsed.apiVersion))
-    return `unsupported AdmissionReview apiVersion ${JSON.stringify(parsed.apiVersion)}: expected "admission.k8s.io/v1" or "admission.k8s.io/v1beta1"`;
-  if (parsed.kind !== 'AdmissionReview')
-    return `kind: expected "AdmissionReview", got ${JSON.stringify(parsed.kind)}`;
-  const req = parsed.request;
-  if (!isObj(req)) return 'request: required, must be an object';
-  if (typeof req.uid !== 'string' || req.uid === '')
-    return 'request.uid: required, must be a non-empty string';
+  const decoded = decodeReview(body, 'AdmissionReview', API_VERSIONS);
+  if (typeof decoded === 'string') return decoded;
+  const req = decoded.request;
   if (typeof req.operation !== 'string' || !OPERATIONS.has(req.operation))
     return `request.operation: must be one of CREATE, UPDATE, DELETE, CONNECT, got ${JSON.stringify(req.operation)}`;
   for (const f of ['object', 'oldObject'] as const)
     if (req[f] !== undefined && req[f] !== null && !isObj(req[f])) return `request.${f}: must be an object`;
-  return parsed as unknown as AdmissionReview;
+  return decoded.review as unknown as AdmissionReview;
 }
 
 /** Parses the API server's `?timeout=` (a Go duration such as `10s`, `500ms`, `1m30s`) into ms. */
@@ -165,30 +130,31 @@ export class AdmissionWebhook {
     let timeoutMs = this.#timeoutMs;
     const fromServer = serverTimeout ? parseGoDuration(serverTimeout) : undefined;
     if (fromServer !== undefined) timeoutMs = Math.max(1, Math.min(timeoutMs, fromServer - 100));
-    const ac = new AbortController();
-    const onAbort = (): void => ac.abort(signal?.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<AdmissionResult>((resolve) => {
-      timer = setTimeout(() => {
-        ac.abort(new Error(`deadline of ${timeoutMs} ms passed`));
-        resolve(errored(`webhook "${this.name}" did not answer within ${timeoutMs} ms`, 500));
-      }, timeoutMs);
-    });
+    // the handler's signal: the server's stop or the per-request deadline (core's one deadline helper)
+    const deadline = withDeadline(signal, timeoutMs);
+    const timedOut = new Promise<AdmissionResult>((resolve) =>
+      deadline.signal.addEventListener(
+        'abort',
+        () => {
+          if (deadline.timedOut)
+            resolve(errored(`webhook "${this.name}" did not answer within ${timeoutMs} ms`, 500));
+        },
+        { once: true },
+      ),
+    );
     let result: AdmissionResult;
     try {
       const running = Promise.resolve().then(() =>
-        this.#handler(request, { signal: ac.signal, logger: this.#logger, webhook: this.name }),
+        this.#handler(request, { signal: deadline.signal, logger: this.#logger, webhook: this.name }),
       );
       // a handler abandoned at the deadline may still reject later: that must not be an unhandled rejection
       running.catch(() => {});
-      result = await Promise.race([running, deadline]);
+      result = await Promise.race([running, timedOut]);
     } catch (e) {
       this.#logger.error({ err: e, uid: request.uid }, 'admission handler threw');
       result = errored(`webhook "${this.name}" failed: ${e instanceof Error ? e.message : String(e)}`, 500);
     } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
+      deadline.dispose();
     }
     return encodeResponse(request.uid, result);
   }

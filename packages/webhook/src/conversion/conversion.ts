@@ -6,7 +6,7 @@ import type { Kind, KubeObject } from '@kubeloop/client';
 import { parseApiVersion } from '@kubeloop/client/apiutil';
 import type { Logger } from '@kubeloop/core';
 import { discardLogger } from '@kubeloop/core';
-import { statusBody, type WebhookReply } from '../admission/webhook.js';
+import { decodeReview, isObj, statusBody, type WebhookReply } from '../review.js';
 
 /** `apiextensions/v1.ConversionRequest`. */
 export interface ConversionRequest {
@@ -97,38 +97,23 @@ export function convertHubAndSpoke(def: HubAndSpoke, obj: KubeObject, desiredAPI
   };
 }
 
-function isObj(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
 /**
  * Checks a `ConversionReview` body; returns the review or the message of a 400 answer (JSON parses,
  * `apiVersion` `apiextensions.k8s.io/v1` or `v1beta1`, `kind` `ConversionReview`, `request.uid`,
  * `request.desiredAPIVersion` and `request.objects` present).
  */
 export function decodeConversionReview(body: string | Uint8Array): ConversionReview | string {
-  const text = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
-  if (text.length === 0) return 'request body is empty';
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (e) {
-    return `couldn't parse the ConversionReview: ${(e as Error).message}`;
-  }
-  if (!isObj(parsed)) return 'the ConversionReview must be a JSON object';
-  if (parsed.apiVersion !== 'apiextensions.k8s.io/v1' && parsed.apiVersion !== 'apiextensions.k8s.io/v1beta1')
-    return `unsupported ConversionReview apiVersion ${JSON.stringify(parsed.apiVersion)}: expected "apiextensions.k8s.io/v1" or "apiextensions.k8s.io/v1beta1"`;
-  if (parsed.kind !== 'ConversionReview')
-    return `kind: expected "ConversionReview", got ${JSON.stringify(parsed.kind)}`;
-  const req = parsed.request;
-  if (!isObj(req)) return 'request: required, must be an object';
-  if (typeof req.uid !== 'string' || req.uid === '')
-    return 'request.uid: required, must be a non-empty string';
+  const decoded = decodeReview(body, 'ConversionReview', [
+    'apiextensions.k8s.io/v1',
+    'apiextensions.k8s.io/v1beta1',
+  ]);
+  if (typeof decoded === 'string') return decoded;
+  const req = decoded.request;
   if (typeof req.desiredAPIVersion !== 'string' || req.desiredAPIVersion === '')
     return 'request.desiredAPIVersion: required, must be a non-empty string';
   if (!Array.isArray(req.objects) || !req.objects.every(isObj))
     return 'request.objects: required, must be a list of objects';
-  return parsed as unknown as ConversionReview;
+  return decoded.review as unknown as ConversionReview;
 }
 
 /** Options of {@link ConversionWebhook}. */

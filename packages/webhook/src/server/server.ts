@@ -10,10 +10,11 @@ import { connect } from 'node:tls';
 import type { Logger } from '@kubeloop/core';
 import { discardLogger } from '@kubeloop/core';
 import type { Registry } from 'prom-client';
-import { type AdmissionWebhook, statusBody, type WebhookReply } from '../admission/webhook.js';
+import type { AdmissionWebhook } from '../admission/webhook.js';
 import { CertWatcher } from '../certs/certwatcher.js';
 import type { CertificateSource } from '../certs/source.js';
 import type { ConversionWebhook } from '../conversion/conversion.js';
+import { statusBody, type WebhookReply } from '../review.js';
 import { webhookMetrics } from './metrics.js';
 
 /** kube-apiserver's bound on a request body (3 MiB), which the webhook server applies to reviews too. */
