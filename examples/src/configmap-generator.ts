@@ -15,7 +15,14 @@ import {
   type Reconciler,
   setupSignalHandler,
 } from '@kubeloop/builder';
-import { type Client, ConfigMap, Deployment, isNotFound, type ObjectOf } from '@kubeloop/client';
+import {
+  type Cached,
+  type CachedClient,
+  ConfigMap,
+  Deployment,
+  isNotFound,
+  type ObjectOf,
+} from '@kubeloop/client';
 import { createOrUpdate, setControllerReference } from '@kubeloop/client/controllerutil';
 
 /** The name of the ConfigMap generated for the Deployment `name`. */
@@ -25,10 +32,10 @@ export const configMapNameFor = (name: string): string => `${name}-images`;
  * The generator's reconciler on `client` (reads and writes); `addConfigMapGenerator` gives it the manager's
  * client, a test can give it `@kubeloop/testing`'s fake (`test/configmap-generator.test.ts`).
  */
-export function configMapGeneratorReconciler(client: Client): Reconciler {
+export function configMapGeneratorReconciler(client: CachedClient): Reconciler {
   return {
     async reconcile(ctx, req) {
-      let deployment: ObjectOf<typeof Deployment>;
+      let deployment: Cached<ObjectOf<typeof Deployment>>;
       try {
         deployment = await client.get(Deployment, req, { signal: ctx.signal });
       } catch (err) {

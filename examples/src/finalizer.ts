@@ -15,7 +15,14 @@ import {
   type Reconciler,
   setupSignalHandler,
 } from '@kubeloop/builder';
-import { type Client, ConfigMap, isNotFound, type ObjectOf } from '@kubeloop/client';
+import {
+  type Cached,
+  type CachedClient,
+  ConfigMap,
+  deepCopy,
+  isNotFound,
+  type ObjectOf,
+} from '@kubeloop/client';
 import { addFinalizer, containsFinalizer, removeFinalizer } from '@kubeloop/client/controllerutil';
 
 /** The finalizer this controller owns. */
@@ -32,13 +39,13 @@ export type ConfigMapObject = ObjectOf<typeof ConfigMap>;
  * it the manager's client and recorder; a test can give it `@kubeloop/testing`'s fake and `FakeRecorder`.
  */
 export function finalizerReconciler(
-  client: Client,
-  onCleanup: (cm: ConfigMapObject) => Promise<void>,
+  client: CachedClient,
+  onCleanup: (cm: Cached<ConfigMapObject>) => Promise<void>,
   recorder?: EventRecorder,
 ): Reconciler {
   return {
     async reconcile(ctx, req) {
-      let cm: ConfigMapObject;
+      let cm: Cached<ConfigMapObject>;
       try {
         cm = await client.get(ConfigMap, req, { signal: ctx.signal });
       } catch (err) {
@@ -47,7 +54,7 @@ export function finalizerReconciler(
       }
       if (cm.metadata?.labels?.[LABEL] !== 'true') return {};
       // Cached objects are frozen and shared: change a copy.
-      const copy = structuredClone(cm);
+      const copy = deepCopy(cm);
       if (!cm.metadata?.deletionTimestamp) {
         if (addFinalizer(copy, FINALIZER)) await client.update(ConfigMap, copy, { signal: ctx.signal });
         return {};
@@ -65,7 +72,7 @@ export function finalizerReconciler(
 /** Registers the finalizer controller on `mgr`; `onCleanup` runs once per deletion before the finalizer goes. */
 export function addFinalizerController(
   mgr: Manager,
-  onCleanup: (cm: ConfigMapObject) => Promise<void>,
+  onCleanup: (cm: Cached<ConfigMapObject>) => Promise<void>,
 ): void {
   newControllerManagedBy(mgr)
     .named('backup-finalizer')

@@ -6,7 +6,7 @@
  * black-holed and broken watches, throttling, 5xx and API-server restarts.
  */
 import { type Manager, newControllerManagedBy, type Reconciler } from '@kubeloop/builder';
-import { type Client, ConfigMap, ignoreNotFound, isNotFound } from '@kubeloop/client';
+import { type CachedClient, ConfigMap, ignoreNotFound, isNotFound } from '@kubeloop/client';
 import { createOrUpdate } from '@kubeloop/client/controllerutil';
 
 /** The name of the mirror of the ConfigMap `name`. */
@@ -16,7 +16,7 @@ export const mirrorNameOf = (name: string): string => `mirror-${name}`;
  * The reconciler: make `mirror-<name>` hold the data of `<name>`, or not exist when `<name>` does not; other
  * ConfigMaps (the mirrors themselves included) are left alone.
  */
-export function mirrorReconciler(client: Client, prefix: string): Reconciler {
+export function mirrorReconciler(client: CachedClient, prefix: string): Reconciler {
   return {
     async reconcile(ctx, req) {
       if (!req.name.startsWith(prefix)) return {};

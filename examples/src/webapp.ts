@@ -14,7 +14,7 @@ import {
   type Reconciler,
   setupSignalHandler,
 } from '@kubeloop/builder';
-import { ConfigMap, isNotFound } from '@kubeloop/client';
+import { type Cached, ConfigMap, deepCopy, isNotFound } from '@kubeloop/client';
 import { createOrUpdate, setControllerReference } from '@kubeloop/client/controllerutil';
 import { controllerRbac, defineKind, type KindObject, WithRules } from '@kubeloop/crd';
 import { Type } from 'typebox';
@@ -73,7 +73,7 @@ export function addWebAppController(mgr: Manager): void {
   const recorder = mgr.getEventRecorderFor('webapp');
   const reconciler: Reconciler = {
     async reconcile(ctx, req) {
-      let app: WebAppObject;
+      let app: Cached<WebAppObject>;
       try {
         app = await client.get(WebApp, req, { signal: ctx.signal });
       } catch (err) {
@@ -94,7 +94,7 @@ export function addWebAppController(mgr: Manager): void {
       const generation = app.metadata?.generation;
       if (app.status?.configMap !== name || app.status?.observedGeneration !== generation) {
         await client.status().update(WebApp, {
-          ...app,
+          ...deepCopy(app),
           status: {
             configMap: name,
             ...(generation !== undefined ? { observedGeneration: generation } : {}),

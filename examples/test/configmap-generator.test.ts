@@ -1,5 +1,5 @@
 import { newManager } from '@kubeloop/builder';
-import { ConfigMap, Deployment, StatusError } from '@kubeloop/client';
+import { type Client, ConfigMap, DelegatingClient, Deployment, StatusError } from '@kubeloop/client';
 import { testReconciler } from '@kubeloop/testing';
 import { describe, expect, it, vi } from 'vitest';
 import {
@@ -8,6 +8,9 @@ import {
   configMapNameFor,
 } from '../src/configmap-generator.js';
 import { target, useTestTarget } from './support.js';
+
+/** The reconciler reads as the manager's client does: the recording client wrapped as a cached-read client. */
+const cached = (client: Client) => new DelegatingClient(client, client);
 
 // One file, three targets: KUBELOOP_TEST_TARGET=fake|envtest|cluster (default envtest).
 const t = useTestTarget();
@@ -32,7 +35,10 @@ describe('example: ConfigMap generator with owns', () => {
   it('one reconcile creates the ConfigMap, controlled by the Deployment, and its creation enqueues the Deployment', async () => {
     const ns = await t().namespace();
     const dep = await t().client.create(Deployment, deployment(ns, 'app:1'));
-    const run = await testReconciler(({ client }) => configMapGeneratorReconciler(client), generator(ns));
+    const run = await testReconciler(
+      ({ client }) => configMapGeneratorReconciler(cached(client)),
+      generator(ns),
+    );
     expect(run.error).toBeUndefined();
     expect(run.result).toEqual({});
     const cmName = configMapNameFor('web');
@@ -52,7 +58,7 @@ describe('example: ConfigMap generator with owns', () => {
   it('until quiescent: the second reconcile (caused by the first) writes nothing', async () => {
     const ns = await t().namespace();
     await t().client.create(Deployment, deployment(ns, 'app:1'));
-    const run = await testReconciler(({ client }) => configMapGeneratorReconciler(client), {
+    const run = await testReconciler(({ client }) => configMapGeneratorReconciler(cached(client)), {
       ...generator(ns),
       untilQuiescent: true,
     });
@@ -63,7 +69,10 @@ describe('example: ConfigMap generator with owns', () => {
 
   it('a deleted Deployment is done without writes', async () => {
     const ns = await t().namespace();
-    const run = await testReconciler(({ client }) => configMapGeneratorReconciler(client), generator(ns));
+    const run = await testReconciler(
+      ({ client }) => configMapGeneratorReconciler(cached(client)),
+      generator(ns),
+    );
     expect(run).toMatchObject({ result: {}, writes: [], enqueued: [] });
   });
 
@@ -75,7 +84,10 @@ describe('example: ConfigMap generator with owns', () => {
       status: 500,
       times: 1,
     });
-    const run = await testReconciler(({ client }) => configMapGeneratorReconciler(client), generator(ns));
+    const run = await testReconciler(
+      ({ client }) => configMapGeneratorReconciler(cached(client)),
+      generator(ns),
+    );
     expect(run.error).toBeInstanceOf(StatusError);
     expect(run.pending).toEqual([{ request: { namespace: ns, name: 'web' }, reason: 'error' }]);
   });

@@ -1,15 +1,12 @@
 import { newManager } from '@kubeloop/builder';
-import { ConfigMap, isNotFound } from '@kubeloop/client';
+import { type Client, ConfigMap, DelegatingClient, isNotFound } from '@kubeloop/client';
 import { testReconciler } from '@kubeloop/testing';
 import { describe, expect, it, vi } from 'vitest';
-import {
-  addFinalizerController,
-  type ConfigMapObject,
-  FINALIZER,
-  finalizerReconciler,
-  LABEL,
-} from '../src/finalizer.js';
+import { addFinalizerController, FINALIZER, finalizerReconciler, LABEL } from '../src/finalizer.js';
 import { target, useTestTarget } from './support.js';
+
+/** The reconciler reads as the manager's client does: the recording client wrapped as a cached-read client. */
+const cached = (client: Client) => new DelegatingClient(client, client);
 
 // One file, three targets: KUBELOOP_TEST_TARGET=fake|envtest|cluster (default envtest).
 const t = useTestTarget();
@@ -32,7 +29,7 @@ describe('example: finalizer controller', () => {
     const cleanup = async () => undefined;
     const opts = { client: t().client, for: ConfigMap };
     const labelled = await testReconciler(
-      ({ client, recorder }) => finalizerReconciler(client, cleanup, recorder),
+      ({ client, recorder }) => finalizerReconciler(cached(client), cleanup, recorder),
       {
         ...opts,
         request: { namespace: ns, name: 'settings' },
@@ -42,7 +39,7 @@ describe('example: finalizer controller', () => {
     expect(
       (await t().client.get(ConfigMap, { namespace: ns, name: 'settings' })).metadata?.finalizers,
     ).toEqual([FINALIZER]);
-    const other = await testReconciler(({ client }) => finalizerReconciler(client, cleanup), {
+    const other = await testReconciler(({ client }) => finalizerReconciler(cached(client), cleanup), {
       ...opts,
       request: { namespace: ns, name: 'other' },
     });
@@ -59,7 +56,11 @@ describe('example: finalizer controller', () => {
     const cleaned: string[] = [];
     const run = await testReconciler(
       ({ client, recorder }) =>
-        finalizerReconciler(client, async (cm) => void cleaned.push(cm.metadata?.name ?? ''), recorder),
+        finalizerReconciler(
+          cached(client),
+          async (cm) => void cleaned.push(cm.metadata?.name ?? ''),
+          recorder,
+        ),
       { client: t().client, for: ConfigMap, request: key },
     );
     expect(cleaned).toEqual(['settings']);
@@ -84,7 +85,7 @@ describe('example: finalizer controller', () => {
     const run = await testReconciler(
       ({ client, recorder }) =>
         finalizerReconciler(
-          client,
+          cached(client),
           async () => {
             throw new Error('backup target unavailable');
           },
@@ -108,7 +109,7 @@ describe('example: finalizer controller', () => {
       let failures = 1;
       // Scoped to the test namespace: on a shared cluster other tests own the rest.
       const mgr = newManager(t().config!, { cache: { defaultNamespaces: [ns] } });
-      addFinalizerController(mgr, async (cm: ConfigMapObject) => {
+      addFinalizerController(mgr, async (cm) => {
         if (failures-- > 0) throw new Error('backup target unavailable');
         cleaned.push(cm.metadata?.name ?? '');
       });

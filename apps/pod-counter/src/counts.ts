@@ -1,4 +1,4 @@
-import type { ObjectOf, Pod } from '@kubeloop/client';
+import type { DeepReadonly, ObjectOf, Pod } from '@kubeloop/client';
 
 /** The pod object type (client-node's `V1Pod`), as the `Pod` kind descriptor carries it. */
 export type PodObject = ObjectOf<typeof Pod>;
@@ -7,7 +7,7 @@ export type PodObject = ObjectOf<typeof Pod>;
 export type PodCounts = Readonly<Record<string, Readonly<Record<string, number>>>>;
 
 /** Counts `pods` per namespace and phase. Keys come out sorted, so equal counts serialise equally. */
-export function countPods(pods: Iterable<PodObject>): PodCounts {
+export function countPods(pods: Iterable<DeepReadonly<PodObject>>): PodCounts {
   const counts = new Map<string, Map<string, number>>();
   for (const pod of pods) {
     const ns = pod.metadata?.namespace ?? '';

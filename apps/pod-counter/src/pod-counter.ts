@@ -13,7 +13,7 @@ import {
   type Result,
 } from '@kubeloop/builder';
 import { newSharding } from '@kubeloop/builder/sharding';
-import { Pod, type Reader } from '@kubeloop/client';
+import { type CacheReader, type DeepReadonly, Pod, type Reader } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
 import type { Registry } from 'prom-client';
 import { countPods, type PodCounts, type PodObject, totalOf } from './counts.js';
@@ -35,15 +35,18 @@ export interface PodCounterOptions {
  */
 export class PodCounter implements Reconciler {
   constructor(
-    readonly client: Reader,
+    readonly client: Reader | CacheReader,
     readonly options: PodCounterOptions = {},
   ) {}
 
   async reconcile(ctx: ReconcileContext, _req: Request): Promise<Result> {
     const namespaces = this.options.namespaces?.length ? this.options.namespaces : [undefined];
-    const pods: PodObject[] = [];
+    const pods: DeepReadonly<PodObject>[] = [];
     for (const namespace of namespaces) {
-      const list = await this.client.list(Pod, { signal: ctx.signal, ...(namespace ? { namespace } : {}) });
+      const list = await (this.client as CacheReader).list(Pod, {
+        signal: ctx.signal,
+        ...(namespace ? { namespace } : {}),
+      });
       for (const pod of list.items) pods.push(pod);
     }
     const counts = countPods(pods);

@@ -1,12 +1,13 @@
 import {
+  type Cached,
+  type CachedList,
+  type CacheReader,
   type Client,
   type GetOptions,
   type Kind,
   type KubeObject,
   type ListOptions,
   type ObjectKey,
-  type ObjectList,
-  type Reader,
   StatusError,
 } from '@kubeloop/client';
 import { fieldRequirementsOf, gvkOf, gvkString, matchesLabelRequirements } from '@kubeloop/client/apiutil';
@@ -76,8 +77,11 @@ export interface CacheInformerInfo {
   readonly stats: InformerStats;
 }
 
-/** Cache knows how to serve reads from informers (controller-runtime `cache.Cache` = Reader + Informers). */
-export interface Cache extends Reader, Informers {}
+/**
+ * Cache knows how to serve reads from informers (controller-runtime `cache.Cache` = Reader + Informers). Its
+ * reads are `Cached` (read-only: the objects are frozen and shared); `deepCopy` one to change it.
+ */
+export interface Cache extends CacheReader, Informers {}
 
 interface Entry {
   /** The kind's GVK, as errors and logs name it. */
@@ -440,7 +444,7 @@ export class InformerCache implements Cache {
    *   namespaced kind, outside the namespaces a restricted cache watches), NoKindMatchError (a kind the server
    *   does not serve, or no longer serves), ResourceNotCachedError (`readerFailOnMissingInformer`).
    */
-  async get<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, options?: GetOptions): Promise<T> {
+  async get<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, options?: GetOptions): Promise<Cached<T>> {
     await this.#checkNamespace(kind, key.namespace ?? '', key.name);
     const inf = await this.#syncedInformer(kind, options?.signal);
     if (this.#ryow) await this.#ryow.waitForKey(trackerKey(kind), storeKey(key), options?.signal);
@@ -457,7 +461,8 @@ export class InformerCache implements Cache {
         key.name,
       );
     }
-    return obj;
+    // the store's objects are deep-frozen and were stored by the API server
+    return obj as unknown as Cached<T>;
   }
 
   /**
@@ -472,7 +477,7 @@ export class InformerCache implements Cache {
    *   Timeout (`options.signal` aborted before the kind's informer synced), NoKindMatchError,
    *   ResourceNotCachedError.
    */
-  async list<T extends KubeObject>(kind: Kind<T>, options: ListOptions = {}): Promise<ObjectList<T>> {
+  async list<T extends KubeObject>(kind: Kind<T>, options: ListOptions = {}): Promise<CachedList<T>> {
     if (options.continue) throw new CacheUnsupportedError('continue is not supported by the cache reader');
     // Parse the selectors before waiting for a sync: a bad selector fails at once.
     const labelReqs = labelRequirements(options.labelSelector);
@@ -494,7 +499,7 @@ export class InformerCache implements Cache {
       apiVersion: kind.apiVersion,
       kind: `${kind.kind}List`,
       metadata: { resourceVersion: inf.lastSyncResourceVersion },
-      items,
+      items: items as unknown as readonly Cached<T>[],
     };
   }
 }

@@ -1,4 +1,4 @@
-import { ConfigMap, type KubeObject } from '@kubeloop/client';
+import { ConfigMap, type DeepReadonly, type KubeObject } from '@kubeloop/client';
 import { SelectorParseError } from '@kubeloop/client/errors';
 import { FakeClock } from '@kubeloop/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -21,7 +21,7 @@ async function cacheWith(objs: Array<[string, Record<string, string> | undefined
   return cache;
 }
 
-const names = (items: readonly KubeObject[]) => items.map((o) => o.metadata?.name).sort();
+const names = (items: readonly DeepReadonly<KubeObject>[]) => items.map((o) => o.metadata?.name).sort();
 
 describe('cached list: LabelSelector objects (matchExpressions) as the API server reads them', () => {
   it('In, NotIn, Exists and DoesNotExist select like the server, combined with matchLabels', async () => {

@@ -1,5 +1,5 @@
 import { getEventListeners } from 'node:events';
-import { ConfigMap, type Kind, type KubeObject, kind, StatusError } from '@kubeloop/client';
+import { ConfigMap, type DeepReadonly, type Kind, type KubeObject, kind, StatusError } from '@kubeloop/client';
 import { NoKindMatchError, SelectorParseError } from '@kubeloop/client/errors';
 import { FakeClock } from '@kubeloop/core/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -47,7 +47,7 @@ function seedConfigMaps(fc: FakeClient) {
   return s;
 }
 
-const names = (items: readonly KubeObject[]) =>
+const names = (items: readonly DeepReadonly<KubeObject>[]) =>
   items.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`).sort();
 const byNode = (o: KubeObject) => [String((o as { data?: { node?: string } }).data?.node ?? '')];
 

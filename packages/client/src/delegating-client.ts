@@ -3,8 +3,15 @@
  */
 import type { ApplyConfiguration, ApplyOptions } from './apply.js';
 import type { DeleteAllOfOptions } from './delete-all-of.js';
-import type { Client, Reader, StatusWriter, SubResourceClient } from './interfaces.js';
-import type { Kind, KubeObject, ObjectKey, ObjectList } from './kinds.js';
+import type {
+  CachedClient,
+  CacheReader,
+  Client,
+  Reader,
+  StatusWriter,
+  SubResourceClient,
+} from './interfaces.js';
+import type { Kind, KubeObject, ObjectKey } from './kinds.js';
 import type {
   DeleteOptions,
   GetOptions,
@@ -14,31 +21,33 @@ import type {
   WatchOptions,
   WriteOptions,
 } from './options.js';
+import type { Cached, CachedList } from './readonly.js';
 import type { RESTMapper } from './rest-mapper.js';
 import type { WatchEvent } from './watch.js';
 
 /**
- * A {@link Client} whose reads (`get`, `list`) go to `reader` — usually an informer cache — and everything
+ * A {@link CachedClient} whose reads (`get`, `list`) go to `reader` — usually an informer cache — and everything
  * else (writes, `watch`, `status()` and other subresources, the RESTMapper) to `live`, so writes always reach
  * the API server: controller-runtime's manager client (`client.New` with `Options.Cache.Reader`, formerly
  * `client.NewDelegatingClient`). Closing is the owner's business: `live` is not closed through it.
  */
-export class DelegatingClient implements Client {
-  readonly #reader: Reader;
+export class DelegatingClient implements CachedClient {
+  readonly #reader: CacheReader;
   readonly #live: Client;
 
-  constructor(reader: Reader, live: Client) {
-    this.#reader = reader;
+  constructor(reader: CacheReader | Reader, live: Client) {
+    // a Reader's fresh objects are valid Cached ones (mutable is more than read-only asks)
+    this.#reader = reader as CacheReader;
     this.#live = live;
   }
 
   get restMapper(): RESTMapper {
     return this.#live.restMapper;
   }
-  get<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, options?: GetOptions): Promise<T> {
+  get<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, options?: GetOptions): Promise<Cached<T>> {
     return this.#reader.get(kind, key, options);
   }
-  list<T extends KubeObject>(kind: Kind<T>, options?: ListOptions): Promise<ObjectList<T>> {
+  list<T extends KubeObject>(kind: Kind<T>, options?: ListOptions): Promise<CachedList<T>> {
     return this.#reader.list(kind, options);
   }
   create<T extends KubeObject>(kind: Kind<T>, obj: T, options?: WriteOptions): Promise<T> {

@@ -11,6 +11,7 @@
 export type { ApplyConfiguration, ApplyOptions } from './apply.js';
 export { ConfigMap, Deployment, Namespace, Pod, Secret, Service } from './builtin-kinds.js';
 export { ApiClient } from './client.js';
+export type { DeepMutable, DeepReadonly } from './deep-readonly.js';
 export type { DeleteAllOfOptions } from './delete-all-of.js';
 export {
   ignoreAlreadyExists,
@@ -26,6 +27,8 @@ export {
 } from './errors.js';
 export type { FieldSelectorInput } from './field-selector.js';
 export type {
+  CachedClient,
+  CacheReader,
   Client,
   Reader,
   StatusClient,
@@ -65,5 +68,12 @@ export type {
 } from './options.js';
 export type { RESTMapper } from './rest-mapper.js';
 export { retryOnConflict } from './retry.js';
+export {
+  type Cached,
+  type CachedList,
+  deepCopy,
+  type Stored,
+  type StoredObjectMeta,
+} from './readonly.js';
 export { toMicroTime, toTime } from './time.js';
 export type { WatchEvent, WatchEventType } from './watch.js';

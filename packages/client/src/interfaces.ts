@@ -16,6 +16,7 @@ import type {
   WatchOptions,
   WriteOptions,
 } from './options.js';
+import type { Cached, CachedList } from './readonly.js';
 import type { RESTMapper } from './rest-mapper.js';
 import type { WatchEvent } from './watch.js';
 
@@ -28,6 +29,22 @@ export interface Reader {
   get<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, options?: GetOptions): Promise<T>;
   /** The objects matching `options` (namespace, selectors, paging). @throws StatusError, NoKindMatchError. */
   list<T extends KubeObject>(kind: Kind<T>, options?: ListOptions): Promise<ObjectList<T>>;
+}
+
+/**
+ * CacheReader is a {@link Reader} whose objects come from an informer cache (the cache itself, and the reads of
+ * the manager's client): shared and deep-frozen, so typed {@link Cached} — read-only all the way down (a write
+ * is a compile error, not a `TypeError` in production) and with the metadata a stored object always has
+ * (`metadata.name`, `uid`, `resourceVersion`, `creationTimestamp`). Change a `deepCopy(obj)` and write that.
+ */
+export interface CacheReader {
+  /**
+   * The cached object named by `key`.
+   * @throws StatusError (use `isNotFound`) and NoKindMatchError.
+   */
+  get<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, options?: GetOptions): Promise<Cached<T>>;
+  /** The cached objects matching `options` (namespace, selectors). @throws StatusError, NoKindMatchError. */
+  list<T extends KubeObject>(kind: Kind<T>, options?: ListOptions): Promise<CachedList<T>>;
 }
 
 /** Writer knows how to create, update, patch and delete objects. Writes always go to the API server. */
@@ -133,6 +150,20 @@ export interface StatusClient {
 /** SubResourceClientConstructor returns a client for a named subresource (`'scale'`, `'eviction'`, …). */
 export interface SubResourceClientConstructor {
   subResource(subResource: string): SubResourceClient;
+}
+
+/**
+ * A client that reads from an informer cache and writes to the API server: the manager's client
+ * (controller-runtime's default client). Its reads are {@link Cached} (read-only); its writes take the mutable
+ * object types, so a cached object goes through `deepCopy` before `update`.
+ */
+export interface CachedClient
+  extends CacheReader,
+    Writer,
+    WatchClient,
+    StatusClient,
+    SubResourceClientConstructor {
+  readonly restMapper: RESTMapper;
 }
 
 /** Client knows how to read, write and watch objects on one API server (controller-runtime `client.WithWatch`). */

@@ -1,3 +1,4 @@
+import type { DeepReadonly } from './deep-readonly.js';
 import type { AuthenticationV1TokenRequest, V1Eviction, V1ObjectMeta, V1Scale } from './models/generated.js';
 
 /**
@@ -178,7 +179,7 @@ export interface ObjectKey {
 }
 
 /** The key of an object (`{ namespace, name }`), controller-runtime's `ObjectKeyFromObject`. */
-export function objectKeyFromObject(obj: KubeObject): ObjectKey {
+export function objectKeyFromObject(obj: DeepReadonly<KubeObject>): ObjectKey {
   const name = obj.metadata?.name ?? '';
   const namespace = obj.metadata?.namespace;
   return namespace ? { namespace, name } : { name };

@@ -6,8 +6,9 @@
 import type { Logger, ReconcileContext, Request } from '@kubeloop/builder';
 import { newControllerManagedBy } from '@kubeloop/builder';
 import {
-  type Client,
+  type CachedClient,
   ConfigMap,
+  deepCopy,
   isAlreadyExists,
   isNotFound,
   type Kind,
@@ -129,7 +130,7 @@ interface StaleFigures {
  * (owned by the parent, so the child's events reconcile the parent too) and stamps the parent's
  * `observed` annotation with its `data.v`, then checks back 100 ms later. Reads go through the cache.
  */
-function writingReconciler(client: Client, figures: StaleFigures) {
+function writingReconciler(client: CachedClient, figures: StaleFigures) {
   const lastWritten = new Map<string, number>();
   const created = new Set<string>();
   const getOrUndefined = async <T extends KubeObject>(kind: Kind<T>, req: Request) => {
@@ -182,9 +183,10 @@ function writingReconciler(client: Client, figures: StaleFigures) {
       figures.writes++;
       if (stale) figures.staleReadWrites++;
       // A stale base conflicts (409): the controller requeues it with backoff.
+      const base = deepCopy(parent);
       const out = await client.update(ConfigMap, {
-        ...parent,
-        metadata: { ...parent.metadata, annotations: { ...parent.metadata?.annotations, observed: want } },
+        ...base,
+        metadata: { ...base.metadata, annotations: { ...base.metadata.annotations, observed: want } },
       });
       lastWritten.set(key, Number(out.metadata?.resourceVersion));
       return { requeueAfterMs: 100 };

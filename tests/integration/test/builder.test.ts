@@ -1,5 +1,5 @@
 import { newControllerManagedBy, newManager, type Request } from '@kubeloop/builder';
-import { ConfigMap, isAlreadyExists, isNotFound, Pod } from '@kubeloop/client';
+import { type Cached, ConfigMap, isAlreadyExists, isNotFound, Pod } from '@kubeloop/client';
 import type { V1Pod } from '@kubeloop/client/models';
 import { describe, expect, it } from 'vitest';
 import {
@@ -34,7 +34,7 @@ describe('builder through the manager (cache-backed client, event filters, concu
       .complete({
         async reconcile(_ctx, req) {
           seen.push(req);
-          let pod: V1Pod;
+          let pod: Cached<V1Pod>;
           try {
             pod = await client.get(Pod, req); // served by the cache
           } catch (err) {

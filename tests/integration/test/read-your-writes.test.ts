@@ -1,6 +1,6 @@
 import { newControllerManagedBy, newManager } from '@kubeloop/builder';
 import { InformerCache } from '@kubeloop/cache';
-import { ConfigMap, isNotFound } from '@kubeloop/client';
+import { ConfigMap, deepCopy, isNotFound } from '@kubeloop/client';
 import type { V1ConfigMap } from '@kubeloop/client/models';
 import { describe, expect, it } from 'vitest';
 import { realCluster, useFaultServer } from './support/fault-server.js';
@@ -23,7 +23,10 @@ describe.skipIf(realCluster)('read-your-own-writes (envtest fault injection)', (
         const before = await cache.get(ConfigMap, { namespace: ns, name: 'a' });
         // The update's MODIFIED event reaches the cache's watch 1.5 s late.
         const delayed = ctx.server.faults.delayEvents({ namespace: ns, name: 'a', delayMs: 1500, times: 1 });
-        const written = await client.update(ConfigMap, { ...before, data: { v: on ? 'on' : 'off' } });
+        const written = await client.update(ConfigMap, {
+          ...deepCopy(before),
+          data: { v: on ? 'on' : 'off' },
+        });
         const read = await cache.get(ConfigMap, { namespace: ns, name: 'a' });
         if (on) {
           expect(read.metadata?.resourceVersion).toBe(written.metadata?.resourceVersion);

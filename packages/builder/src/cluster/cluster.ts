@@ -1,7 +1,7 @@
 import { type Cache, InformerCache, type InformerCacheOptions } from '@kubeloop/cache';
 import {
   type ApiClient,
-  type Client,
+  type CachedClient,
   type NewClientOptions,
   newClient,
   type RESTMapper,
@@ -57,8 +57,8 @@ export interface Cluster extends Runnable {
   /** `''` for a manager's own cluster; the provider's name otherwise. */
   readonly name: string;
   getConfig(): RestConfig;
-  /** Reads from the cache, writes (and watches) to the API server. */
-  getClient(): Client;
+  /** Reads from the cache (read-only `Cached` objects), writes (and watches) to the API server. */
+  getClient(): CachedClient;
   /** Reads straight from the API server (no cache). */
   getAPIReader(): Reader;
   getCache(): Cache;
@@ -125,7 +125,7 @@ export class ClusterImpl implements Cluster {
   getConfig(): RestConfig {
     return this.#config;
   }
-  getClient(): Client {
+  getClient(): CachedClient {
     return this.client;
   }
   getAPIReader(): Reader {

@@ -1,5 +1,5 @@
 import type { Cache } from '@kubeloop/cache';
-import type { Client, Kind, KubeObject, RESTMapper, Reader } from '@kubeloop/client';
+import type { CachedClient, Kind, KubeObject, RESTMapper, Reader } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
 import type { Registry } from 'prom-client';
 import type { Checker } from '../healthz/healthz.js';
@@ -24,7 +24,7 @@ export interface FieldIndexer {
 /** Manager knows how to own the shared client, cache and runnables of one process (controller-runtime `manager.Manager`). */
 export interface Manager {
   /** Reads from the cache, writes (and watches) to the API server — controller-runtime's default client. */
-  getClient(): Client;
+  getClient(): CachedClient;
   /** Reads straight from the API server (no cache). */
   getAPIReader(): Reader;
   getCache(): Cache;

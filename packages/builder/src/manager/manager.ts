@@ -1,5 +1,5 @@
 import type { Cache, InformerCache } from '@kubeloop/cache';
-import type { ApiClient, Client, RESTMapper, Reader } from '@kubeloop/client';
+import type { ApiClient, CachedClient, RESTMapper, Reader } from '@kubeloop/client';
 import type { DelegatingClient } from '@kubeloop/client/apiutil';
 import type { RestConfig } from '@kubeloop/config';
 import { onAbort } from '@kubeloop/core';
@@ -136,7 +136,7 @@ export class ControllerManager implements Manager {
     });
   }
 
-  getClient(): Client {
+  getClient(): CachedClient {
     return this.#client;
   }
   getAPIReader(): Reader {

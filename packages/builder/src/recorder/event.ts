@@ -1,5 +1,5 @@
 import { Buffer } from 'node:buffer';
-import { type KubeObject, kind } from '@kubeloop/client';
+import { type DeepReadonly, type KubeObject, kind } from '@kubeloop/client';
 
 /** A reference to an object (core/v1 `ObjectReference`, the fields an Event uses). */
 export interface ObjectReference {
@@ -58,7 +58,7 @@ export function cutToUtf8Bytes(s: string, maxBytes: number): string {
 }
 
 /** The reference an Event keeps of `o` (from its metadata, or `o` itself when it is a reference). @internal */
-export function refOf(o: KubeObject | ObjectReference): ObjectReference {
+export function refOf(o: DeepReadonly<KubeObject> | ObjectReference): ObjectReference {
   if ('metadata' in o && o.metadata) {
     const m = o.metadata;
     return {

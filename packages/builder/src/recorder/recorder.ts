@@ -1,5 +1,11 @@
 import { hostname } from 'node:os';
-import { isAlreadyExists, isNotFound, type KubeObject, type Writer } from '@kubeloop/client';
+import {
+  type DeepReadonly,
+  isAlreadyExists,
+  isNotFound,
+  type KubeObject,
+  type Writer,
+} from '@kubeloop/client';
 import { type Clock, type ClockTimer, onAbort, realClock } from '@kubeloop/core';
 import { discardLogger, type Logger } from '../logger.js';
 import {
@@ -32,12 +38,12 @@ export interface EventRecorder {
    * @param related - a second object involved, if any.
    */
   event(
-    regarding: KubeObject | ObjectReference,
+    regarding: DeepReadonly<KubeObject> | ObjectReference,
     type: EventType,
     reason: string,
     action: string,
     note: string,
-    related?: KubeObject | ObjectReference,
+    related?: DeepReadonly<KubeObject> | ObjectReference,
   ): void;
 }
 
@@ -227,12 +233,12 @@ export class EventBroadcaster {
   #record(
     controller: string,
     instance: string,
-    regardingIn: KubeObject | ObjectReference,
+    regardingIn: DeepReadonly<KubeObject> | ObjectReference,
     type: EventType,
     reason: string,
     action: string,
     note: string,
-    relatedIn: KubeObject | ObjectReference | undefined,
+    relatedIn: DeepReadonly<KubeObject> | ObjectReference | undefined,
   ): void {
     try {
       if (type !== 'Normal' && type !== 'Warning') {

@@ -4,7 +4,7 @@
  * the server defaulted never cause a write on every reconcile (case C30).
  */
 import { InvalidRequestError, isNotFound } from '../errors.js';
-import type { Reader, StatusClient, Writer } from '../interfaces.js';
+import type { CacheReader, Reader, StatusClient, Writer } from '../interfaces.js';
 import type { Kind, KubeObject, ObjectKey } from '../kinds.js';
 import type { CallOptions } from '../options.js';
 import { createMergePatch, isUnchanged, withReadValues } from './equality.js';
@@ -39,8 +39,10 @@ export interface CreateOrUpdateResult<T> {
   readonly object: T;
 }
 
-type CrudClient = Pick<Reader, 'get'> & Pick<Writer, 'create' | 'update'>;
-type PatchClient = Pick<Reader, 'get'> & Pick<Writer, 'create' | 'patch'> & StatusClient;
+/** A reader of the live API server or of an informer cache (the manager's client): both work. */
+type AnyReader = Pick<Reader, 'get'> | Pick<CacheReader, 'get'>;
+type CrudClient = AnyReader & Pick<Writer, 'create' | 'update'>;
+type PatchClient = AnyReader & Pick<Writer, 'create' | 'patch'> & StatusClient;
 
 function keyOf(keyOrObj: ObjectKey | KubeObject): ObjectKey {
   if ('metadata' in keyOrObj && keyOrObj.metadata) {
@@ -80,7 +82,7 @@ async function mutateChecked<T extends KubeObject>(
  * `unchanged` result when `mutate` asked for nothing new.
  */
 async function readAndMutate<T extends KubeObject>(
-  client: Pick<Reader, 'get'> & Pick<Writer, 'create'>,
+  client: AnyReader & Pick<Writer, 'create'>,
   kind: Kind<T>,
   keyOrObj: ObjectKey | T,
   mutate: MutateFn<T>,
@@ -101,14 +103,19 @@ async function readAndMutate<T extends KubeObject>(
 
 /** Reads the object; undefined when it does not exist. */
 async function read<T extends KubeObject>(
-  client: Pick<Reader, 'get'>,
+  client: AnyReader,
   kind: Kind<T>,
   key: ObjectKey,
   options: CreateOrUpdateOptions,
 ): Promise<T | undefined> {
   if (!key.name) throw new InvalidRequestError(`${kind.kind}: createOrUpdate needs a name`);
   try {
-    return await client.get(kind, key, options.signal ? { signal: options.signal } : {});
+    // a cached object is read-only: it is only compared with, and mutate gets a structuredClone of it
+    return (await (client as Pick<Reader, 'get'>).get(
+      kind,
+      key,
+      options.signal ? { signal: options.signal } : {},
+    )) as T;
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;

@@ -2,6 +2,8 @@
  * Finalizers (controller-runtime `controllerutil.AddFinalizer`, `RemoveFinalizer`, `ContainsFinalizer`) and
  * a removal that is safe against concurrent writers (case C20).
  */
+
+import type { DeepReadonly } from '../deep-readonly.js';
 import { isConflict, isInvalid, isNotFound } from '../errors.js';
 import type { Reader, Writer } from '../interfaces.js';
 import type { Kind, KubeObject, ObjectKey } from '../kinds.js';
@@ -34,7 +36,7 @@ export function removeFinalizer(obj: KubeObject, finalizer: string): boolean {
 }
 
 /** Whether `obj` carries `finalizer`. */
-export function containsFinalizer(obj: KubeObject, finalizer: string): boolean {
+export function containsFinalizer(obj: DeepReadonly<KubeObject>, finalizer: string): boolean {
   return obj.metadata?.finalizers?.includes(finalizer) ?? false;
 }
 

@@ -5,6 +5,7 @@
  * apiVersion moved (v1beta1 → v1) is updated in place rather than added a second time.
  */
 
+import type { DeepReadonly } from '../deep-readonly.js';
 import { type Kind, type KubeObject, parseApiVersion } from '../kinds.js';
 import type { V1OwnerReference } from '../models/generated.js';
 import { assertMutable } from './frozen.js';
@@ -60,7 +61,10 @@ function describe(obj: KubeObject): { namespace?: string; name: string; kind?: s
 }
 
 /** The reference that names `owner`. @throws OwnerReferenceError when apiVersion, kind, name or uid is missing. */
-function referenceTo(owner: KubeObject, options: OwnerReferenceOptions | undefined): V1OwnerReference {
+function referenceTo(
+  owner: DeepReadonly<KubeObject>,
+  options: OwnerReferenceOptions | undefined,
+): V1OwnerReference {
   const apiVersion = owner.apiVersion || options?.ownerKind?.apiVersion;
   const kind = owner.kind || options?.ownerKind?.kind;
   const name = owner.metadata?.name;
@@ -83,7 +87,7 @@ function referenceTo(owner: KubeObject, options: OwnerReferenceOptions | undefin
  * A namespaced owner must be in the object's namespace; a cluster-scoped owner may own anything
  * (controller-runtime `validateOwner`). Scope is read from `metadata.namespace`.
  */
-function validateOwner(owner: KubeObject, object: KubeObject): void {
+function validateOwner(owner: DeepReadonly<KubeObject>, object: KubeObject): void {
   const ownerNs = owner.metadata?.namespace ?? '';
   if (!ownerNs) return;
   const objNs = object.metadata?.namespace ?? '';
@@ -102,7 +106,7 @@ function validateOwner(owner: KubeObject, object: KubeObject): void {
  * @throws OwnerReferenceError as {@link referenceTo} and {@link validateOwner}.
  */
 function checkedReference(
-  owner: KubeObject,
+  owner: DeepReadonly<KubeObject>,
   object: KubeObject,
   options: OwnerReferenceOptions | undefined,
   flags: Pick<V1OwnerReference, 'blockOwnerDeletion' | 'controller'>,
@@ -130,7 +134,7 @@ function upsert(object: KubeObject, ref: V1OwnerReference): void {
  *   change a copy). Nothing is changed when it throws.
  */
 export function setControllerReference(
-  owner: KubeObject,
+  owner: DeepReadonly<KubeObject>,
   object: KubeObject,
   options?: OwnerReferenceOptions,
 ): void {
@@ -151,7 +155,7 @@ export function setControllerReference(
  * @throws OwnerReferenceError as {@link setControllerReference}.
  */
 export function setOwnerReference(
-  owner: KubeObject,
+  owner: DeepReadonly<KubeObject>,
   object: KubeObject,
   options?: OwnerReferenceOptions,
 ): void {
@@ -167,7 +171,7 @@ export function setOwnerReference(
  * @throws OwnerReferenceError when `object` has no reference to `owner`.
  */
 export function removeOwnerReference(
-  owner: KubeObject,
+  owner: DeepReadonly<KubeObject>,
   object: KubeObject,
   options?: OwnerReferenceOptions,
 ): void {
@@ -187,7 +191,7 @@ export function removeOwnerReference(
  * @throws OwnerReferenceError when `object` has no controller reference, or another owner is its controller.
  */
 export function removeControllerReference(
-  owner: KubeObject,
+  owner: DeepReadonly<KubeObject>,
   object: KubeObject,
   options?: OwnerReferenceOptions,
 ): void {
@@ -204,7 +208,7 @@ export function removeControllerReference(
 }
 
 /** Whether `object` has a controller reference (to any owner). */
-export function hasControllerReference(object: KubeObject): boolean {
+export function hasControllerReference(object: DeepReadonly<KubeObject>): boolean {
   return (object.metadata?.ownerReferences ?? []).some((r) => r.controller === true);
 }
 
@@ -213,8 +217,8 @@ export function hasControllerReference(object: KubeObject): boolean {
  * @throws OwnerReferenceError when the owner lacks apiVersion/kind/name/uid.
  */
 export function hasOwnerReference(
-  owner: KubeObject,
-  object: KubeObject,
+  owner: DeepReadonly<KubeObject>,
+  object: DeepReadonly<KubeObject>,
   options?: OwnerReferenceOptions,
 ): boolean {
   const ref = referenceTo(owner, options);

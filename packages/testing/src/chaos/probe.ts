@@ -3,7 +3,7 @@
  * whether two ran at once — the raw data for the lost-change and concurrency figures.
  */
 import type { ReconcileContext, Reconciler, Request, Result } from '@kubeloop/builder';
-import { isNotFound, type Kind, type KubeObject, type Reader } from '@kubeloop/client';
+import { type CacheReader, isNotFound, type Kind, type KubeObject, type Reader } from '@kubeloop/client';
 
 /** What the reconciles of one key saw. */
 export interface KeyObservations {
@@ -32,7 +32,7 @@ export class ReconcileProbe {
    * @param kind the kind the controller is `for` (the traffic's kind).
    * @param reader the manager's cached client (`mgr.getClient()`).
    */
-  wrap<T extends KubeObject>(kind: Kind<T>, reader: Reader, inner: Reconciler): Reconciler {
+  wrap<T extends KubeObject>(kind: Kind<T>, reader: Reader | CacheReader, inner: Reconciler): Reconciler {
     return {
       reconcile: async (ctx: ReconcileContext, req: Request): Promise<Result | undefined> => {
         const key = `${req.namespace}/${req.name}`;
@@ -45,7 +45,7 @@ export class ReconcileProbe {
           const obs = this.#observe(key);
           obs.reconciles++;
           try {
-            const o = await reader.get(kind, req);
+            const o = await (reader as Reader).get(kind, req);
             const rv = o.metadata?.resourceVersion;
             if (rv !== undefined) obs.seen.add(rv);
             obs.lastWasGone = false;

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Logger, type Manager, type ManagerOptions, newManager } from '@kubeloop/builder';
-import { type ApiClient, type KubeObject, Namespace, newClient } from '@kubeloop/client';
+import { type ApiClient, type DeepReadonly, type KubeObject, Namespace, newClient } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
 import { type ApiServer, startApiServer } from '@kubeloop/envtest';
 import { ReconcileProbe } from './probe.js';
@@ -425,7 +425,7 @@ async function cachedKeys(
   return out;
 }
 
-function keyOf(o: KubeObject): string {
+function keyOf(o: DeepReadonly<KubeObject>): string {
   return `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 }
 
