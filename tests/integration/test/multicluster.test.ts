@@ -24,6 +24,7 @@ import {
   Secret,
   StaticProvider,
 } from '@kubeloop/builder';
+import { deepCopy } from '@kubeloop/client';
 import { describe, expect, it } from 'vitest';
 import { kubeconfigText, useClusters } from './support/clusters.js';
 import { uniqueName, waitFor } from './support.js';
@@ -47,7 +48,7 @@ function seenWriter(mgr: MultiClusterManager, log: Request[]): Reconciler {
       };
       try {
         const cur = await client.get(ConfigMap, seen.metadata, { signal: ctx.signal });
-        await client.update(ConfigMap, { ...cur, data: seen.data }, { signal: ctx.signal });
+        await client.update(ConfigMap, { ...deepCopy(cur), data: seen.data }, { signal: ctx.signal });
       } catch (err) {
         if (!isNotFound(err)) throw err;
         await client.create(ConfigMap, seen, { signal: ctx.signal });

@@ -1,4 +1,4 @@
-import { type ApiClient, isNotFound, type Kind, type KubeObject } from '@kubeloop/client';
+import { type ApiClient, type DeepReadonly, isNotFound, type Kind, type KubeObject } from '@kubeloop/client';
 import { type Clock, onAbort, realClock } from '@kubeloop/core';
 import type { ControllerBuilder } from '../builder.js';
 import type { Controller } from '../controller.js';
@@ -408,7 +408,7 @@ export class Sharding implements Runnable {
   }
 }
 
-function requestOf(obj: KubeObject): Request {
+function requestOf(obj: DeepReadonly<KubeObject>): Request {
   return { namespace: obj.metadata?.namespace ?? '', name: obj.metadata?.name ?? '' };
 }
 
