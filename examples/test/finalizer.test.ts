@@ -1,5 +1,6 @@
 import { newManager } from '@kubeloop/builder';
-import { type Client, ConfigMap, DelegatingClient, isNotFound } from '@kubeloop/client';
+import { type Client, ConfigMap, isNotFound } from '@kubeloop/client';
+import { DelegatingClient } from '@kubeloop/client/apiutil';
 import { testReconciler } from '@kubeloop/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { addFinalizerController, FINALIZER, finalizerReconciler, LABEL } from '../src/finalizer.js';

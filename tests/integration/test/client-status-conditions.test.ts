@@ -1,8 +1,7 @@
 import { InformerCache } from '@kubeloop/cache';
-import { type ApiClient, isNotFound, type Kind, type KubeObject, kind } from '@kubeloop/client';
+import { type ApiClient, deepCopy, isNotFound, type Kind, type KubeObject, kind } from '@kubeloop/client';
 import {
   type Condition,
-  deepCopy,
   findStatusCondition,
   isStatusConditionFalse,
   isStatusConditionTrue,
