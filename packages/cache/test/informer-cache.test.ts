@@ -1,5 +1,12 @@
 import { getEventListeners } from 'node:events';
-import { ConfigMap, type DeepReadonly, type Kind, type KubeObject, kind, StatusError } from '@kubeloop/client';
+import {
+  ConfigMap,
+  type DeepReadonly,
+  type Kind,
+  type KubeObject,
+  kind,
+  StatusError,
+} from '@kubeloop/client';
 import { NoKindMatchError, SelectorParseError } from '@kubeloop/client/errors';
 import { FakeClock } from '@kubeloop/core/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';

@@ -66,8 +66,6 @@ export type {
   WatchOptions,
   WriteOptions,
 } from './options.js';
-export type { RESTMapper } from './rest-mapper.js';
-export { retryOnConflict } from './retry.js';
 export {
   type Cached,
   type CachedList,
@@ -75,5 +73,7 @@ export {
   type Stored,
   type StoredObjectMeta,
 } from './readonly.js';
+export type { RESTMapper } from './rest-mapper.js';
+export { retryOnConflict } from './retry.js';
 export { toMicroTime, toTime } from './time.js';
 export type { WatchEvent, WatchEventType } from './watch.js';
