@@ -22,7 +22,18 @@ const offline = offlineConfig('manager-options-test');
 describe('resolveManagerOptions', () => {
   it('applies every default: servers off, no leader election, controller-runtime timeouts', () => {
     const o = resolveManagerOptions();
-    expect(o.metrics).toEqual({ bindAddress: '0', registry: undefined, extraHandlers: {} });
+    expect(o.metrics).toEqual({
+      bindAddress: '0',
+      registry: undefined,
+      extraHandlers: {},
+      // Plain HTTP, no filter, no profiling: controller-runtime's defaults (SecureServing false, no FilterProvider).
+      secureServing: false,
+      certDir: '/tmp/k8s-metrics-server/serving-certs',
+      certName: 'tls.crt',
+      keyName: 'tls.key',
+      authenticationAndAuthorization: false,
+      profiling: false,
+    });
     expect(o.health).toEqual({
       bindAddress: '0',
       livenessEndpointName: '/healthz',

@@ -58,4 +58,12 @@ export interface ApiServerOptions {
   readonly clock?: Clock;
   /** `gitVersion` reported by /version (default `v1.32.4-kubeloop`). */
   readonly gitVersion?: string;
+  /**
+   * The authorizer (kube-apiserver `--authorization-mode`): `'AlwaysAllow'` lets every authenticated request
+   * through and answers every SubjectAccessReview with allowed; `'RBAC'` authorizes resource requests and
+   * SubjectAccessReviews against the stored Roles, ClusterRoles and their bindings (`system:masters` is always
+   * allowed; non-resource paths such as discovery stay open to every authenticated user).
+   * @defaultValue `'AlwaysAllow'`
+   */
+  readonly authorization?: 'AlwaysAllow' | 'RBAC';
 }

@@ -16,7 +16,7 @@ import { WebhookAdmission } from './admission/webhook-admission.js';
 import { admitByPolicies } from './admission-policy.js';
 import type { ApiServerOptions } from './api-server-options.js';
 import { Authenticator, type UserInfo } from './auth.js';
-import { authorizeRestricted } from './authorization.js';
+import { authorizeRBAC, authorizeRestricted } from './authorization.js';
 import { CertificateAuthority, type CertificatePair } from './certs.js';
 import { validateCrd } from './crd.js';
 import { type CrdHost, crdLifecycle } from './crd-lifecycle.js';
@@ -39,6 +39,7 @@ import { isPublicPath, requestContext } from './request-context.js';
 import { parseRequestInfo, type RequestInfo } from './request-info.js';
 import { answerUnknownResource, handleResource } from './resource-handler.js';
 import { ResourceTable } from './resource-table.js';
+import type { ReviewEnv } from './reviews.js';
 import { Store } from './store.js';
 import { WatchSet } from './watch.js';
 
@@ -354,8 +355,16 @@ export class ApiServer {
         return;
       }
       if (user?.restrictions) authorizeRestricted(user, info, rt, q);
+      const reviews: ReviewEnv = {
+        registry: this.registry,
+        authenticateToken: (token) => this.auth.authenticateToken(token),
+        authorization: this.#options.authorization ?? 'AlwaysAllow',
+        lookup: (g, v, r) => this.resources.lookup(g, v, r),
+      };
+      if (user && reviews.authorization === 'RBAC') await authorizeRBAC(reviews, user, info, rt);
       await handleResource(
         {
+          reviews,
           registry: this.registry,
           faults: this.faults,
           watches: this.#watches,

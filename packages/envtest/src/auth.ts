@@ -52,6 +52,20 @@ export class Authenticator {
     return !!t && (!t.expiresAt || t.expiresAt.getTime() > Date.now());
   }
 
+  /** The user a bearer token stands for; `undefined` when the token is unknown or expired (TokenReview). */
+  authenticateToken(token: string): UserInfo | undefined {
+    const t = this.#tokens.get(token);
+    if (!t) return undefined;
+    if (t.expiresAt && t.expiresAt.getTime() <= Date.now()) return undefined;
+    const restricted = t.namespaces !== undefined || t.fieldSelectors !== undefined;
+    return {
+      name: t.user ?? 'envtest-user',
+      groups: [...(t.groups ?? []), 'system:authenticated'],
+      method: 'token',
+      ...(restricted ? { restrictions: { namespaces: t.namespaces, fieldSelectors: t.fieldSelectors } } : {}),
+    };
+  }
+
   /**
    * Authenticate a request: a bearer token first, then a verified client certificate.
    * Returns undefined when neither is present or valid.
@@ -61,18 +75,7 @@ export class Authenticator {
     if (typeof h === 'string' && h.length > 0) {
       const m = /^Bearer\s+(.+)$/i.exec(h.trim());
       if (!m) return undefined;
-      const t = this.#tokens.get(m[1]!.trim());
-      if (!t) return undefined;
-      if (t.expiresAt && t.expiresAt.getTime() <= Date.now()) return undefined;
-      const restricted = t.namespaces !== undefined || t.fieldSelectors !== undefined;
-      return {
-        name: t.user ?? 'envtest-user',
-        groups: [...(t.groups ?? []), 'system:authenticated'],
-        method: 'token',
-        ...(restricted
-          ? { restrictions: { namespaces: t.namespaces, fieldSelectors: t.fieldSelectors } }
-          : {}),
-      };
+      return this.authenticateToken(m[1]!.trim());
     }
     const sock = req.socket as TLSSocket;
     if (typeof sock.getPeerCertificate === 'function' && sock.authorized) {

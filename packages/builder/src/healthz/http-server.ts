@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import type { SecureContextOptions } from 'node:tls';
 import { whenAborted } from '../internal-signals.js';
 import { discardLogger, type Logger } from '../logger.js';
 
@@ -41,6 +43,7 @@ export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void
  */
 export class HttpServerRunnable {
   readonly #server: Server;
+  readonly #tls: (() => Promise<SecureContextOptions>) | undefined;
   readonly #sockets = new Set<Socket>();
   readonly #log: Logger;
   #listening: Promise<void> | undefined;
@@ -52,9 +55,11 @@ export class HttpServerRunnable {
     private readonly bind: { host: string | undefined; port: number },
     handler: RequestHandler,
     logger: Logger = discardLogger,
+    tls?: () => Promise<SecureContextOptions>,
   ) {
     this.#log = logger;
-    this.#server = createServer((req, res) => {
+    this.#tls = tls;
+    const serve = (req: IncomingMessage, res: ServerResponse) => {
       Promise.resolve()
         .then(() => handler(req, res))
         .catch((err: unknown) => {
@@ -62,7 +67,9 @@ export class HttpServerRunnable {
           if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
           res.end('internal error\n');
         });
-    });
+    };
+    // HTTPS gets its certificate when it starts (setSecureContext), so files mounted later are read then.
+    this.#server = tls ? createHttpsServer(serve) : createServer(serve);
     this.#server.keepAliveTimeout = 5000;
     this.#server.on('connection', (s: Socket) => {
       this.#sockets.add(s);
@@ -84,6 +91,14 @@ export class HttpServerRunnable {
 
   async start(signal: AbortSignal): Promise<void> {
     if (signal.aborted) return;
+    if (this.#tls) {
+      try {
+        (this.#server as HttpsServer).setSecureContext(await this.#tls());
+      } catch (err) {
+        this.#rejectListening(err);
+        throw err;
+      }
+    }
     await new Promise<void>((resolve, reject) => {
       const onError = (err: Error) => reject(err);
       this.#server.once('error', onError);
@@ -127,10 +142,16 @@ export abstract class OptionalHttpServer {
   readonly #server: HttpServerRunnable | undefined;
 
   /** @throws BindAddressError naming `option` for a malformed bind address. */
-  protected constructor(name: string, bindAddress: string, option: string, log: Logger) {
+  protected constructor(
+    name: string,
+    bindAddress: string,
+    option: string,
+    log: Logger,
+    tls?: () => Promise<SecureContextOptions>,
+  ) {
     const bind = parseBindAddress(bindAddress, option);
     this.#server = bind
-      ? new HttpServerRunnable(name, bind, (req, res) => this.handle(req, res), log)
+      ? new HttpServerRunnable(name, bind, (req, res) => this.handle(req, res), log, tls)
       : undefined;
   }
 

@@ -12,9 +12,11 @@ import { managerLeaderElector } from '../leaderelection/manager-elector.js';
 import type { Logger } from '../logger.js';
 import { registerCacheMetrics } from '../metrics/cache-metrics.js';
 import { DEBUG_CACHE_PATH, debugCacheHandler } from '../metrics/debug-cache.js';
+import { withAuthenticationAndAuthorization } from '../metrics/filters.js';
 import { type ManagerMetrics, managerMetrics } from '../metrics/manager-metrics.js';
+import { profilingHandlers } from '../metrics/profiling.js';
 import { newMetricsRegistry } from '../metrics/registry.js';
-import { MetricsServer } from '../metrics/server.js';
+import { MetricsServer, readServingCertificate } from '../metrics/server.js';
 import type { EventRecorder } from '../recorder/recorder.js';
 import { GracefulShutdownTimeoutError, LeaderElectionLostError } from './errors.js';
 import type { FieldIndexer, Manager } from './interfaces.js';
@@ -108,7 +110,19 @@ export class ControllerManager implements Manager {
       bindAddress: o.metrics.bindAddress,
       registry: this.#metrics.registry,
       // The cache's state as JSON beside /metrics; a handler the user gives for the same path wins.
-      extraHandlers: { [DEBUG_CACHE_PATH]: debugCacheHandler(this.#cache), ...o.metrics.extraHandlers },
+      extraHandlers: {
+        [DEBUG_CACHE_PATH]: debugCacheHandler(this.#cache),
+        ...(o.metrics.profiling ? profilingHandlers() : {}),
+        ...o.metrics.extraHandlers,
+      },
+      ...(o.metrics.secureServing
+        ? { tls: () => readServingCertificate(o.metrics.certDir, o.metrics.certName, o.metrics.keyName) }
+        : {}),
+      ...(o.metrics.authenticationAndAuthorization
+        ? {
+            filter: withAuthenticationAndAuthorization(this.#live, this.#log.child({ component: 'metrics' })),
+          }
+        : {}),
       logger: this.#log.child({ component: 'metrics' }),
     });
     for (const server of [this.#probes, this.#metricsServer]) {

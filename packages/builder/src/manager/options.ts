@@ -72,6 +72,31 @@ export interface MetricsOptions {
   readonly registry?: Registry;
   /** More handlers on the metrics server, by path (controller-runtime `Metrics.ExtraHandlers`). */
   readonly extraHandlers?: Readonly<Record<string, RequestHandler>>;
+  /**
+   * Serve over HTTPS (controller-runtime `SecureServing`) with the PEM certificate `certDir/certName` and key
+   * `certDir/keyName`, read when the server starts. @defaultValue false
+   */
+  readonly secureServing?: boolean;
+  /** Directory of the serving certificate and key (controller-runtime `CertDir`). @defaultValue `/tmp/k8s-metrics-server/serving-certs` */
+  readonly certDir?: string;
+  /** @defaultValue `tls.crt` */
+  readonly certName?: string;
+  /** @defaultValue `tls.key` */
+  readonly keyName?: string;
+  /**
+   * Let a request through only when its bearer token passes a TokenReview and its user may `get` the path as
+   * a non-resource URL by a SubjectAccessReview (controller-runtime `FilterProvider:
+   * filters.WithAuthenticationAndAuthorization`): 401 without a valid token, 403 without the permission. Covers
+   * every path of the metrics server (`/metrics`, `/debug/cache`, profiling, extra handlers). The manager's
+   * credentials need `create` on `tokenreviews` and `subjectaccessreviews`. Use with `secureServing`, so tokens
+   * do not cross the network in clear. @defaultValue false
+   */
+  readonly authenticationAndAuthorization?: boolean;
+  /**
+   * Serve `/debug/pprof/profile?seconds=N` (a CPU profile, `.cpuprofile` JSON, via `node:inspector`) and
+   * `/debug/pprof/heap` (a V8 heap snapshot) on the metrics server, behind its filter. @defaultValue false
+   */
+  readonly profiling?: boolean;
 }
 
 /** Where the liveness and readiness probes are served (controller-runtime `HealthProbeBindAddress`, `*EndpointName`). */
@@ -178,6 +203,12 @@ export interface ResolvedLeaderElectionOptions {
 /** {@link MetricsOptions} with every default applied. */
 export interface ResolvedMetricsOptions {
   readonly bindAddress: string;
+  readonly secureServing: boolean;
+  readonly certDir: string;
+  readonly certName: string;
+  readonly keyName: string;
+  readonly authenticationAndAuthorization: boolean;
+  readonly profiling: boolean;
   /** `undefined`: the manager makes a registry of its own. */
   readonly registry: Registry | undefined;
   readonly extraHandlers: Readonly<Record<string, RequestHandler>>;
@@ -241,6 +272,12 @@ export function resolveManagerOptions(options: ManagerOptions = {}): ResolvedMan
     leaderElection: options.leaderElection && resolveLeaderElectionOptions(options.leaderElection),
     metrics: Object.freeze({
       bindAddress: metrics.bindAddress ?? '0',
+      secureServing: metrics.secureServing ?? false,
+      certDir: metrics.certDir ?? '/tmp/k8s-metrics-server/serving-certs',
+      certName: metrics.certName ?? 'tls.crt',
+      keyName: metrics.keyName ?? 'tls.key',
+      authenticationAndAuthorization: metrics.authenticationAndAuthorization ?? false,
+      profiling: metrics.profiling ?? false,
       registry: metrics.registry,
       extraHandlers: Object.freeze({ ...metrics.extraHandlers }),
     }),

@@ -2,6 +2,7 @@
  * What every per-verb resource handler gets: the server's collaborators, the resolved resource type, the
  * parsed request, and small helpers shared by the write verbs (field manager, dryRun, warnings).
  */
+
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '@kubeloop/core';
 import type { WebhookAdmission } from '../admission/webhook-admission.js';
@@ -11,6 +12,7 @@ import type { RequestContext, WatchFaults, WatchWriter } from '../faults/index.j
 import type { Registry } from '../registry.js';
 import type { RequestInfo } from '../request-info.js';
 import type { ResourceType } from '../resource-type.js';
+import type { ReviewEnv } from '../reviews.js';
 import type { WatchSet } from '../watch.js';
 
 /** What the resource handlers need from the server. */
@@ -25,6 +27,8 @@ export interface HandlerEnv {
     addToken(token: string, options: { user: string; groups: readonly string[]; expiresAt: Date }): void;
     readonly issuer: string;
   };
+  /** Evaluates TokenReviews and SubjectAccessReviews (absent: a review is echoed with an empty status). */
+  readonly reviews?: ReviewEnv;
   /** Clock of watch deadlines and bookmarks. */
   readonly clock?: Clock;
   /** Unread bytes after which a slow watcher is closed. */

@@ -2,6 +2,7 @@
 import { admissionActive, admitCreate } from '../admission/handlers.js';
 import { negotiate, readBody, sendBody } from '../http.js';
 import { apiVersionOf } from '../resource-type.js';
+import { reviewStatus } from '../reviews.js';
 import { dryRunOf, fieldManagerOf, type ResourceRequest, warningHeaders } from './context.js';
 import { decodeObject } from './decode.js';
 
@@ -17,12 +18,9 @@ export async function handleCreate(r: ResourceRequest): Promise<void> {
     // a review kind: the server evaluates it and answers with it; nothing is stored (no name, no RV)
     const { kind: _k, apiVersion: _a, ...rest } = body;
     const metadata = { ...(body.metadata ?? {}), creationTimestamp: null };
-    sendBody(
-      res,
-      201,
-      { kind: rt.kind, apiVersion: apiVersionOf(rt), ...rest, metadata, status: rest.status ?? {} },
-      fmt,
-    );
+    const status =
+      (r.env.reviews ? await reviewStatus(r.env.reviews, rt, body) : undefined) ?? rest.status ?? {};
+    sendBody(res, 201, { kind: rt.kind, apiVersion: apiVersionOf(rt), ...rest, metadata, status }, fmt);
     return;
   }
   const writeOpts = { dryRun: dryRunOf(q), fieldManager: fieldManagerOf(req, q) };

@@ -102,6 +102,8 @@ describe('every built-in kind of 1.32, with generic storage', () => {
     });
     expect(review.status).toBe(201);
     expect(review.body.kind).toBe('TokenReview');
-    expect(review.body.status).toEqual({});
+    // An unknown token: not authenticated (the field omitted, as kube-apiserver's omitempty does), with an error.
+    expect(review.body.status).toEqual({ user: {}, error: '[invalid bearer token, token lookup failed]' });
+    expect(review.body.metadata.name).toBeUndefined();
   });
 });
