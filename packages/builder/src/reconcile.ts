@@ -1,4 +1,11 @@
-import { isNotFound, type Kind, type KubeObject, type Reader } from '@kubeloop/client';
+import {
+  type Cached,
+  type CacheReader,
+  isNotFound,
+  type Kind,
+  type KubeObject,
+  type Reader,
+} from '@kubeloop/client';
 import type { Logger } from './logger.js';
 
 /**
@@ -104,7 +111,7 @@ export function reconcilerFunc(fn: Reconciler['reconcile']): Reconciler {
 }
 
 /** Reconciles one object already read from the cache (controller-runtime `reconcile.ObjectReconciler`). */
-export type ObjectReconcileFunc<T extends KubeObject> = (
+export type ObjectReconcileFunc<T> = (
   ctx: ReconcileContext,
   obj: T,
   // biome-ignore lint/suspicious/noConfusingVoidType: nothing to ask for may return nothing
@@ -116,20 +123,33 @@ export type ObjectReconcileFunc<T extends KubeObject> = (
  * calling `fn` (controller-runtime `reconcile.AsReconciler`). Other read errors are thrown (retried).
  */
 export function asReconciler<T extends KubeObject>(
+  reader: CacheReader,
+  kind: Kind<T>,
+  fn: ObjectReconcileFunc<Cached<T>>,
+): Reconciler;
+/** The same over a live {@link Reader} (e.g. the manager's API reader): `fn` gets the mutable object the server sent. */
+export function asReconciler<T extends KubeObject>(
   reader: Reader,
   kind: Kind<T>,
   fn: ObjectReconcileFunc<T>,
+): Reconciler;
+export function asReconciler<T extends KubeObject>(
+  reader: Reader | CacheReader,
+  kind: Kind<T>,
+  fn: ObjectReconcileFunc<T> | ObjectReconcileFunc<Cached<T>>,
 ): Reconciler {
+  // One body for both overloads: the object is passed through as the reader returned it (frozen from a cache).
+  const call = fn as (ctx: ReconcileContext, obj: unknown) => ReturnType<ObjectReconcileFunc<T>>;
   return {
     async reconcile(ctx, req) {
-      let obj: T;
+      let obj: unknown;
       try {
         obj = await reader.get(kind, req, { signal: ctx.signal });
       } catch (err) {
         if (isNotFound(err)) return;
         throw err;
       }
-      return fn(ctx, obj);
+      return call(ctx, obj);
     },
   };
 }
