@@ -97,6 +97,7 @@ import {
   type Reconciler,
   setControllerReference,
 } from '@kubeloop/builder';
+import { type Cached, type DeepReadonly, deepCopy } from '@kubeloop/client';
 import { controllerRbac } from '@kubeloop/crd';
 import { ${a.kind}, type ${a.kind}Object } from '../api/${a.version}/index.js';
 
@@ -112,7 +113,7 @@ export const ${v}Rbac = controllerRbac({
 });
 
 /** The labels of the pods of \`app\`'s Deployment. */
-export function podLabels(app: ${a.kind}Object): Record<string, string> {
+export function podLabels(app: DeepReadonly<${a.kind}Object>): Record<string, string> {
   return { 'app.kubernetes.io/name': '${kebab(a.kind)}', 'app.kubernetes.io/instance': app.metadata?.name ?? '' };
 }
 
@@ -121,7 +122,8 @@ export function ${v}Reconciler(mgr: Manager): Reconciler {
   const client = mgr.getClient();
   return {
     async reconcile(ctx, req) {
-      let app: ${a.kind}Object;
+      // Read from the manager's cache: frozen and shared, so typed read-only (copy with deepCopy to change it).
+      let app: Cached<${a.kind}Object>;
       try {
         app = await client.get(${a.kind}, req, { signal: ctx.signal });
       } catch (err) {
@@ -157,7 +159,7 @@ export function ${v}Reconciler(mgr: Manager): Reconciler {
         app.status?.readyReplicas !== status.readyReplicas ||
         app.status?.observedGeneration !== status.observedGeneration
       ) {
-        await client.status().update(${a.kind}, { ...app, status });
+        await client.status().update(${a.kind}, { ...deepCopy(app), status });
       }
       return {};
     },
