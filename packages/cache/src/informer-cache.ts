@@ -95,7 +95,7 @@ interface Entry {
  * controller-runtime's informer cache (`pkg/cache/informer_cache.go`, `internal/informers.go`,
  * `multi_namespace_cache.go`): one shared informer per kind (and per representation: a
  * `metadataOnly(kind)` informer is separate from the typed one), created on first use (a read of a new kind
- * starts its informer and waits for it to sync once the cache runs), and a {@link Reader} served from the
+ * starts its informer and waits for it to sync once the cache runs), and a read-only reader (`CacheReader` of @kubeloop/client) served from the
  * informers' stores. Objects read from the cache are frozen and shared — no deep copy per read; copy before
  * changing one. Reads are eventually consistent: a get right after your own write may return the older state.
  *
