@@ -11,7 +11,7 @@
 //   6. create-kubeloop: `npm create kubeloop` (npm exec of the packed generator) scaffolds an operator into an empty
 //      folder, whose npm install (the tarballs; the registry for third-party packages) and `kubeloop create api` /
 //      `create webhook` run, then its `npm test` (generate CRDs + RBAC + webhook configurations, unit and envtest
-//      tests) passes. Prints each step's wall time.
+//      tests) passes on this Node, then on Node 22 and 24 (npx node@V; PACK_INSTALL_NODES="" skips). Prints each step's wall time.
 // Prints one line per check and `pack-install: N passed, N failed` at the end; exits 1 on any failure.
 // Run after `npm run build` (the tarballs hold dist/). Usage: node scripts/pack-install.mjs [--keep]
 import { execFileSync } from 'node:child_process';
@@ -282,7 +282,7 @@ console.log(crd.metadata.name, errors.map((e) => e.field).join());
 });
 
 // 6. The generator, from the packed create-kubeloop, on the packed packages.
-check('create-kubeloop: scaffold, install, create api + webhook, npm test of the generated project', () => {
+check('create-kubeloop: scaffold, install, create api + webhook, npm test of the generated project (Node 20, 22, 24)', () => {
   const times = [];
   const timed = (what, cwd, cmd, args, timeout = 600_000) => {
     const t0 = Date.now();
@@ -349,6 +349,11 @@ check('create-kubeloop: scaffold, install, create api + webhook, npm test of the
     '--validation',
   ]);
   timed('npm test', dir, 'npm', ['test'], 900_000);
+  // The same project's tests on the other Node majors CI covers (the cross-version step): the installed
+  // node_modules are plain JavaScript, so only the runtime changes; npx puts that Node first on PATH for npm
+  // and for everything npm starts. PACK_INSTALL_NODES="" skips it (e.g. offline).
+  for (const v of (process.env.PACK_INSTALL_NODES ?? '22 24').split(/\s+/).filter(Boolean))
+    timed(`npm test on Node ${v}`, dir, 'npx', ['-y', '-p', `node@${v}`, '--', 'npm', 'test'], 900_000);
   process.stdout.write(`     ${times.join(', ')}\n`);
 });
 
