@@ -282,7 +282,7 @@ console.log(crd.metadata.name, errors.map((e) => e.field).join());
 });
 
 // 6. The generator, from the packed create-kubeloop, on the packed packages.
-check('create-kubeloop: scaffold, install, create api + webhook, npm test of the generated project (Node 20, 22, 24)', () => {
+check('create-kubeloop: scaffold, install, create api + webhook, npm test on Node 20, 22 and 24', () => {
   const times = [];
   const timed = (what, cwd, cmd, args, timeout = 600_000) => {
     const t0 = Date.now();
