@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import LongestFirstSequencer from './scripts/vitest/sequencer.ts';
 
 /**
  * Coverage floors per package (percent), enforced by `npm test` (`vitest run --coverage`). Set from a measured
@@ -34,7 +35,9 @@ const floors: Record<string, { statements: number; branches: number; functions: 
  * Scheduling (measured on the 2-core CI box, see .ci/run): vitest's default is `cores - 1` workers, i.e. ONE on
  * 2 cores, so the ~200 files ran one after another although most of the suite waits on sockets and timers of
  * in-process API servers (a newcomer's `npm test` took 12-14 min that way). The run uses 3 workers with `CI` set
- * (as `.ci/run` does), else 3 or `cores - 1`, whichever is more; `VITEST_MAX_WORKERS=N` chooses any number.
+ * (as `.ci/run` does), else 3 or `cores - 1`, whichever is more; `VITEST_MAX_WORKERS=N` chooses any number. The
+ * slow files start first, longest first, across projects (scripts/vitest/sequencer.ts), so the longest file does not
+ * start last.
  */
 const workspaces = (
   JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')).workspaces as string[]
@@ -63,6 +66,7 @@ export default defineConfig({
   test: {
     projects,
     maxWorkers: maxWorkers(),
+    sequence: { sequencer: LongestFirstSequencer },
     reporters: ['default', './scripts/summary-reporter.ts'],
     coverage: {
       provider: 'v8',
