@@ -20,14 +20,8 @@ export {
   realControlPlaneAssetsMissing,
 } from './chaos/real/control-plane.js';
 export { FaultProxy, type FaultProxyOptions } from './chaos/real/proxy.js';
-export {
-  type ChaosEnv,
-  type ChaosOptions,
-  type ChaosReport,
-  chaosPassed,
-  formatChaosReport,
-  runChaos,
-} from './chaos/run.js';
+export { type ChaosReport, chaosPassed, formatChaosReport } from './chaos/report.js';
+export { type ChaosEnv, type ChaosOptions, runChaos } from './chaos/run.js';
 export {
   applyFault,
   applyRealFault,

@@ -3,7 +3,6 @@ import { type Clock, onAbort, realClock } from '@kubeloop/core';
 import type { ControllerBuilder } from '../builder.js';
 import type { Controller } from '../controller.js';
 import type { HandlerQueue } from '../handler.js';
-import { recordToLeaseSpec } from '../leaderelection/record.js';
 import { LeaseKind, type LeaseObject, newLeaseClient } from '../leaderelection/resource-lock.js';
 import type { Logger } from '../logger.js';
 import type { Manager } from '../manager/interfaces.js';
@@ -11,7 +10,7 @@ import type { Runnable } from '../manager/runnable.js';
 import { newPredicateFuncs, type Predicate } from '../predicate.js';
 import { type Reconciler, type Request, requestKey } from '../reconcile.js';
 import { ShardingConfigError } from './errors.js';
-import { memberRecord, SHARD_DRAINED_ANNOTATION, SHARD_NAME_LABEL } from './member-lease.js';
+import { memberRecord, SHARD_NAME_LABEL, writeMemberLease } from './member-lease.js';
 import { type ShardMetrics, shardMetrics } from './metrics.js';
 import { resolveShardingOptions, type ShardingOptions } from './options.js';
 import { ShardState } from './state.js';
@@ -55,7 +54,8 @@ export class Sharding implements Runnable {
   readonly #drainMs: number;
   readonly #metrics: ShardMetrics;
   readonly #attachments: Attachment[] = [];
-  #lease: LeaseObject | undefined;
+  /** The member Lease as last read or written (undefined: read it again before the next write). */
+  readonly #held: { lease?: LeaseObject } = {};
   #wake: (() => void) | undefined;
   #idle: Array<() => void> = [];
   #fenceTimer: { cancel(): void } | undefined;
@@ -222,7 +222,7 @@ export class Sharding implements Runnable {
       // A write cut short by the stop leaves the Lease ours: #shutdown still releases it (forgetting it here
       // skipped the release and left the Lease to expire).
       if (signal.aborted) return;
-      this.#lease = undefined;
+      this.#held.lease = undefined;
       this.#log.warn({ err }, 'Renewing the member Lease failed');
     }
     if (s.checkFence()) this.#onFenced();
@@ -270,49 +270,15 @@ export class Sharding implements Runnable {
   }
 
   async #writeLease(ack: readonly string[] | undefined, signal: AbortSignal): Promise<void> {
-    const now = new Date();
-    const spec = recordToLeaseSpec({
-      holderIdentity: this.identity,
-      leaseDurationSeconds: Math.max(1, Math.ceil(this.#leaseMs / 1000)),
-      acquireTime: now,
-      renewTime: now,
-      leaderTransitions: 0,
+    await writeMemberLease(this.#client, this.#held, {
+      namespace: this.namespace,
+      name: this.#leaseName(),
+      group: this.name,
+      identity: this.identity,
+      leaseMs: this.#leaseMs,
+      ack,
+      signal,
     });
-    const annotate = (existing: Record<string, string> | undefined): Record<string, string> => {
-      const out = { ...(existing ?? {}) };
-      delete out[SHARD_DRAINED_ANNOTATION];
-      if (ack) out[SHARD_DRAINED_ANNOTATION] = ack.join(',');
-      return out;
-    };
-    const ref = { namespace: this.namespace, name: this.#leaseName() };
-    if (!this.#lease) {
-      try {
-        this.#lease = await this.#client.get(LeaseKind, ref, { signal });
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-        this.#lease = await this.#client.create(
-          LeaseKind,
-          {
-            apiVersion: LeaseKind.apiVersion,
-            kind: LeaseKind.kind,
-            metadata: { ...ref, labels: { [SHARD_NAME_LABEL]: this.name }, annotations: annotate(undefined) },
-            spec,
-          },
-          { signal },
-        );
-        return;
-      }
-    }
-    const cur = this.#lease;
-    this.#lease = await this.#client.update(
-      LeaseKind,
-      {
-        ...cur,
-        metadata: { ...cur.metadata, annotations: annotate(cur.metadata?.annotations) },
-        spec: { ...cur.spec, ...spec, acquireTime: cur.spec?.acquireTime ?? spec.acquireTime },
-      },
-      { signal },
-    );
   }
 
   async #refreshKeys(): Promise<void> {
@@ -386,7 +352,7 @@ export class Sharding implements Runnable {
     }
     this.#fenceTimer?.cancel();
     // Release: with nothing running, the Lease goes, so the others take over at once instead of after expiry.
-    if (s.inflight === 0 && this.#lease) {
+    if (s.inflight === 0 && this.#held.lease) {
       const ac = new AbortController();
       const t = this.#clock.setTimer(() => ac.abort(), this.#retryMs);
       try {

@@ -6,12 +6,14 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Logger, type Manager, type ManagerOptions, newManager } from '@kubeloop/builder';
-import { type ApiClient, type DeepReadonly, type KubeObject, Namespace, newClient } from '@kubeloop/client';
+import { type ApiClient, Namespace, newClient } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
 import { type ApiServer, startApiServer } from '@kubeloop/envtest';
+import { cachedKeys, measure, waitUntil } from './measure.js';
 import { ReconcileProbe } from './probe.js';
 import { type Random, randomSeed, seededRandom } from './random.js';
 import { RealControlPlane, type RealControlPlaneOptions } from './real/control-plane.js';
+import type { ChaosReport } from './report.js';
 import {
   applyFault,
   applyRealFault,
@@ -92,73 +94,6 @@ export interface ChaosOptions {
   logger?: Logger;
   /** More options of the manager under test (e.g. `cache: { readYourWrites: true }`); its namespace stays the run's. */
   manager?: Omit<ManagerOptions, 'logger'>;
-}
-
-/** The figures of one run. The promises: every figure under "must be 0" is 0. */
-export interface ChaosReport {
-  readonly seed: number;
-  /** Where the run ran: envtest's in-process server, or a real kube-apiserver + etcd. */
-  readonly target: 'envtest' | 'real';
-  readonly objects: number;
-  readonly durationMs: number;
-  /** Faults applied, per kind. */
-  readonly faultsApplied: Readonly<Partial<Record<FaultKind | RealFaultKind, number>>>;
-  /** Scheduled faults dropped because the phase had ended before their turn (slow faults delay the next ones). */
-  readonly faultsSkipped: number;
-  /** Faults that could not be applied (e.g. a restart that did not come back in time), per kind. */
-  readonly faultsFailed: Readonly<Partial<Record<FaultKind | RealFaultKind, number>>>;
-  /** Traffic writes made, and how many of them failed (e.g. during a restart; not a violation). */
-  readonly writes: number;
-  readonly writeErrors: number;
-  /** Reconciles run, and how many threw (retried by the controller). */
-  readonly reconciles: number;
-  readonly reconcileErrors: number;
-  /** Must be 0: objects whose last write no reconcile saw (present: its final resourceVersion; deleted: NotFound). */
-  readonly lostChanges: number;
-  /** Must be 0: keys where the manager's cache and the server differ (by resourceVersion) at the end of the settle phase. */
-  readonly divergentCacheEntries: number;
-  /** **Milliseconds** from the end of the faults until the cache equalled the server and nothing was lost (-1: never within `settleMs`). */
-  readonly settledAfterMs: number;
-  /** Must be 0: reconciles that started while another of the same key ran. */
-  readonly concurrentReconciles: number;
-  /** Must be 0: unhandled promise rejections in the process during the run. */
-  readonly unhandledRejections: number;
-  /** Must be empty: what the invariant reported. */
-  readonly invariantViolations: readonly string[];
-  /** Some examples of lost and divergent keys, for the failure message. */
-  readonly examples: readonly string[];
-}
-
-/** Whether every promise held. */
-export function chaosPassed(r: ChaosReport): boolean {
-  return (
-    r.lostChanges === 0 &&
-    r.divergentCacheEntries === 0 &&
-    r.concurrentReconciles === 0 &&
-    r.unhandledRejections === 0 &&
-    r.invariantViolations.length === 0
-  );
-}
-
-/** The report as the lines a run prints (the seed first, so a failing run can be replayed). */
-export function formatChaosReport(r: ChaosReport): string {
-  const faults = Object.entries(r.faultsApplied)
-    .map(([k, n]) => `${k}=${n}`)
-    .join(' ');
-  const failed = Object.entries(r.faultsFailed)
-    .map(([k, n]) => `${k}=${n}`)
-    .join(' ');
-  const replay = `npm run test:chaos -- --seed ${r.seed}${r.target === 'real' ? ' --target real --assets <dir>' : ''}`;
-  return [
-    `chaos target=${r.target} seed=${r.seed} objects=${r.objects} durationMs=${r.durationMs} (replay: ${replay})`,
-    `  faults: ${faults || 'none'}${failed ? `  (not applied: ${failed})` : ''}${r.faultsSkipped ? `  (${r.faultsSkipped} dropped: the phase had ended)` : ''}`,
-    `  writes=${r.writes} writeErrors=${r.writeErrors} reconciles=${r.reconciles} reconcileErrors=${r.reconcileErrors}`,
-    `  lost changes=${r.lostChanges}  divergent cache entries=${r.divergentCacheEntries} (settled after ${r.settledAfterMs} ms)`,
-    `  concurrent reconciles of one key=${r.concurrentReconciles}  unhandled rejections=${r.unhandledRejections}`,
-    `  invariant violations=${r.invariantViolations.length}${r.invariantViolations.length ? `: ${r.invariantViolations.slice(0, 5).join('; ')}` : ''}`,
-    ...(r.examples.length ? [`  examples: ${r.examples.join(', ')}`] : []),
-    `  ${chaosPassed(r) ? 'PASS' : 'FAIL'}`,
-  ].join('\n');
 }
 
 /**
@@ -386,60 +321,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     // Late rejections from the stop are counted too; then the listener goes.
     await sleep(10);
     process.off('unhandledRejection', onUnhandled);
-  }
-}
-
-async function measure(
-  manager: Manager,
-  client: ApiClient,
-  traffic: TrafficGenerator,
-  namespace: string,
-  probe: ReconcileProbe,
-): Promise<{ lost: string[]; divergent: string[] }> {
-  const server = new Map<string, string>();
-  for (const o of (await client.list(traffic.kind, { namespace })).items)
-    server.set(keyOf(o), o.metadata?.resourceVersion ?? '');
-  const cache = await cachedKeys(manager, traffic, namespace);
-  const divergent: string[] = [];
-  for (const [k, rv] of server) if (cache.get(k) !== rv) divergent.push(k);
-  for (const k of cache.keys()) if (!server.has(k)) divergent.push(k);
-  const lost: string[] = [];
-  for (const [k, rv] of server) if (!probe.observations(k)?.seen.has(rv)) lost.push(k);
-  // A deleted object the controller had seen must have been reconciled as gone.
-  for (const k of probe.knownKeys()) {
-    if (server.has(k)) continue;
-    const o = probe.observations(k);
-    if (o !== undefined && o.seen.size > 0 && !o.lastWasGone) lost.push(k);
-  }
-  return { lost, divergent };
-}
-
-async function cachedKeys(
-  manager: Manager,
-  traffic: TrafficGenerator,
-  namespace: string,
-): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  for (const o of (await manager.getClient().list(traffic.kind, { namespace })).items)
-    out.set(keyOf(o), o.metadata?.resourceVersion ?? '');
-  return out;
-}
-
-function keyOf(o: DeepReadonly<KubeObject>): string {
-  return `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
-}
-
-async function waitUntil(cond: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      if (await cond()) return;
-    } catch {
-      // not ready yet (e.g. the cache is still syncing)
-    }
-    if (Date.now() > deadline)
-      throw new Error(`chaos: the manager's cache did not sync within ${timeoutMs} ms`);
-    await sleep(50);
   }
 }
 
