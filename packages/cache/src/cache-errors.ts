@@ -3,6 +3,8 @@
  * stable `code`, and the ones about one kind name its GVK (`Kind.version[.group]`).
  */
 
+import { StatusError } from '@kubeloop/client';
+
 /** Reading from a cache that has not been started (or has stopped). Code `'ERR_CACHE_NOT_STARTED'`. */
 export class CacheNotStartedError extends Error {
   readonly code = 'ERR_CACHE_NOT_STARTED' as const;
@@ -108,4 +110,24 @@ export class UnknownNamespaceError extends Error {
 
 function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * What a read answers when its caller gave up before the kind's informer synced: a `Timeout` StatusError, as
+ * controller-runtime's informer cache answers (`NewTimeoutError`), naming the last list error (its `cause`)
+ * when there is one.
+ */
+export function syncTimeoutError(gvk: string, lastListError: unknown): StatusError {
+  const last = lastListError;
+  const timeout = new StatusError({
+    apiVersion: 'v1',
+    kind: 'Status',
+    status: 'Failure',
+    code: 504,
+    reason: 'Timeout',
+    message: `Timeout: failed waiting for ${gvk} informer to sync${last !== undefined ? `; last error: ${last instanceof Error ? last.message : String(last)}` : ''}`,
+    details: { retryAfterSeconds: 0 },
+  });
+  if (last !== undefined) timeout.cause = last;
+  return timeout;
 }

@@ -9,7 +9,7 @@ import type { Clock, Logger } from '@kubeloop/core';
 import { CacheOptionsError } from './cache-errors.js';
 import type { ReadYourWritesOptions } from './read-your-writes.js';
 import { checkReflectorOptions } from './reflector-options.js';
-import type { SharedIndexInformerOptions } from './shared-index-informer.js';
+import type { SharedIndexInformerOptions } from './shared-index-informer-options.js';
 import type { TransformFunc } from './transforms.js';
 
 /** Per-kind overrides of the cache-wide defaults (controller-runtime `cache.ByObject`). */

@@ -1,6 +1,7 @@
 import { Buffer } from 'node:buffer';
 import type { KubeObject } from '@kubeloop/client';
 import { LRUCache } from 'lru-cache';
+import { deepFreeze } from './freeze.js';
 import {
   addToIndex,
   IndexedEntries,
@@ -11,13 +12,7 @@ import {
   StoreError,
   sameIndexValues,
 } from './indexes.js';
-import {
-  deepFreeze,
-  type FreezeMode,
-  type IndexerStore,
-  type KeyFunc,
-  metaNamespaceKeyFunc,
-} from './store.js';
+import { type FreezeMode, type IndexerStore, type KeyFunc, metaNamespaceKeyFunc } from './store.js';
 
 /** Options of {@link CompactIndexer}. */
 export interface CompactIndexerOptions<T extends KubeObject = KubeObject> {

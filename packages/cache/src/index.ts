@@ -16,6 +16,7 @@ export {
   UnknownNamespaceError,
 } from './cache-errors.js';
 export { type ByObject, DEFAULT_SYNC_PERIOD_MS, type InformerCacheOptions } from './cache-options.js';
+export type { Cache, CacheInformerInfo, Informers } from './cache-types.js';
 export { CompactIndexer, type CompactIndexerOptions } from './compact-store.js';
 export {
   type Delta,
@@ -35,7 +36,7 @@ export {
   type ResourceEventHandler,
   type ResourceEventHandlerRegistration,
 } from './informer.js';
-export { type Cache, type CacheInformerInfo, InformerCache, type Informers } from './informer-cache.js';
+export { InformerCache } from './informer-cache.js';
 export {
   type ListCallOptions,
   type ListerWatcher,
@@ -51,7 +52,8 @@ export {
 } from './read-your-writes.js';
 export { Reflector } from './reflector.js';
 export type { ReflectorOptions, ReflectorStore } from './reflector-options.js';
-export { SharedIndexInformer, type SharedIndexInformerOptions } from './shared-index-informer.js';
+export { SharedIndexInformer } from './shared-index-informer.js';
+export type { SharedIndexInformerOptions } from './shared-index-informer-options.js';
 export {
   DeletedFinalStateUnknown,
   Indexer,

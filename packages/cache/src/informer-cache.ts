@@ -1,14 +1,12 @@
-import {
-  type Cached,
-  type CachedList,
-  type CacheReader,
-  type Client,
-  type GetOptions,
-  type Kind,
-  type KubeObject,
-  type ListOptions,
-  type ObjectKey,
-  StatusError,
+import type {
+  Cached,
+  CachedList,
+  Client,
+  GetOptions,
+  Kind,
+  KubeObject,
+  ListOptions,
+  ObjectKey,
 } from '@kubeloop/client';
 import { fieldRequirementsOf, gvkOf, gvkString, matchesLabelRequirements } from '@kubeloop/client/apiutil';
 import { NoKindMatchError, newNotFound } from '@kubeloop/client/errors';
@@ -19,69 +17,19 @@ import {
   CacheUnsupportedError,
   InformerSyncError,
   ResourceNotCachedError,
+  syncTimeoutError,
   UnknownNamespaceError,
 } from './cache-errors.js';
-import {
-  type ByObject,
-  checkCacheOptions,
-  DEFAULT_SYNC_PERIOD_MS,
-  type InformerCacheOptions,
-} from './cache-options.js';
-import type { Informer, InformerStats } from './informer.js';
-import { MultiNamespaceInformer } from './internal/multi-namespace-informer.js';
-import { listWatchFor } from './list-watch.js';
+import { type ByObject, checkCacheOptions, type InformerCacheOptions } from './cache-options.js';
+import type { Cache, CacheInformerInfo } from './cache-types.js';
+import type { Informer } from './informer.js';
+import { informerInfo, informerKey, storeKey, trackerKey } from './internal/informer-keys.js';
+import { newKindInformer } from './internal/kind-informer.js';
 import { ReadYourWrites } from './read-your-writes.js';
 import { byFieldIndexes, fieldIndexName, labelRequirements } from './selectors.js';
-import { SharedIndexInformer } from './shared-index-informer.js';
 import { NAMESPACE_INDEX } from './store.js';
-import type { TransformFunc } from './transforms.js';
 import { WatchListSupport } from './watch-list-support.js';
 import { WriteTrackingClient } from './write-tracking-client.js';
-
-/**
- * Informers knows how to hand out the shared informer for a kind, and to run them all.
- */
-export interface Informers {
-  getInformer<T extends KubeObject>(kind: Kind<T>): Informer<T>;
-  /** Stops the kind's informer and forgets it (a later read or `getInformer` starts a new one). */
-  removeInformer(kind: Kind): Promise<void>;
-  start(signal: AbortSignal): Promise<void>;
-  /**
-   * Resolves `true` once every informer has synced, `false` if `signal` aborts first.
-   * @throws InformerSyncError when an informer stopped with an error before it synced (it never will).
-   */
-  waitForCacheSync(signal?: AbortSignal): Promise<boolean>;
-  /** Indexes a field so `list` can select on it. */
-  indexField<T extends KubeObject>(
-    kind: Kind<T>,
-    field: string,
-    extract: (obj: T) => readonly string[],
-  ): void;
-}
-
-/** One informer of an {@link InformerCache}, as `informers()` lists it (what `/debug/cache` serves). */
-export interface CacheInformerInfo {
-  /** The cache's key of the informer: `apiVersion/Kind`, `#metadata` appended for a metadata-only one. */
-  readonly name: string;
-  readonly group: string;
-  readonly version: string;
-  readonly kind: string;
-  readonly metadataOnly: boolean;
-  /** The namespaces it watches; empty: all. */
-  readonly namespaces: readonly string[];
-  readonly synced: boolean;
-  readonly started: boolean;
-  readonly stopped: boolean;
-  /** The message of the last list error, while it stands. */
-  readonly lastListError: string | undefined;
-  readonly stats: InformerStats;
-}
-
-/**
- * Cache knows how to serve reads from informers (controller-runtime `cache.Cache` = Reader + Informers). Its
- * reads are `Cached` (read-only: the objects are frozen and shared); `deepCopy` one to change it.
- */
-export interface Cache extends CacheReader, Informers {}
 
 interface Entry {
   /** The kind's GVK, as errors and logs name it. */
@@ -200,49 +148,14 @@ export class InformerCache implements Cache {
   }
 
   #newInformer<T extends KubeObject>(kind: Kind<T>, key: string): Entry['informer'] {
-    const o = this.#options;
-    const by = this.#byObject.get(key) as ByObject<T> | undefined;
-    const namespaces = this.#namespacesOf(key);
-    const labelSelector = by?.labelSelector ?? o.defaultLabelSelector;
-    const fieldSelector = by?.fieldSelector ?? o.defaultFieldSelector;
-    const transform =
-      by?.transform === null ? undefined : (by?.transform ?? o.defaultTransform ?? o.transform);
-    const syncPeriodMs = by?.syncPeriodMs ?? o.syncPeriodMs ?? o.resyncPeriodMs ?? DEFAULT_SYNC_PERIOD_MS;
-    const useWatchList = by?.useWatchList ?? o.useWatchList ?? false;
-    const ryow = this.#ryow;
-    const tracked = trackerKey(kind);
-    const onStored = ryow
-      ? (k: string, obj: KubeObject | undefined, deleted: boolean) => ryow.observe(tracked, k, obj, deleted)
-      : undefined;
-    const make = (namespace: string | undefined): SharedIndexInformer<T> =>
-      new SharedIndexInformer<T>(
-        listWatchFor(o.client, kind, {
-          ...(namespace ? { namespace } : {}),
-          ...(labelSelector !== undefined ? { labelSelector } : {}),
-          ...(fieldSelector !== undefined ? { fieldSelector } : {}),
-        }),
-        {
-          name: namespace ? `${key}@${namespace}` : key,
-          logger: this.#log,
-          resyncPeriodMs: syncPeriodMs,
-          ...(transform ? { transform: transform as TransformFunc<T> } : {}),
-          ...(o.clock ? { clock: o.clock } : {}),
-          ...(onStored ? { onStored } : {}),
-          reflector: {
-            ...(o.reflector ?? {}),
-            ...(useWatchList ? { useWatchList } : {}),
-            watchListSupport: this.#watchListSupport,
-          },
-        },
-      );
-    if (namespaces.length === 0) return make(undefined) as unknown as Entry['informer'];
-    return new MultiNamespaceInformer<T>(
-      namespaces,
-      make,
-      () => o.client.restMapper.isNamespaced(gvkOf(kind)),
-      this.#log,
-      o.clock,
-    ) as unknown as Entry['informer'];
+    return newKindInformer<T>(kind, key, {
+      options: this.#options,
+      byObject: this.#byObject.get(key) as ByObject<T> | undefined,
+      namespaces: this.#namespacesOf(key),
+      readYourWrites: this.#ryow,
+      watchListSupport: this.#watchListSupport,
+      logger: this.#log,
+    }) as unknown as Entry['informer'];
   }
 
   #run(entry: Entry): void {
@@ -315,27 +228,7 @@ export class InformerCache implements Cache {
    */
   informers(): CacheInformerInfo[] {
     const out: CacheInformerInfo[] = [];
-    for (const [key, e] of this.#entries) {
-      const inf = e.informer;
-      const st = inf.status();
-      const slash = key.lastIndexOf('/');
-      const apiVersion = key.slice(0, slash);
-      const gv = apiVersion.split('/');
-      const err = st.lastListError;
-      out.push({
-        name: key,
-        group: gv.length === 2 ? gv[0]! : '',
-        version: gv.at(-1)!,
-        kind: key.slice(slash + 1).replace(/#metadata$/, ''),
-        metadataOnly: key.endsWith('#metadata'),
-        namespaces: this.#namespacesOf(key),
-        synced: inf.hasSynced(),
-        started: inf.isStarted(),
-        stopped: inf.isStopped(),
-        lastListError: err === undefined ? undefined : err instanceof Error ? err.message : String(err),
-        stats: inf.stats(),
-      });
-    }
+    for (const [key, e] of this.#entries) out.push(informerInfo(key, e.informer, this.#namespacesOf(key)));
     return out;
   }
 
@@ -407,18 +300,7 @@ export class InformerCache implements Cache {
     if (inf.isStopped()) throw new InformerSyncError(gvk, true, { reason: 'it was removed from the cache' });
     // The caller gave up first: a Timeout, as controller-runtime's informer cache answers (NewTimeoutError),
     // with the last list error as its cause when there is one.
-    const last = st.lastListError;
-    const timeout = new StatusError({
-      apiVersion: 'v1',
-      kind: 'Status',
-      status: 'Failure',
-      code: 504,
-      reason: 'Timeout',
-      message: `Timeout: failed waiting for ${gvk} informer to sync${last !== undefined ? `; last error: ${last instanceof Error ? last.message : String(last)}` : ''}`,
-      details: { retryAfterSeconds: 0 },
-    });
-    if (last !== undefined) timeout.cause = last;
-    throw timeout;
+    throw syncTimeoutError(gvk, st.lastListError);
   }
 
   /**
@@ -502,21 +384,4 @@ export class InformerCache implements Cache {
       items: items as unknown as readonly Cached<T>[],
     };
   }
-}
-
-/**
- * Read-your-own-writes' key of a kind: `apiVersion/Kind`, the same for its typed and metadata-only
- * informers (a write through either is waited for by reads through both).
- */
-function trackerKey(kind: Kind): string {
-  return `${kind.apiVersion}/${kind.kind}`;
-}
-
-function storeKey(key: ObjectKey): string {
-  return key.namespace ? `${key.namespace}/${key.name}` : key.name;
-}
-
-/** The informer map's key of a kind: `apiVersion/Kind`, plus `#metadata` for a metadata-only descriptor. */
-function informerKey(kind: Kind): string {
-  return `${kind.apiVersion}/${kind.kind}${(kind as { metadataOnly?: boolean }).metadataOnly ? '#metadata' : ''}`;
 }

@@ -2,6 +2,7 @@ import { isNotFound, type KubeObject } from '@kubeloop/client';
 import { isNoMatchError } from '@kubeloop/client/errors';
 import { type Clock, discardLogger, type Logger, realClock } from '@kubeloop/core';
 import { CompactIndexer } from './compact-store.js';
+import { deepFreeze } from './freeze.js';
 import type { Indexers } from './indexes.js';
 import {
   type HandlerOptions,
@@ -14,69 +15,20 @@ import {
   type ResourceEventHandlerRegistration,
 } from './informer.js';
 import { onAbort } from './internal/abort.js';
+import { estimateBytes } from './internal/estimate-bytes.js';
 import type { ListerWatcher } from './list-watch.js';
 import { Reflector } from './reflector.js';
-import { checkReflectorOptions, type ReflectorOptions, type ReflectorStore } from './reflector-options.js';
+import { checkReflectorOptions, type ReflectorStore } from './reflector-options.js';
+import type { SharedIndexInformerOptions } from './shared-index-informer-options.js';
 import { SharedProcessor } from './shared-processor.js';
 import {
   DeletedFinalStateUnknown,
-  deepFreeze,
   Indexer,
   type IndexerReader,
   type IndexerStore,
   metaNamespaceIndexFunc,
   NAMESPACE_INDEX,
 } from './store.js';
-
-/** Options of {@link SharedIndexInformer}. */
-export interface SharedIndexInformerOptions<T extends KubeObject = KubeObject> {
-  /** Extra indexes; the `namespace` index is always there. */
-  readonly indexers?: Indexers<T>;
-  /**
-   * Default resync period of handlers in ms: every period (±`resyncJitter`) each handler gets
-   * `onUpdate(obj, obj)` for every cached object, delivered in batches of 1000 with the event loop free in
-   * between. 0 disables. @defaultValue 0
-   */
-  readonly resyncPeriodMs?: number;
-  /** Each resync period is scaled by a random factor in [1 − jitter, 1 + jitter]. @defaultValue 0.1 */
-  readonly resyncJitter?: number;
-  /**
-   * Applied once per object version before it is stored (client-go `SetTransform`; e.g.
-   * {@link stripManagedFields}). A relisted object whose resourceVersion is already cached is not transformed
-   * again; tombstones carry the already transformed state and are never transformed. If it throws for an
-   * object, that arrival is logged (error, with the key) and counted in `status().transformErrors`, the
-   * object is not stored (the key keeps its last good state, if any) and the informer goes on (C39).
-   */
-  readonly transform?: (obj: T) => T;
-  readonly logger?: Logger;
-  /** Name in logs. */
-  readonly name?: string;
-  /** Passed to the reflector (page size, watch timeout, backoff, WatchList, clock). */
-  readonly reflector?: Omit<ReflectorOptions, 'logger' | 'name' | 'onListResult' | 'onWatchStart'>;
-  /** Time source of resyncs (and of the reflector, unless `reflector.clock` is given). @defaultValue the real clock */
-  readonly clock?: Clock;
-  readonly random?: () => number;
-  /**
-   * Opt-in compact store ({@link CompactIndexer}): objects are kept as the UTF-8 bytes of their
-   * (transformed) JSON plus their index values, and handed out parsed and frozen through a bounded LRU of
-   * `maxCachedObjects` (default 1000) recently used objects. Less memory for large caches; cold reads, relists
-   * and updates of cold objects cost a `JSON.parse`. @defaultValue false (the plain {@link Indexer})
-   */
-  readonly compactStore?: boolean | { readonly maxCachedObjects?: number };
-  /**
-   * Deep-freeze every stored object (and delete notification) so a handler or reader that mutates a shared
-   * object throws instead of corrupting the cache. `false` skips it (deep freezing costs about 0.6× the
-   * `JSON.parse` of an event): the objects are still shared, so treat them as read-only and copy before
-   * changing (client-go's contract). @defaultValue true
-   */
-  readonly freezeObjects?: boolean;
-  /**
-   * Told of every version the store takes in, after it is stored: each add and update, each object of a
-   * relist (changed or not), each delete (`deleted`, with the deleted object). Used by read-your-own-writes
-   * ({@link ReadYourWrites}); must be cheap and must not throw.
-   */
-  readonly onStored?: (key: string, obj: KubeObject | undefined, deleted: boolean) => void;
-}
 
 /**
  * One reflector feeding one indexed store, fanned out to many handlers (client-go `SharedIndexInformer`).
@@ -439,23 +391,4 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
       this.#events.bookmark++;
     },
   };
-}
-
-/** Objects sampled to estimate the bytes a plain store holds. */
-const BYTES_SAMPLE = 64;
-
-/**
- * The JSON bytes of the objects under `keys`, estimated from the UTF-16 length of up to {@link BYTES_SAMPLE}
- * evenly spaced objects' JSON (ASCII-heavy Kubernetes objects: about one byte a character), scaled to all.
- */
-function estimateBytes(keys: readonly string[], get: (key: string) => KubeObject | undefined): number {
-  if (keys.length === 0) return 0;
-  const step = Math.max(1, Math.floor(keys.length / BYTES_SAMPLE));
-  let sampled = 0;
-  let chars = 0;
-  for (let i = 0; i < keys.length && sampled < BYTES_SAMPLE; i += step) {
-    chars += JSON.stringify(get(keys[i]!))?.length ?? 0;
-    sampled++;
-  }
-  return Math.round((chars / sampled) * keys.length);
 }

@@ -1,6 +1,7 @@
 import type { KubeObject, ObjectList, WatchEvent } from '@kubeloop/client';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
+import { deepFreeze } from '../src/freeze.js';
 import {
   CompactIndexer,
   Indexer,
@@ -9,7 +10,6 @@ import {
   SharedIndexInformer,
   type WatchCallOptions,
 } from '../src/index.js';
-import { deepFreeze } from '../src/store.js';
 
 /** A pod with the parts whose shapes matter to the freeze: nested arrays, `managedFields` `{}` leaves, `[]`. */
 const pod = (name: string, rv: string): KubeObject =>

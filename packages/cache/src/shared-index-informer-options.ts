@@ -1,0 +1,54 @@
+import type { KubeObject } from '@kubeloop/client';
+import type { Clock, Logger } from '@kubeloop/core';
+import type { Indexers } from './indexes.js';
+import type { ReflectorOptions } from './reflector-options.js';
+
+/** Options of {@link SharedIndexInformer}. */
+export interface SharedIndexInformerOptions<T extends KubeObject = KubeObject> {
+  /** Extra indexes; the `namespace` index is always there. */
+  readonly indexers?: Indexers<T>;
+  /**
+   * Default resync period of handlers in ms: every period (±`resyncJitter`) each handler gets
+   * `onUpdate(obj, obj)` for every cached object, delivered in batches of 1000 with the event loop free in
+   * between. 0 disables. @defaultValue 0
+   */
+  readonly resyncPeriodMs?: number;
+  /** Each resync period is scaled by a random factor in [1 − jitter, 1 + jitter]. @defaultValue 0.1 */
+  readonly resyncJitter?: number;
+  /**
+   * Applied once per object version before it is stored (client-go `SetTransform`; e.g.
+   * {@link stripManagedFields}). A relisted object whose resourceVersion is already cached is not transformed
+   * again; tombstones carry the already transformed state and are never transformed. If it throws for an
+   * object, that arrival is logged (error, with the key) and counted in `status().transformErrors`, the
+   * object is not stored (the key keeps its last good state, if any) and the informer goes on (C39).
+   */
+  readonly transform?: (obj: T) => T;
+  readonly logger?: Logger;
+  /** Name in logs. */
+  readonly name?: string;
+  /** Passed to the reflector (page size, watch timeout, backoff, WatchList, clock). */
+  readonly reflector?: Omit<ReflectorOptions, 'logger' | 'name' | 'onListResult' | 'onWatchStart'>;
+  /** Time source of resyncs (and of the reflector, unless `reflector.clock` is given). @defaultValue the real clock */
+  readonly clock?: Clock;
+  readonly random?: () => number;
+  /**
+   * Opt-in compact store ({@link CompactIndexer}): objects are kept as the UTF-8 bytes of their
+   * (transformed) JSON plus their index values, and handed out parsed and frozen through a bounded LRU of
+   * `maxCachedObjects` (default 1000) recently used objects. Less memory for large caches; cold reads, relists
+   * and updates of cold objects cost a `JSON.parse`. @defaultValue false (the plain {@link Indexer})
+   */
+  readonly compactStore?: boolean | { readonly maxCachedObjects?: number };
+  /**
+   * Deep-freeze every stored object (and delete notification) so a handler or reader that mutates a shared
+   * object throws instead of corrupting the cache. `false` skips it (deep freezing costs about 0.6× the
+   * `JSON.parse` of an event): the objects are still shared, so treat them as read-only and copy before
+   * changing (client-go's contract). @defaultValue true
+   */
+  readonly freezeObjects?: boolean;
+  /**
+   * Told of every version the store takes in, after it is stored: each add and update, each object of a
+   * relist (changed or not), each delete (`deleted`, with the deleted object). Used by read-your-own-writes
+   * ({@link ReadYourWrites}); must be cheap and must not throw.
+   */
+  readonly onStored?: (key: string, obj: KubeObject | undefined, deleted: boolean) => void;
+}
