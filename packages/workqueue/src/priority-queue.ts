@@ -1,8 +1,9 @@
 import { type Clock, realClock } from '@kubeloop/core';
 import { checkDelayMs, InvalidArgumentError } from './errors.js';
-import { type DelayedEntry, DelayHeap } from './internal/delay-heap.js';
+import { DelayHeap } from './internal/delay-heap.js';
 import { DrainWaiters } from './internal/drain-waiters.js';
 import { KeepAlive } from './internal/keep-alive.js';
+import { type Entry, EntryPool, State } from './internal/priority-entry.js';
 import { PriorityLevels } from './internal/priority-levels.js';
 import { QueueMetrics } from './internal/queue-metrics.js';
 import { Ring } from './internal/ring.js';
@@ -16,32 +17,6 @@ import {
 } from './priority-queue-types.js';
 import type { GetResult, KeyFn, QueueDebugSizes, QueueInspection } from './queue.js';
 import { defaultPriorityQueueRateLimiter, type RateLimiter } from './rate-limiters.js';
-
-/** Where an entry is. */
-enum State {
-  /** In the waiting heap until its ready time. */
-  Waiting = 0,
-  /** In its priority level's FIFO. */
-  Ready = 1,
-  /** Ready, but its key is being processed: held outside the levels until `done`. */
-  Parked = 2,
-  /** Not queued: only marks that the key is being processed. */
-  Idle = 3,
-  /** Replaced (priority raised) or dropped; skipped where it is still referenced. */
-  Dead = 4,
-}
-
-/** One key's entry; `readyAt`/`seq` are used while it waits in the delay heap. */
-interface Entry<T> extends DelayedEntry {
-  key: unknown;
-  item: T;
-  priority: number;
-  state: State;
-  /** Whether the key is handed out and not yet `done`. */
-  processing: boolean;
-  /** Its place in the order of becoming ready (set by the ready levels; the fair share picks the lowest). */
-  stamp: number;
-}
 
 const SHUTDOWN: GetWithPriorityResult<never> = Object.freeze({
   item: undefined,
@@ -78,8 +53,7 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
    * worker's `done` right after its own get skips the map look-up.
    */
   private lastTaken: Entry<T> | undefined;
-  /** Entries of finished keys kept for reuse (bounded), so a busy queue allocates no entry per new key. */
-  private readonly spare: Entry<T>[] = [];
+  private readonly pool = new EntryPool<T>();
 
   constructor(options: PriorityQueueOptions<T>) {
     this.ready = new PriorityLevels<Entry<T>>(
@@ -184,7 +158,7 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
     this.metrics?.done(key);
     if (e.state === State.Idle) {
       this.entries.delete(key);
-      this.recycle(e);
+      this.pool.recycle(e);
     } else if (e.state === State.Parked) {
       this.parkedCount--;
       this.pushReady(e);
@@ -266,7 +240,7 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
     if (e === undefined || e.state === State.Idle) {
       let entry = e;
       if (entry === undefined) {
-        entry = this.newEntry(key, item, priority, false);
+        entry = this.pool.get(key, item, priority, false);
         this.entries.set(key, entry);
       } else {
         entry.item = item;
@@ -294,7 +268,7 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
     // replace the entry: the old object stays in its level's FIFO, dead
     e.state = State.Dead;
     this.ready.unlink(e.priority);
-    const moved = this.newEntry(key, e.item, priority, e.processing);
+    const moved = this.pool.get(key, e.item, priority, e.processing);
     this.entries.set(key, moved);
     this.pushReady(moved);
   }
@@ -342,39 +316,6 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
   private syncKeepAlive(): void {
     this.keepAlive.set(this.waiters.length > 0 && this.waiting.size > 0);
   }
-
-  private newEntry(key: unknown, item: T, priority: number, processing: boolean): Entry<T> {
-    const e = this.spare.pop();
-    if (e === undefined)
-      return {
-        key,
-        item,
-        priority,
-        readyAt: 0,
-        seq: 0,
-        state: State.Idle,
-        index: -1,
-        processing,
-        stamp: 0,
-      };
-    e.key = key;
-    e.item = item;
-    e.priority = priority;
-    e.processing = processing;
-    return e;
-  }
-
-  /**
-   * Keeps a finished entry for reuse. Only entries that left the map idle come here: no FIFO, heap or
-   * waiter refers to them (a replaced entry, still in its level's FIFO, is never recycled). Its heap fields
-   * are set again when it next waits in the heap.
-   */
-  private recycle(e: Entry<T>): void {
-    if (this.spare.length >= SPARE_ENTRIES) return;
-    e.key = undefined;
-    e.item = undefined as T;
-    this.spare.push(e);
-  }
 }
 
 function checkFairnessWindow(w: number | undefined): number {
@@ -384,9 +325,6 @@ function checkFairnessWindow(w: number | undefined): number {
     `newPriorityQueue: options.fairnessWindow must be an integer >= 2 or Infinity, got ${String(w)}`,
   );
 }
-
-/** Finished-key entries kept for reuse at most (tens of KiB). */
-const SPARE_ENTRIES = 1024;
 
 /**
  * Creates controller-runtime's priority queue (`priorityqueue.New`). Default limiter: per-item exponential
