@@ -1,4 +1,5 @@
 import { type ApplyConfiguration, type ApplyOptions, applyBody } from './apply.js';
+import type { ClientOptions } from './client-options.js';
 import { type DeleteAllOfOptions, deleteAllOf } from './delete-all-of.js';
 import { DynamicRESTMapper } from './dynamic-rest-mapper.js';
 import {
@@ -7,12 +8,12 @@ import {
   StatusError,
   UnsupportedPatchTypeError,
 } from './errors.js';
-import { formatFieldSelector } from './field-selector.js';
 import type { HttpRequest, HttpTransport } from './http.js';
 import type { Client, StatusWriter, SubResourceClient } from './interfaces.js';
 import type { ClientInternals } from './internal/client-internals.js';
 import { jsonBody } from './internal/json-body.js';
 import { mappingForRequest, objectNamespaceUse } from './internal/request-mapping.js';
+import { deleteBody, listQuery } from './internal/request-params.js';
 import {
   gvkOf,
   gvkString,
@@ -23,7 +24,6 @@ import {
   type ObjectList,
   objectKeyFromObject,
 } from './kinds.js';
-import { formatLabelSelector } from './label-selector.js';
 import { metadataAccept, PARTIAL_OBJECT_METADATA_ACCEPT, refuseMetadataOnly } from './metadata-only.js';
 import type {
   DeleteOptions,
@@ -40,32 +40,10 @@ import { collectionPath, objectPath, withQuery } from './paths.js';
 import { asListReply, asObjectReply, readJsonListReply, readJsonReply, withTypeMeta } from './replies.js';
 import { isResourceNotFound, type RESTMapper, type RESTMapping } from './rest-mapper.js';
 import { ApiSubResourceClient } from './sub-resource.js';
-import { checkMaxEventBytes, type DEFAULT_MAX_WATCH_EVENT_BYTES, type WatchEvent } from './watch.js';
+import { checkMaxEventBytes, type WatchEvent } from './watch.js';
 import { watchRequest } from './watch-request.js';
 
-/** Options for {@link ApiClient}. */
-export interface ClientOptions {
-  /** The transport to the API server (usually `new Transport(config)`). Closed by `close()`. */
-  readonly transport: HttpTransport;
-  /** @defaultValue a {@link DynamicRESTMapper} over the same transport. */
-  readonly restMapper?: RESTMapper;
-  /** Default `fieldManager` for writes (controller-runtime `client.WithFieldOwner`). */
-  readonly fieldOwner?: string;
-  /**
-   * Bound on one watch event (one line of the stream), in bytes; a longer one ends the watch with a
-   * `WatchEventTooLargeError`. @defaultValue 16 MiB ({@link DEFAULT_MAX_WATCH_EVENT_BYTES}, apimachinery's
-   * streaming decoder limit)
-   */
-  readonly maxWatchEventBytes?: number;
-  /**
-   * How a list reply is decoded. `'stream'`: as its bytes arrive, each item parsed on its own, so the reply is
-   * never held as one string beside its parsed form (kube-apiserver answers a `resourceVersion=0` list from
-   * its watch cache in one piece, ~150 MB for 20,000 pods) and a reply longer than a JavaScript string decodes.
-   * `'whole'`: the body read as one string, then `JSON.parse` (the earlier path; a reply over ~512 MiB then
-   * fails with an error `isReplyTooLarge` recognises). Both give the same objects. @defaultValue 'stream'
-   */
-  readonly listDecoding?: 'stream' | 'whole';
-}
+export type { ClientOptions } from './client-options.js';
 
 /**
  * The live client: every call is an HTTP request to the API server (controller-runtime's `client.New`
@@ -269,22 +247,7 @@ export class ApiClient implements Client {
 
   async #list<T extends KubeObject>(kind: Kind<T>, options: ListOptions = {}): Promise<ObjectList<T>> {
     const mapping = await mappingForRequest(this.restMapper, kind, { namespace: options.namespace });
-    const q = new URLSearchParams();
-    const ls = formatLabelSelector(options.labelSelector);
-    if (ls) q.set('labelSelector', ls);
-    const fs = formatFieldSelector(options.fieldSelector);
-    if (fs) q.set('fieldSelector', fs);
-    if (options.limit !== undefined) {
-      // 0 means "no limit" on the wire (apimachinery); anything else that is not a whole number is a mistake.
-      if (!Number.isSafeInteger(options.limit) || options.limit < 0)
-        throw new InvalidRequestError(
-          `list ${kind.kind}: limit must be a whole number >= 0 (0 = unpaged), got ${options.limit}`,
-        );
-      if (options.limit > 0) q.set('limit', String(options.limit));
-    }
-    if (options.continue) q.set('continue', options.continue);
-    if (options.resourceVersion !== undefined) q.set('resourceVersion', options.resourceVersion);
-    if (options.resourceVersionMatch) q.set('resourceVersionMatch', options.resourceVersionMatch);
+    const q = listQuery(kind, options);
     const path = withQuery(collectionPath(mapping, options.namespace), q);
     const what = `GET ${path.split('?')[0]}`;
     const req = metadataAccept(kind, true);
@@ -378,17 +341,12 @@ export class ApiClient implements Client {
         ? { namespace: keyOrObj.metadata.namespace, name: keyOrObj.metadata.name ?? '' }
         : (keyOrObj as ObjectKey);
     const { path } = await this.#objectPath(kind, key);
-    const body: Record<string, unknown> = {};
-    if (options?.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = options.gracePeriodSeconds;
-    if (options?.propagationPolicy) body.propagationPolicy = options.propagationPolicy;
-    if (options?.preconditions) body.preconditions = options.preconditions;
-    if (options?.dryRun) body.dryRun = ['All'];
-    const hasBody = Object.keys(body).length > 0;
+    const body = deleteBody(options);
     await this.#send<unknown>({
       method: 'DELETE',
       path,
       signal: options?.signal,
-      ...(hasBody ? { body: jsonBody(body), headers: { 'content-type': 'application/json' } } : {}),
+      ...(body ? { body: jsonBody(body), headers: { 'content-type': 'application/json' } } : {}),
     });
   }
 
