@@ -24,9 +24,12 @@ describe('example: leader-elected singleton', () => {
           work: async (signal) => {
             leading.add(identity);
             maxLeaders = Math.max(maxLeaders, leading.size);
-            await new Promise<void>((resolve) =>
-              signal.addEventListener('abort', () => resolve(), { once: true }),
-            );
+            // The signal may have aborted before work started (lost the lease at once): a listener added then
+            // would never fire, so check first.
+            if (!signal.aborted)
+              await new Promise<void>((resolve) =>
+                signal.addEventListener('abort', () => resolve(), { once: true }),
+              );
             leading.delete(identity);
           },
         },

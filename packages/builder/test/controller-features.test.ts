@@ -1,4 +1,5 @@
 import { StatusError } from '@kubeloop/client';
+import { onAbort } from '@kubeloop/core';
 import { FakeClock } from '@kubeloop/core/testing';
 import { ItemExponentialFailureRateLimiter, LOW_PRIORITY } from '@kubeloop/workqueue';
 import { Registry } from 'prom-client';
@@ -91,9 +92,7 @@ describe('Controller on the test clock (controller-runtime internal/controller)'
         async reconcile(ctx) {
           calls++;
           if (calls > 1) return;
-          await new Promise<void>((_, reject) =>
-            ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true }),
-          );
+          await new Promise<void>((_, reject) => onAbort(ctx.signal, () => reject(ctx.signal.reason)));
         },
       },
       {
@@ -128,11 +127,7 @@ describe('Controller on the test clock (controller-runtime internal/controller)'
           if (r.name === 'fast') return;
           // 'slow' fails at its deadline; 'swallow' returns normally once its deadline passed.
           await new Promise<void>((resolve, reject) =>
-            ctx.signal.addEventListener(
-              'abort',
-              () => (r.name === 'slow' ? reject(ctx.signal.reason) : resolve()),
-              { once: true },
-            ),
+            onAbort(ctx.signal, () => (r.name === 'slow' ? reject(ctx.signal.reason) : resolve())),
           );
         },
       },

@@ -1,3 +1,4 @@
+import { onAbort } from '@kubeloop/core';
 import { describe, expect, it } from 'vitest';
 import {
   GracefulShutdownTimeoutError,
@@ -13,10 +14,7 @@ import { offlineConfig } from './support/config.js';
 const config = offlineConfig('builder-test');
 
 function untilAborted(signal: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    signal.addEventListener('abort', () => resolve(), { once: true });
-  });
+  return new Promise<void>((resolve) => onAbort(signal, () => resolve()));
 }
 
 /** A runnable that records `start <name>` / `stop <name>`. */
@@ -213,9 +211,7 @@ describe('Manager stop edge cases', () => {
       ready: (signal) =>
         new Promise<void>((_, reject) => {
           readyCalled = true;
-          signal.addEventListener('abort', () => reject(new Error('aborted while waiting to listen')), {
-            once: true,
-          });
+          onAbort(signal, () => reject(new Error('aborted while waiting to listen')));
         }),
     });
     const ac = new AbortController();

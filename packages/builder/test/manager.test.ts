@@ -1,4 +1,5 @@
 import { Pod } from '@kubeloop/client';
+import { onAbort } from '@kubeloop/core';
 import { describe, expect, it } from 'vitest';
 import { ControllerError, newControllerManagedBy, newManager, type Runnable } from '../src/index.js';
 import { offlineConfig } from './support/config.js';
@@ -27,9 +28,7 @@ describe('Manager and builder', () => {
     const r: Runnable = {
       async start(signal) {
         events.push('started');
-        await new Promise<void>((resolve) =>
-          signal.addEventListener('abort', () => resolve(), { once: true }),
-        );
+        await new Promise<void>((resolve) => onAbort(signal, () => resolve()));
         events.push('stopped');
       },
     };
@@ -41,9 +40,7 @@ describe('Manager and builder', () => {
     mgr.add({
       async start(signal) {
         events.push('late');
-        await new Promise<void>((resolve) =>
-          signal.addEventListener('abort', () => resolve(), { once: true }),
-        );
+        await new Promise<void>((resolve) => onAbort(signal, () => resolve()));
       },
     });
     await expect.poll(() => events.includes('late')).toBe(true);
@@ -58,9 +55,7 @@ describe('Manager and builder', () => {
     let otherStopped = false;
     mgr.add({
       async start(signal) {
-        await new Promise<void>((resolve) =>
-          signal.addEventListener('abort', () => resolve(), { once: true }),
-        );
+        await new Promise<void>((resolve) => onAbort(signal, () => resolve()));
         otherStopped = true;
       },
     });

@@ -1,4 +1,5 @@
 import type { KubeObject } from '@kubeloop/client';
+import { onAbort } from '@kubeloop/core';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 // store modules directly (not the package index), so these tests do not load the informer
@@ -141,7 +142,7 @@ describe('SharedIndexInformer with compactStore', () => {
       watch: () => ({
         async *[Symbol.asyncIterator]() {
           yield { type: 'MODIFIED' as const, object: pod('a', 'p1', { app: 'z' }, '11') };
-          await new Promise((resolve) => ac.signal.addEventListener('abort', resolve, { once: true }));
+          await new Promise((resolve) => onAbort(ac.signal, () => resolve(undefined)));
         },
       }),
     };

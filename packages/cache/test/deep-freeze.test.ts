@@ -1,4 +1,5 @@
 import type { KubeObject, ObjectList, WatchEvent } from '@kubeloop/client';
+import { onAbort } from '@kubeloop/core';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { deepFreeze } from '../src/freeze.js';
@@ -86,7 +87,7 @@ describe('deep freeze of cached objects (the default)', () => {
       watch: (o: WatchCallOptions): AsyncIterable<WatchEvent> =>
         (async function* () {
           if (o.resourceVersion !== '10') {
-            await new Promise<void>((r) => o.signal.addEventListener('abort', () => r(), { once: true }));
+            await new Promise<void>((r) => onAbort(o.signal, () => r()));
             return;
           }
           yield { type: 'MODIFIED', object: pod('a', '11') } as WatchEvent;

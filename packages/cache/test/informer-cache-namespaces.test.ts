@@ -1,4 +1,5 @@
 import { ConfigMap, type KubeObject, kind } from '@kubeloop/client';
+import { onAbort } from '@kubeloop/core';
 import { FakeClock } from '@kubeloop/core/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
@@ -149,7 +150,7 @@ describe('per-namespace informers under faults (breaker probes p5, p9, p13)', ()
     // Namespace b's list never answers (a black-holed request) until its signal aborts.
     fc.list = (k, o) =>
       o.namespace === 'b'
-        ? new Promise((_, reject) => o.signal.addEventListener('abort', () => reject(o.signal.reason)))
+        ? new Promise((_, reject) => onAbort(o.signal, () => reject(o.signal.reason)))
         : list(k, o);
     const t = startCache(fc, { defaultNamespaces: ['a', 'b'] });
     const inf = t.cache.getInformer(ConfigMap);

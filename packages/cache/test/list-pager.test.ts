@@ -1,4 +1,5 @@
 import type { KubeObject, ObjectList } from '@kubeloop/client';
+import { onAbort } from '@kubeloop/core';
 import { FakeClock } from '@kubeloop/core/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { type ListCallOptions, type ListerWatcher, Reflector, SharedIndexInformer } from '../src/index.js';
@@ -17,7 +18,7 @@ function heldPages(total: number) {
           metadata: { resourceVersion: '9', ...(to < total ? { continue: String(to) } : {}) },
           items: Array.from({ length: to - from }, (_, i) => cm(`cm-${from + i}`, 5)),
         };
-        o.signal.addEventListener('abort', () => reject(o.signal.reason), { once: true });
+        onAbort(o.signal, () => reject(o.signal.reason));
         calls.push({ ...o, release: () => resolve(page), fail: reject });
       }),
     watch: () => {

@@ -1,5 +1,6 @@
 import type { KubeObject, WatchEvent } from '@kubeloop/client';
 import { WatchDecodeError } from '@kubeloop/client/errors';
+import { onAbort } from '@kubeloop/core';
 import { FakeClock } from '@kubeloop/core/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
@@ -152,7 +153,7 @@ describe('Reflector: WatchList refused in any way falls back to list + watch in 
     const srv = new FakeServer(2);
     const lw = refusingServer(srv, (o) =>
       (async function* () {
-        await new Promise<void>((r) => o.signal.addEventListener('abort', () => r(), { once: true }));
+        await new Promise<void>((r) => onAbort(o.signal, () => r()));
       })(),
     );
     const t = start(lw, { watchListTimeoutMs: 5000 });

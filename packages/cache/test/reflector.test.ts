@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type KubeObject, type ObjectList, StatusError } from '@kubeloop/client';
 import { WatchDecodeError } from '@kubeloop/client/errors';
+import { onAbort } from '@kubeloop/core';
 import { FakeClock } from '@kubeloop/core/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
@@ -317,7 +318,7 @@ describe('Reflector: watch endings', () => {
       list: (o) =>
         new Promise<ObjectList>((_, reject) => {
           release = () => reject(new Error('aborted'));
-          o.signal.addEventListener('abort', () => release(), { once: true });
+          onAbort(o.signal, () => release());
         }),
       watch: () => {
         throw new Error('no watch expected');
@@ -383,7 +384,7 @@ describe('Reflector: lists of any size', () => {
       list: async () => ({ metadata: { resourceVersion: '5' }, items }),
       watch: (o) =>
         (async function* () {
-          await new Promise<void>((r) => o.signal.addEventListener('abort', () => r(), { once: true }));
+          await new Promise<void>((r) => onAbort(o.signal, () => r()));
         })(),
     };
     const r = new Reflector(lw, {
@@ -418,7 +419,7 @@ describe('Reflector: lists of any size', () => {
       },
       watch: (o) =>
         (async function* () {
-          await new Promise<void>((r) => o.signal.addEventListener('abort', () => r(), { once: true }));
+          await new Promise<void>((r) => onAbort(o.signal, () => r()));
         })(),
     };
     const r = new Reflector(
@@ -470,7 +471,7 @@ describe('Reflector: WatchList (streaming initial sync, C04)', () => {
         o.sendInitialEvents
           ? (async function* () {
               yield { type: 'ADDED' as const, object: cm('cm-0', 2) };
-              await new Promise<void>((r) => o.signal.addEventListener('abort', () => r(), { once: true }));
+              await new Promise<void>((r) => onAbort(o.signal, () => r()));
             })()
           : srv.watch(o),
     };

@@ -1,4 +1,5 @@
 import type { KubeObject, ObjectList, WatchEvent } from '@kubeloop/client';
+import { onAbort } from '@kubeloop/core';
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
 import {
   DeletedFinalStateUnknown,
@@ -41,9 +42,7 @@ class ScriptedSource implements ListerWatcher {
     const script = this.watches.shift() ?? 'hang';
     return (async function* () {
       if (script === 'hang') {
-        await new Promise<void>((resolve) =>
-          o.signal.addEventListener('abort', () => resolve(), { once: true }),
-        );
+        await new Promise<void>((resolve) => onAbort(o.signal, () => resolve()));
         return;
       }
       for (const ev of script.events) yield structuredClone(ev);

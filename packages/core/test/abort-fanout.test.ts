@@ -2,6 +2,9 @@
 // prints MaxListenersExceededWarning (seen in the CI log with 11 concurrent lease/ConfigMap writes of the
 // sharding replicas). withDeadline subscribes through a per-signal fan-out: one listener, removed with the last.
 import { getEventListeners } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { onAbort, withDeadline } from '../src/index.js';
 import { FakeClock } from '../src/testing.js';
@@ -44,5 +47,58 @@ describe('abort fan-out', () => {
     off();
     expect(onAbort(parent.signal, () => called++)).toBeTypeOf('function');
     expect(called).toBe(2); // already aborted: called at once
+  });
+
+  it('a wait subscribed after the signal aborted during an earlier await still ends (C23: stopped while its create was in flight)', async () => {
+    const stop = new AbortController();
+    const runnable = async (signal: AbortSignal) => {
+      await Promise.resolve().then(() => stop.abort()); // the create in flight when the stop comes
+      await new Promise<void>((resolve) => onAbort(signal, () => resolve()));
+      return 'stopped';
+    };
+    await expect(runnable(stop.signal)).resolves.toBe('stopped');
+  });
+
+  it("no test file waits on a bare addEventListener('abort'): a listener added to an already-aborted signal never fires", () => {
+    // Test runnables, reconcilers and fake servers subscribe through onAbort, which calls at once when the signal
+    // has aborted already (a stop that lands during an earlier await left C23's runnable waiting forever).
+    // Allowed: tests of the listener mechanism itself, and the example that users copy (it checks `aborted`).
+    const root = fileURLToPath(new URL('../../..', import.meta.url));
+    const allowed = new Set([
+      'packages/builder/test/abort-listeners.test.ts',
+      'packages/core/test/abort-fanout.test.ts',
+      'packages/core/test/deadline.test.ts',
+      'tests/integration/test/leaks.test.ts',
+      'examples/test/leader-singleton.test.ts',
+    ]);
+    const walk = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+        e.name === 'node_modules' || e.name === 'dist' || e.name.startsWith('.')
+          ? []
+          : e.isDirectory()
+            ? walk(join(dir, e.name))
+            : /\.(ts|mts|mjs)$/.test(e.name)
+              ? [join(dir, e.name)]
+              : [],
+      );
+    const testDirs = ['packages', 'apps', 'tests', 'examples', 'bench'].flatMap((top) =>
+      readdirSync(join(root, top), { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => join(root, top, e.name, 'test'))
+        .concat(top === 'tests' || top === 'examples' || top === 'bench' ? [join(root, top, 'test')] : []),
+    );
+    const offenders = [...new Set(testDirs)]
+      .filter((d) => {
+        try {
+          return readdirSync(d).length > 0;
+        } catch {
+          return false;
+        }
+      })
+      .flatMap(walk)
+      .map((f) => relative(root, f))
+      .filter((f) => !allowed.has(f))
+      .filter((f) => /addEventListener\(\s*['"]abort['"]/.test(readFileSync(join(root, f), 'utf8')));
+    expect(offenders).toEqual([]);
   });
 });

@@ -1,4 +1,5 @@
 import { type KubeObject, kind } from '@kubeloop/client';
+import { onAbort } from '@kubeloop/core';
 import fc from 'fast-check';
 import jsonpatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
@@ -136,7 +137,7 @@ describe('admission: Validator', () => {
       'validate-slow',
       (_req, ctx) =>
         new Promise((_, reject) => {
-          ctx.signal.addEventListener('abort', () => {
+          onAbort(ctx.signal, () => {
             aborted = true;
             reject(new Error('gave up'));
           });

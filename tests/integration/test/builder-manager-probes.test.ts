@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:net';
 import { ControllerError, newControllerManagedBy, newManager, type Request } from '@kubeloop/builder';
 import { LeaseKind } from '@kubeloop/builder/leaderelection';
 import { ConfigMap, isNotFound } from '@kubeloop/client';
+import { onAbort } from '@kubeloop/core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { liveClient, testConfig, uniqueName, withNamespace } from './support.js';
 
@@ -118,7 +119,7 @@ describe('manager lifecycle probes (p6, p11, p12)', () => {
           try {
             // Held until the stop: the reconcile returns when its signal aborts.
             await new Promise<void>((resolve) => {
-              ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+              onAbort(ctx.signal, () => resolve());
             });
           } finally {
             inflight--;

@@ -6,6 +6,7 @@ import {
   TerminalError,
 } from '@kubeloop/builder';
 import { ConfigMap, type KubeObject, kind, Secret } from '@kubeloop/client';
+import { onAbort } from '@kubeloop/core';
 import { FakeClock } from '@kubeloop/core/testing';
 import { ItemExponentialFailureRateLimiter } from '@kubeloop/workqueue';
 import { describe, expect, it, vi } from 'vitest';
@@ -128,9 +129,7 @@ describe('builder watches, handlers and reconcile results through the real stack
           if (req.name === 'throws' && t.length < 3) throw new Error('transient');
           if (req.name === 'terminal') throw new TerminalError('bad spec');
           if (req.name === 'slow' && t.length === 1) {
-            await new Promise<void>((resolve) =>
-              ctx.signal.addEventListener('abort', () => resolve(), { once: true }),
-            );
+            await new Promise<void>((resolve) => onAbort(ctx.signal, () => resolve()));
             timedOutSignal = ctx.signal.reason;
             throw ctx.signal.reason;
           }

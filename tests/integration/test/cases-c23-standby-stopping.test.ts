@@ -1,6 +1,7 @@
 import { type Manager, newManager, newMetricsRegistry, type Runnable } from '@kubeloop/builder';
 import { ConfigMap, isNotFound } from '@kubeloop/client';
 import { Lease } from '@kubeloop/client/kinds';
+import { onAbort } from '@kubeloop/core';
 import { describe, expect, it, vi } from 'vitest';
 import { testConfig, useLiveCluster } from './support.js';
 
@@ -37,7 +38,7 @@ function stamping(
         .create(ConfigMap, { metadata: { namespace, name: `ran-${r.identity}-${tag}` } }, { signal })
         .catch(() => undefined);
       if (signal.aborted) return;
-      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      await new Promise<void>((resolve) => onAbort(signal, () => resolve()));
     },
   };
 }

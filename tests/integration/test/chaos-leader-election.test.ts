@@ -3,9 +3,11 @@
 // requests with 503, or partitioned by envtest black-holing them — and measures how many lead at once
 // (each judged by its own leadership signal, which ends at most renewDeadline after its last renew) and
 // how long until another leads. CI runs LE_ROUNDS=3 (one of each); the full run is LE_ROUNDS=50.
+
 import { randomBytes } from 'node:crypto';
 import { LeaderElector, newResourceLock } from '@kubeloop/builder/leaderelection';
 import type { RestConfig } from '@kubeloop/config';
+import { onAbort } from '@kubeloop/core';
 import { describe, expect, it } from 'vitest';
 import { realCluster, useFaultServer } from './support/fault-server.js';
 
@@ -70,7 +72,7 @@ describe.skipIf(realCluster)('leader election under faults', () => {
               failovers.push(Date.now() - faultAt);
               faultAt = 0;
             }
-            signal.addEventListener('abort', () => leading.delete(id), { once: true });
+            onAbort(signal, () => leading.delete(id));
           },
         },
       });

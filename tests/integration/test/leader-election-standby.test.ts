@@ -1,4 +1,5 @@
 import { ConfigMap, isNotFound } from '@kubeloop/client';
+import { onAbort } from '@kubeloop/core';
 import { describe, expect, it } from 'vitest';
 import { type Replica, startReplica, watchLeases } from './support/leader-election.js';
 import { captureLogger, type LogRecord, testConfig, useLiveCluster, waitFor } from './support.js';
@@ -52,7 +53,7 @@ describe('C23 standby that is stopping (leader election, observed through the AP
     b.mgr.add({
       async start(signal) {
         runs.push(aStopped);
-        await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
+        await new Promise<void>((r) => onAbort(signal, () => r()));
       },
     });
     // A keeps leading (three more stamps) while the runnable waits on the standby.

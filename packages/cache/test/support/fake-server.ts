@@ -1,4 +1,5 @@
 import { type KubeObject, type ObjectList, StatusError, type WatchEvent } from '@kubeloop/client';
+import { onAbort } from '@kubeloop/core';
 import type { ListCallOptions, ListerWatcher, WatchCallOptions } from '../../src/index.js';
 
 /** A Status error as kube-apiserver sends it. */
@@ -248,8 +249,8 @@ export class FakeServer implements ListerWatcher {
       }
       const w: LiveWatch = { opts: o, queue: [] };
       server.live.push(w);
-      const onAbort = () => server.#deliver(w, { end: true });
-      o.signal.addEventListener('abort', onAbort, { once: true });
+      // After the yields above the caller may have aborted already: onAbort then ends the watch at once.
+      const unsubscribe = onAbort(o.signal, () => server.#deliver(w, { end: true }));
       try {
         for (;;) {
           const item = w.queue.shift();
@@ -267,7 +268,7 @@ export class FakeServer implements ListerWatcher {
           yield item;
         }
       } finally {
-        o.signal.removeEventListener('abort', onAbort);
+        unsubscribe();
         const i = server.live.indexOf(w);
         if (i >= 0) server.live.splice(i, 1);
       }

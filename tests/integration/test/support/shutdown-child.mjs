@@ -4,6 +4,7 @@
 // election with release-on-cancel (6 s / 4 s / 1 s: a shorter lease is lost on a loaded CI box before the
 // test signals). Prints one JSON line per event on stdout.
 import { ConfigMap, newControllerManagedBy, newManager, setupSignalHandler } from '@kubeloop/builder';
+import { onAbort } from '@kubeloop/core';
 
 const env = process.env;
 const say = (ev, extra = {}) => process.stdout.write(`${JSON.stringify({ ev, t: Date.now(), ...extra })}\n`);
@@ -32,12 +33,12 @@ const mgr = newManager(config, {
 });
 const client = mgr.getClient();
 const signal = setupSignalHandler();
-signal.addEventListener('abort', () => say('signal'));
+onAbort(signal, () => say('signal'));
 // RECONCILE_MS=signal: until the signal, then 500 ms more (the reconcile is still running while the manager
 // stops, as a real one would be; ending on the signal itself raced the worker's next get).
 const work = async () => {
   if (env.RECONCILE_MS !== 'signal') return new Promise((r) => setTimeout(r, Number(env.RECONCILE_MS)));
-  await new Promise((r) => (signal.aborted ? r() : signal.addEventListener('abort', r, { once: true })));
+  await new Promise((r) => onAbort(signal, r));
   await new Promise((r) => setTimeout(r, 500));
 };
 newControllerManagedBy(mgr)
