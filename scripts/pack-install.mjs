@@ -12,6 +12,13 @@
 //      folder, whose npm install (the tarballs; the registry for third-party packages) and `kubeloop create api` /
 //      `create webhook` run, then its `npm test` (generate CRDs + RBAC + webhook configurations, unit and envtest
 //      tests) passes on this Node, then on Node 22 and 24 (npx node@V; PACK_INSTALL_NODES="" skips). Prints each step's wall time.
+//   7. footprint, from the installs above (no new install): what `npm i <package>` puts on disk for every public
+//      package — the package and the dependencies it resolves to, transitively — printed as a table; fails when
+//      @kubeloop/client + @kubeloop/config exceed 10 MB or 12 packages, the builder stack 25 MB, or a package
+//      README's "Installs in **N MB**" is more than 20 % off.
+//   8. a consumer operator (scripts/pack-install-operator.ts, ~230 lines) type-checks against the builder install of
+//      check 3 under `strict` and `skipLibCheck: false` with no @types but Node's (no @types/ws), reading only
+//      declarations that `npm i @kubeloop/builder` installs; prints its wall and CPU time and the load.
 // Prints one line per check and `pack-install: N passed, N failed` at the end; exits 1 on any failure.
 // Run after `npm run build` (the tarballs hold dist/). Usage: node scripts/pack-install.mjs [--keep]
 import { execFileSync } from 'node:child_process';
@@ -49,6 +56,8 @@ for (const { dir, pkg } of publicPackages) {
 
 let passed = 0;
 let failed = 0;
+/** The folder of each project installed above, by name: checks 7 and 8 read these installs again. */
+const projects = new Map();
 
 /**
  * An empty ESM project depending on `names` from their tarballs only. `overrides` pins every @kubeloop package
@@ -77,6 +86,7 @@ function project(name, names) {
     cwd: dir,
     stdio: 'inherit',
   });
+  projects.set(name, dir);
   const installed = fs
     .readdirSync(path.join(dir, 'node_modules', '@kubeloop'))
     .map((n) => `@kubeloop/${n}`)
@@ -196,7 +206,8 @@ try {
 
 // 3. The builder (and the layers it depends on): the seed's PodCounter counts to the server's number.
 check('@kubeloop/builder: the seed PodCounter reaches the pod count', () => {
-  const { dir } = project('builder', ['@kubeloop/builder', '@kubeloop/envtest']);
+  // testing rides along (it needs builder and envtest anyway) so that check 7 can measure it
+  const { dir } = project('builder', ['@kubeloop/builder', '@kubeloop/envtest', '@kubeloop/testing']);
   const out = run(
     dir,
     'pod-counter.mjs',
@@ -319,6 +330,7 @@ check('create-kubeloop: scaffold, install, create api + webhook, npm test on Nod
       if (tarballOf.has(name)) pkg[field][name] = `file:${tarballOf.get(name)}`;
   pkg.overrides = Object.fromEntries([...tarballOf].map(([n, f]) => [n, `file:${f}`]));
   fs.writeFileSync(file, JSON.stringify(pkg, null, 2));
+  projects.set('scaffold', dir);
   timed('npm install', dir, 'npm', [
     'install',
     '--prefer-offline',
@@ -356,6 +368,195 @@ check('create-kubeloop: scaffold, install, create api + webhook, npm test on Nod
     timed(`npm test on Node ${v}`, dir, 'npx', ['-y', '-p', `node@${v}`, '--', 'npm', 'test'], 900_000);
   process.stdout.write(`     ${times.join(', ')}\n`);
 });
+
+// 7. Footprint. What `npm i <package>` installs is the package and the dependencies it resolves to, transitively
+// (dependencies, optionalDependencies, and peerDependencies where installed, each resolved as Node does: the
+// nearest node_modules up from the dependent). That closure is read from the installs the checks above made, so no
+// project is installed twice; on a fresh install of one package alone the set is the same (npm 11 hoists what no
+// other package constrains). Size: the sum of the closure's file sizes (apparent size, not disk blocks).
+const BUDGETS = { client: { mb: 10, packages: 12 }, builder: { mb: 25 } };
+const README_TOLERANCE = 0.2;
+
+/** The folder `name` resolves to from the package folder `from`, as Node's resolution walks up; undefined if absent. */
+function resolvePackage(name, from, projectDir) {
+  for (let d = from; d.startsWith(projectDir); d = path.dirname(d)) {
+    const candidate = path.join(d, 'node_modules', name);
+    if (fs.existsSync(path.join(candidate, 'package.json'))) return candidate;
+    if (d === projectDir) break;
+  }
+  return undefined;
+}
+
+/** The package folders `roots` need in `projectDir`, themselves included. */
+function closure(projectDir, roots) {
+  const seen = new Set();
+  const queue = roots.map((n) => resolvePackage(n, projectDir, projectDir));
+  if (queue.includes(undefined)) return undefined;
+  while (queue.length > 0) {
+    const dir = queue.pop();
+    if (seen.has(dir)) continue;
+    seen.add(dir);
+    const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
+    const names = new Set([
+      ...Object.keys(pkg.dependencies ?? {}),
+      ...Object.keys(pkg.optionalDependencies ?? {}),
+      ...Object.keys(pkg.peerDependencies ?? {}),
+    ]);
+    for (const n of names) {
+      const found = resolvePackage(n, dir, projectDir);
+      // absent: an optional dependency for another platform or an optional peer nobody installed
+      if (found) queue.push(found);
+    }
+  }
+  return seen;
+}
+
+/** Bytes of the files of a package folder, without its nested node_modules (those are packages of their own). */
+function packageBytes(dir) {
+  let bytes = 0;
+  const walk = (d, top) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      if (top && e.name === 'node_modules') continue;
+      const full = path.join(d, e.name);
+      if (e.isDirectory()) walk(full, false);
+      else bytes += fs.lstatSync(full).size;
+    }
+  };
+  walk(dir, true);
+  return bytes;
+}
+
+/** Packages and MB (10^6 bytes) that `roots` take in the first project that installed them all; undefined if none. */
+function footprint(roots) {
+  for (const dir of projects.values()) {
+    const dirs = closure(dir, roots);
+    if (!dirs) continue;
+    const bytes = [...dirs].reduce((sum, d) => sum + packageBytes(d), 0);
+    return { packages: dirs.size, mb: bytes / 1e6, dirs };
+  }
+  return undefined;
+}
+
+/** The figure a package README states: `Installs in **N MB** (M packages)`. */
+function readmeFigure(dir) {
+  const m = /Installs in \*\*([\d.]+) MB\*\* \((\d+) packages/.exec(
+    fs.readFileSync(path.join(root, dir, 'README.md'), 'utf8'),
+  );
+  return m ? { mb: Number(m[1]), packages: Number(m[2]) } : undefined;
+}
+
+check(
+  `footprint: client + config <= ${BUDGETS.client.mb} MB and ${BUDGETS.client.packages} packages, builder stack <= ${BUDGETS.builder.mb} MB, READMEs`,
+  () => {
+    const problems = [];
+    const rows = [];
+    for (const { dir, pkg } of publicPackages) {
+      const f = footprint([pkg.name]);
+      if (!f) {
+        problems.push(`${pkg.name}: installed by no check above (a check failed before installing it?)`);
+        continue;
+      }
+      const stated = readmeFigure(dir);
+      rows.push(
+        `     ${pkg.name.padEnd(20)} ${f.mb.toFixed(1).padStart(6)} MB ${String(f.packages).padStart(4)} packages` +
+          (stated ? `   (README: ${stated.mb} MB, ${stated.packages} packages)` : ''),
+      );
+      if (!stated) problems.push(`${dir}/README.md states no "Installs in **N MB** (M packages)"`);
+      else if (Math.abs(stated.mb - f.mb) > README_TOLERANCE * f.mb && Math.abs(stated.mb - f.mb) > 0.5)
+        problems.push(`${dir}/README.md says ${stated.mb} MB, measured ${f.mb.toFixed(1)} MB: update it`);
+    }
+    const client = footprint(['@kubeloop/client', '@kubeloop/config']);
+    const builder = footprint(['@kubeloop/builder']);
+    if (client)
+      rows.push(
+        `     client + config      ${client.mb.toFixed(1).padStart(6)} MB ${String(client.packages).padStart(4)} packages`,
+      );
+    process.stdout.write(`${rows.join('\n')}\n`);
+    if (!client || client.mb > BUDGETS.client.mb || client.packages > BUDGETS.client.packages)
+      problems.push(
+        `client + config over budget (${BUDGETS.client.mb} MB, ${BUDGETS.client.packages} packages): ${client ? `${client.mb.toFixed(1)} MB, ${client.packages} packages: ${[...client.dirs].map((d) => path.relative(work, d)).join(', ')}` : 'not installed'}`,
+      );
+    if (!builder || builder.mb > BUDGETS.builder.mb)
+      problems.push(
+        `builder stack over budget (${BUDGETS.builder.mb} MB): ${builder ? `${builder.mb.toFixed(1)} MB, ${builder.packages} packages` : 'not installed'}`,
+      );
+    if (problems.length > 0) throw new Error(problems.join('\n'));
+  },
+);
+
+// 8. A consumer operator type-checks against what `npm i @kubeloop/builder` installs, under skipLibCheck: false
+// (every published .d.ts is checked, as a user's strict build does) with the scaffold's compiler options and no
+// @types but Node's: @types/node is the consumer's own dev dependency (linked in from this repository, as any Node
+// TypeScript project has it); nothing like @types/ws may be needed. The install of check 3 also holds envtest and
+// testing, so every declaration the compiler read must belong to the builder's closure: one that only envtest
+// brought would compile here and fail for a user.
+check(
+  'consumer operator: strict, skipLibCheck: false, no @types but Node, only what @kubeloop/builder installs',
+  () => {
+    const dir = projects.get('builder');
+    const builder = dir && closure(dir, ['@kubeloop/builder']);
+    if (!builder) throw new Error('check 3 did not install @kubeloop/builder');
+    fs.mkdirSync(path.join(dir, 'node_modules', '@types'), { recursive: true });
+    const typesNode = path.join(dir, 'node_modules', '@types', 'node');
+    if (!fs.existsSync(typesNode))
+      fs.symlinkSync(path.join(root, 'node_modules', '@types', 'node'), typesNode, 'dir');
+    fs.copyFileSync(path.join(root, 'scripts', 'pack-install-operator.ts'), path.join(dir, 'operator.ts'));
+    fs.writeFileSync(
+      path.join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          lib: ['ES2023'],
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          noUncheckedIndexedAccess: true,
+          noImplicitOverride: true,
+          noUnusedLocals: true,
+          noUnusedParameters: true,
+          verbatimModuleSyntax: true,
+          isolatedModules: true,
+          skipLibCheck: false,
+          noEmit: true,
+          types: ['node'],
+        },
+        files: ['operator.ts'],
+      }),
+    );
+    const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+    const load = os.loadavg()[0].toFixed(1);
+    // bash's `time` gives the child's CPU seconds (user + sys), which a busy machine inflates far less than wall time
+    const started = process.hrtime.bigint();
+    let out;
+    try {
+      out = execFileSync(
+        'bash',
+        ['-c', 'TIMEFORMAT="cpu %U %S"; { time "$0" "$1" -p . --listFiles; } 2>&1', process.execPath, tsc],
+        { cwd: dir, encoding: 'utf8', stdio: 'pipe' },
+      );
+    } catch (err) {
+      throw new Error(`the consumer operator does not type-check:\n${err.stdout}`);
+    }
+    const wall = Number(process.hrtime.bigint() - started) / 1e9;
+    const real = (p) => fs.realpathSync(p);
+    const allowed = [...builder].map(real);
+    const outside = out
+      .split('\n')
+      .filter((f) => f.startsWith('/') && fs.existsSync(f))
+      .map(real)
+      .filter((f) => f.includes(`${path.sep}node_modules${path.sep}`))
+      .filter((f) => !allowed.some((d) => f.startsWith(d + path.sep)))
+      .filter((f) => !/[/\\]node_modules[/\\](typescript[/\\]lib|@types[/\\]node|undici-types)[/\\]/.test(f));
+    if (outside.length > 0)
+      throw new Error(
+        `declarations read from packages @kubeloop/builder does not install:\n${outside.join('\n')}`,
+      );
+    const cpu = /cpu ([\d.]+) ([\d.]+)/.exec(out) ?? [];
+    process.stdout.write(
+      `     type-check: ${wall.toFixed(1)} s wall, ${(Number(cpu[1]) + Number(cpu[2])).toFixed(1)} s CPU at load ${load}\n`,
+    );
+  },
+);
 
 if (!keep) fs.rmSync(work, { recursive: true, force: true });
 else process.stdout.write(`kept ${work}\n`);
