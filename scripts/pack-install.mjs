@@ -16,7 +16,7 @@
 //      package — the package and the dependencies it resolves to, transitively — printed as a table; fails when
 //      @kubeloop/client + @kubeloop/config exceed 10 MB or 12 packages, the builder stack 25 MB, or a package
 //      README's "Installs in **N MB**" is more than 20 % off.
-//   8. a consumer operator (scripts/pack-install-operator.ts, ~230 lines) type-checks against the builder install of
+//   8. a consumer operator (scripts/pack-install-operator.ts, ~250 lines) type-checks against the builder install of
 //      check 3 under `strict` and `skipLibCheck: false` with no @types but Node's (no @types/ws), reading only
 //      declarations that `npm i @kubeloop/builder` installs; prints its wall and CPU time and the load.
 // Prints one line per check and `pack-install: N passed, N failed` at the end; exits 1 on any failure.
