@@ -67,16 +67,17 @@ describe('kubeloop-envtest serve', () => {
     });
     let out = '';
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    // Waits for the ready line itself, or the process ending without one, bounded only by the test's timeout:
+    // a 20 s timer of its own failed this test at load 39, where starting the server took longer.
     const line = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no ready line; got ${out}`)), 20_000);
       child.stdout.on('data', (d: Buffer) => {
         out += d.toString();
         const i = out.indexOf('\n');
-        if (i >= 0) {
-          clearTimeout(timer);
-          resolve(out.slice(0, i));
-        }
+        if (i >= 0) resolve(out.slice(0, i));
       });
+      child.on('exit', (code, signal) =>
+        reject(new Error(`exited (${code ?? signal}) with no ready line; got ${out}`)),
+      );
     });
     const ready = JSON.parse(line) as { ready: boolean; url: string; kubeconfig: string; adminUrl?: string };
     expect(ready.ready).toBe(true);
