@@ -1,28 +1,23 @@
 /**
- * The in-process API server: HTTPS on loopback with a CA it generates, bearer-token and client-certificate
+ * The in-process API server (made by api-server-start.ts): HTTPS on loopback with a CA it generates, bearer-token and client-certificate
  * authentication, discovery, OpenAPI v3, the resource endpoints, and the hooks tests drive (fault
  * injection, compaction, restart, connection counting, request log).
  */
 
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2SecureServer } from 'node:http2';
 import type { Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { realClock } from '@kubeloop/core';
 import { WebhookAdmission } from './admission/webhook-admission.js';
-import { admitByPolicies } from './admission-policy.js';
 import type { ApiServerOptions } from './api-server-options.js';
 import { Authenticator, type UserInfo } from './auth.js';
 import { authorizeRBAC, authorizeRestricted } from './authorization.js';
-import { CertificateAuthority, type CertificatePair } from './certs.js';
-import { validateCrd } from './crd.js';
-import { type CrdHost, crdLifecycle } from './crd-lifecycle.js';
+import type { CertificateAuthority, CertificatePair } from './certs.js';
+import type { CrdHost } from './crd-lifecycle.js';
 import { ApiStatusError, EnvtestError, unauthorized } from './errors.js';
 import { appendRequest, FaultInjector, LogRecord, type RequestRecord } from './faults/index.js';
-import { collectDependents, collectForeground, releaseOwnersOf } from './gc.js';
 import { sendStatus, statusFromUnknown } from './http.js';
 import { closeHttps, listenHttps } from './https-listener.js';
 import {
@@ -34,14 +29,15 @@ import {
 } from './in-process.js';
 import { writeKubeconfig } from './kubeconfig.js';
 import { serveNonResource } from './non-resource.js';
-import { Registry } from './registry.js';
+import type { Registry } from './registry.js';
 import { isPublicPath, requestContext } from './request-context.js';
 import { parseRequestInfo, type RequestInfo } from './request-info.js';
 import { answerUnknownResource, handleResource } from './resource-handler.js';
 import { ResourceTable } from './resource-table.js';
 import type { ReviewEnv } from './reviews.js';
+import { newServerRegistry } from './server-registry.js';
 import { Store } from './store.js';
-import { WatchSet } from './watch.js';
+import { WatchSet } from './watch-set.js';
 
 export type { ApiServerOptions } from './api-server-options.js';
 
@@ -120,51 +116,20 @@ export class ApiServer {
     this.#defaultTimeoutMs = options.defaultWatchTimeoutMs;
     this.#aggregatedDiscovery = options.aggregatedDiscovery ?? true;
     this.store = new Store({ historyLimit: options.watchHistoryLimit });
-    this.registry = this.#newRegistry(this.store);
+    this.registry = this.#newRegistry();
     this.#seed();
     this.store.startWatchCaches();
     this.faults = new FaultInjector(this);
     this.admission = new WebhookAdmission(() => this.registry, this.resources, options.webhooks);
   }
 
-  #newRegistry(store: Store): Registry {
-    return new Registry(store, {
-      allTypes: () => this.resources.all(),
-      validate: (rt, o) =>
-        rt.resource === 'customresourcedefinitions' && rt.group === 'apiextensions.k8s.io'
-          ? validateCrd(o)
-          : [],
-      validatingAdmission: (rt, o, old, subresource) => {
-        const m = (o.metadata ?? {}) as Record<string, unknown>;
-        admitByPolicies(store, {
-          operation: old ? 'UPDATE' : 'CREATE',
-          rt,
-          namespace: typeof m.namespace === 'string' ? m.namespace : undefined,
-          name: typeof m.name === 'string' ? m.name : '',
-          object: o,
-          oldObject: old,
-          subresource,
-        });
-      },
-      afterCreate: (rt, o) => crdLifecycle(this.#crdHost, rt, o, 'create'),
-      afterUpdate: (rt, o) => {
-        crdLifecycle(this.#crdHost, rt, o, 'update');
-        if (this.#options.garbageCollection)
-          collectForeground(
-            () => this.registry,
-            () => this.resources.all(),
-            o,
-          );
-      },
-      afterDelete: (rt, o, opts) => {
-        crdLifecycle(this.#crdHost, rt, o, 'delete');
-        if (!this.#options.garbageCollection) return;
-        const reg = () => this.registry;
-        const types = () => this.resources.all();
-        collectDependents(reg, types, o, opts?.propagationPolicy);
-        releaseOwnersOf(reg, types, o);
-      },
-      foregroundDeletion: this.#options.garbageCollection === true,
+  /** A registry on the current store, with this server's validation, admission, CRD and GC hooks. */
+  #newRegistry(): Registry {
+    return newServerRegistry(this.store, {
+      resources: this.resources,
+      crdHost: this.#crdHost,
+      registry: () => this.registry,
+      garbageCollection: this.#options.garbageCollection === true,
     });
   }
 
@@ -280,7 +245,7 @@ export class ApiServer {
     if (options.keepState !== false) this.store.dropWatchHistory();
     if (options.keepState === false) {
       this.store = new Store({ historyLimit: this.store.watchHistoryLimit, initialRv: this.store.rv + 1 });
-      this.registry = this.#newRegistry(this.store);
+      this.registry = this.#newRegistry();
       for (const t of this.resources.all()) if (t.crdName !== undefined) this.resources.removeCrd(t.crdName);
       this.#seed();
       this.store.startWatchCaches();
@@ -409,56 +374,9 @@ export class ApiServer {
   }
 }
 
-/**
- * Start an in-process API server on 127.0.0.1 over HTTPS and write its kubeconfig.
- * @throws EnvtestError `ENVTEST_START_FAILED` when the port cannot be bound.
- */
-/**
- * An API server with no listener, certificate or kubeconfig, served only through
- * {@link ApiServer.serveInProcess}: the same registry, store, watch caches, fault injector and request log as
- * {@link startApiServer}'s, so every semantic (status subresource, generation, finalizers, selectors,
- * server-side apply, validation, defaulting, watch) is the same code. Created synchronously and cheaply (no
- * key generation, no file): the base of `@kubeloop/testing`'s fake client. Call `stop()` when done (ends
- * watches, stops the progress-notify timer, which is unref'ed). `url` and `caPem` stay `''`; `listen` and
- * `issueClientCertificate` are refused (`ENVTEST_NO_TLS`); `restart()` drops every watch and in-flight
- * answer as a restart does, without listening.
- */
-export function createInProcessApiServer(options: InProcessApiServerOptions = {}): ApiServer {
-  const server = new ApiServer(options, undefined, undefined, '');
-  // etcd's progress notifications move quiet resources' watch-cache RVs as on a listening server
-  server.restartProgressNotify();
-  return server;
-}
-
-/** Options of {@link createInProcessApiServer}: the server's semantics, without the listener's. */
-export type InProcessApiServerOptions = Omit<ApiServerOptions, 'port' | 'host' | 'tls' | 'kubeconfigPath'>;
-
 function noTls(what: string): EnvtestError {
   return new EnvtestError(
     'ENVTEST_NO_TLS',
     `an in-process API server (createInProcessApiServer) cannot ${what}: it has no listener or CA; use startApiServer`,
   );
-}
-
-export async function startApiServer(options: ApiServerOptions = {}): Promise<ApiServer> {
-  const host = options.host ?? '127.0.0.1';
-  if (!['127.0.0.1', 'localhost', '::1'].includes(host))
-    throw new EnvtestError('ENVTEST_BAD_OPTIONS', `the API server only listens on loopback, not ${host}`);
-  const ca = await CertificateAuthority.create();
-  const serving = await ca.issueServing(options.tls?.sans ?? ['127.0.0.1', 'localhost']);
-  const tempDir = options.kubeconfigPath ? undefined : await mkdtemp(join(tmpdir(), 'kubeloop-envtest-'));
-  const kubeconfigPath = options.kubeconfigPath ?? join(tempDir!, 'kubeconfig');
-  const server = new ApiServer(options, ca, serving, kubeconfigPath);
-  server.tempDir = tempDir;
-  try {
-    await server.listen(options.port ?? 0);
-  } catch (e) {
-    throw new EnvtestError(
-      'ENVTEST_START_FAILED',
-      `cannot listen on ${host}:${options.port ?? 0}: ${(e as Error).message}`,
-      { cause: e },
-    );
-  }
-  await server.writeKubeconfig();
-  return server;
 }

@@ -13,7 +13,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startAdminServer } from './admin.js';
-import { startApiServer } from './api-server.js';
+import { startApiServer } from './api-server-start.js';
 import { Environment } from './environment.js';
 
 const USAGE = `usage: kubeloop-envtest serve --kubeconfig <path> [--port <n>] [--crd-dir <dir>]...

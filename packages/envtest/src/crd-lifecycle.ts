@@ -9,7 +9,7 @@ import { nowTimestamp } from './registry.js';
 import type { ResourceTable } from './resource-table.js';
 import type { KObject, ResourceType } from './resource-type.js';
 import type { Store } from './store.js';
-import type { WatchSet } from './watch.js';
+import type { WatchSet } from './watch-set.js';
 
 /** The server parts the CRD lifecycle changes (store and registry are replaced by a state-losing restart). */
 export interface CrdHost {

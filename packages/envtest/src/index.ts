@@ -20,14 +20,12 @@ export {
   WebhookAdmission,
   type WebhookAdmissionOptions,
 } from './admission/webhook-admission.js';
+export { ApiServer, type ApiServerOptions, type RequestLogEntry } from './api-server.js';
 export {
-  ApiServer,
-  type ApiServerOptions,
   createInProcessApiServer,
   type InProcessApiServerOptions,
-  type RequestLogEntry,
   startApiServer,
-} from './api-server.js';
+} from './api-server-start.js';
 export { Authenticator, type TokenOptions, type UserInfo } from './auth.js';
 export type { CertificatePair } from './certs.js';
 export {

@@ -14,14 +14,22 @@
  * ends at the deadline without a bookmark of its own.
  */
 import type { ServerResponse } from 'node:http';
-import { type Clock, realClock } from '@kubeloop/core';
-import { expired, failureStatus, invalid } from './errors.js';
+import { realClock } from '@kubeloop/core';
+import { expired, failureStatus } from './errors.js';
 import type { RequestContext, WatchFaults, WatchWriter } from './faults/index.js';
 import { baseHeaders } from './http.js';
-import { parseRv, type Registry } from './registry.js';
-import { apiVersionOf, type KObject, type ResourceType } from './resource-type.js';
+import type { Registry } from './registry.js';
+import { apiVersionOf, type KObject } from './resource-type.js';
 import { type Entry, ExpiredError, type Store, type StoreEvent } from './store.js';
 import { columnDefinitions, tableRow } from './table.js';
+import {
+  BOOKMARK_TICK_MS,
+  DEFAULT_WATCH_BUFFER_BYTES,
+  nextBookmarkAt,
+  type prepareWatch,
+  type WatchOptions,
+} from './watch-options.js';
+import type { WatchSet } from './watch-set.js';
 
 function lowerBound(keys: readonly string[], key: string): number {
   let lo = 0;
@@ -32,128 +40,6 @@ function lowerBound(keys: readonly string[], key: string): number {
     else hi = mid;
   }
   return lo;
-}
-
-/** How watch event objects are rendered. */
-export type WatchEncoding = 'json' | 'table' | 'partial';
-
-export interface WatchOptions {
-  readonly rt: ResourceType;
-  readonly namespace?: string;
-  readonly query: URLSearchParams;
-  readonly encoding: WatchEncoding;
-  /**
-   * Interval between the times a watch with allowWatchBookmarks is due for a BOOKMARK (ms; the cacher's
-   * `defaultBookmarkFrequency`, 60000). 0: no periodic or pre-timeout bookmarks.
-   */
-  readonly bookmarkIntervalMs: number;
-  /** Default stream length when `timeoutSeconds` is absent (ms). */
-  readonly defaultTimeoutMs: number;
-  /**
-   * Bytes of live events that may wait unread for a watcher before the server closes its watch (default
-   * {@link DEFAULT_WATCH_BUFFER_BYTES}).
-   */
-  readonly maxBufferedBytes?: number;
-  /** Clock of the deadline and bookmark timers (default: the real one). */
-  readonly clock?: Clock;
-}
-
-/** kube-apiserver's last bookmark before a watch's deadline comes this long before it (`nextBookmarkTime`). */
-export const PRE_TIMEOUT_BOOKMARK_MS = 2000;
-
-/**
- * The cacher's bookmark timer ticks about every second (1 s, jitter 0.25) and serves the watchers due by then;
- * a watch due "immediately" (a streaming list whose end bookmark is still owed) waits for the next tick.
- */
-const BOOKMARK_TICK_MS = 1000;
-
-/**
- * When a watch is next due for a bookmark, as `cacheWatcher.nextBookmarkTime`: `bookmarkIntervalMs` from now,
- * but no later than 2 s before the deadline; `undefined` when that time is not after now (upstream serves a
- * watch due exactly now once more on the next tick of its 1 s timer, when that time has passed).
- */
-export function nextBookmarkAt(nowMs: number, deadlineMs: number, intervalMs: number): number | undefined {
-  const at = Math.min(nowMs + intervalMs, deadlineMs - PRE_TIMEOUT_BOOKMARK_MS);
-  return at <= nowMs ? undefined : at;
-}
-
-/**
- * How much unread event data a watcher may leave queued (bytes). kube-apiserver gives each watcher a bounded
- * buffer and closes a watcher that does not keep up ("Forcing watcher close due to unresponsiveness",
- * storage/cacher); the client then re-watches from the last resourceVersion it read.
- */
-export const DEFAULT_WATCH_BUFFER_BYTES = 8 * 1024 * 1024;
-
-/** Live watches, so the server can end them all (restart, stop) or those of one resource (CRD deleted). */
-export class WatchSet {
-  readonly #active = new Map<(ended?: boolean) => void, string | undefined>();
-  /**
-   * Register a watch's stop function (called with `true` when the stream should end cleanly because its
-   * resource is gone), optionally under its storage key; returns the unregister function.
-   */
-  add(stop: (ended?: boolean) => void, storageKey?: string): () => void {
-    this.#active.set(stop, storageKey);
-    return () => this.#active.delete(stop);
-  }
-  get size(): number {
-    return this.#active.size;
-  }
-  stopAll(): void {
-    for (const s of [...this.#active.keys()]) s();
-    this.#active.clear();
-  }
-  /** End every watch on one storage key (its resource stopped being served). */
-  stopFor(storageKey: string): void {
-    for (const [s, key] of [...this.#active]) if (key === storageKey) s(true);
-  }
-}
-
-/**
- * Validate the watch options before headers are sent (422/400 are normal HTTP answers).
- * Returns the parsed selectors and starting point.
- */
-export function prepareWatch(registry: Registry, opts: WatchOptions) {
-  const q = opts.query;
-  const rvParam = q.get('resourceVersion') ?? '';
-  const match = q.get('resourceVersionMatch') ?? '';
-  const sie = q.get('sendInitialEvents');
-  const sendInitialEvents = sie === 'true' || sie === '1';
-  if (q.get('continue'))
-    throw invalid('ListOptions', 'meta.k8s.io', '', [
-      {
-        type: 'FieldValueForbidden',
-        field: 'continue',
-        detail: 'Forbidden: continue is forbidden for watch',
-      },
-    ]);
-  if (sie !== null) {
-    if (match !== 'NotOlderThan')
-      throw invalid('ListOptions', 'meta.k8s.io', '', [
-        {
-          type: 'FieldValueForbidden',
-          field: 'sendInitialEvents',
-          detail:
-            'Forbidden: sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan',
-        },
-      ]);
-  } else if (match) {
-    throw invalid('ListOptions', 'meta.k8s.io', '', [
-      {
-        type: 'FieldValueForbidden',
-        field: 'resourceVersionMatch',
-        detail: 'Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
-      },
-    ]);
-  }
-  const sel = registry.selectors(opts.rt, q.get('labelSelector'), q.get('fieldSelector'));
-  const fromRv = rvParam === '' || rvParam === '0' ? undefined : parseRv(rvParam);
-  const timeoutSeconds = q.get('timeoutSeconds');
-  const timeoutMs =
-    timeoutSeconds !== null && /^\d+$/.test(timeoutSeconds) && Number(timeoutSeconds) > 0
-      ? Number(timeoutSeconds) * 1000
-      : opts.defaultTimeoutMs;
-  const bookmarks = q.get('allowWatchBookmarks') === 'true' || q.get('allowWatchBookmarks') === '1';
-  return { sel, fromRv, rvParam, sendInitialEvents, timeoutMs, bookmarks };
 }
 
 /**

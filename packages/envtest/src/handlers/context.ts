@@ -13,7 +13,7 @@ import type { Registry } from '../registry.js';
 import type { RequestInfo } from '../request-info.js';
 import type { ResourceType } from '../resource-type.js';
 import type { ReviewEnv } from '../reviews.js';
-import type { WatchSet } from '../watch.js';
+import type { WatchSet } from '../watch-set.js';
 
 /** What the resource handlers need from the server. */
 export interface HandlerEnv {

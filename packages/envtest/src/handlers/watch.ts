@@ -1,7 +1,8 @@
 /** watch: a chunked stream of events (see ../watch.ts for the stream itself). */
 import { methodNotSupported } from '../errors.js';
 import { negotiate } from '../http.js';
-import { prepareWatch, serveWatch } from '../watch.js';
+import { serveWatch } from '../watch.js';
+import { prepareWatch } from '../watch-options.js';
 import type { ResourceRequest } from './context.js';
 
 /** watch: validate, then serve the stream until it ends. */
