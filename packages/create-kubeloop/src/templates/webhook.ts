@@ -148,8 +148,8 @@ export function setupWebhooks(mgr: Manager, options: WebhookOptions): SelfSigned
     client: newClient(mgr.getConfig()),
     secret: { name: WEBHOOK_SECRET, namespace: options.namespace },
     names: [...serviceDNSNames(WEBHOOK_SERVICE, options.namespace), ...(options.extraNames ?? [])],
-    // every replica injects the CA bundle (the same one, by server-side apply): waiting for the election here would
-    // wait forever, since the webhook server starts (and waits for its certificate) before the manager elects
+    // only the leader patches the CA bundle into the configurations, once elected; every replica serves meanwhile
+    elected: () => mgr.elected(),
     inject: {
       mutatingWebhookConfigurations: [WEBHOOK_CONFIGURATION],
       validatingWebhookConfigurations: [WEBHOOK_CONFIGURATION],

@@ -7,7 +7,7 @@
 import type { Client, KubeObject } from '@kubeloop/client';
 import { isAlreadyExists, isConflict, isNotFound, kind, Secret } from '@kubeloop/client';
 import type { Logger } from '@kubeloop/core';
-import { discardLogger } from '@kubeloop/core';
+import { Backoff, discardLogger, sleep } from '@kubeloop/core';
 import { createCA, issueServing, type PemPair, splitPem, validity } from './pki.js';
 import type { CertificatePair, CertificateSource } from './source.js';
 
@@ -45,8 +45,10 @@ export interface SelfSignedOptions {
   /** Objects that get the CA bundle. */
   readonly inject?: CABundleTargets;
   /**
-   * Resolves when this replica may write the targets (e.g. `() => mgr.elected()`); only the leader injects.
-   * @defaultValue always
+   * Resolves when this replica leads and may write the targets (`() => mgr.elected()`); only the leader injects.
+   * Nothing waits for it: `start()` and `refresh()` serve the Secret's pair at once, and the injection runs
+   * in the background once it resolves (the manager's webhook server must serve before the manager campaigns).
+   * @defaultValue this replica always injects, within `refresh()`
    */
   readonly elected?: () => Promise<void>;
   /** Field manager of the server-side applies. @defaultValue `kubeloop-webhook-cainjector` */
@@ -80,7 +82,8 @@ const unb64 = (s: unknown): string =>
  * of the CA's or the serving certificate's life has passed, in two steps so no request fails during the swap:
  * (1) a new CA and serving certificate are stored as "next" and the new CA joins the CA bundle (new first,
  * the old one kept while valid), which the leader injects; (2) `promoteAfterMs` later the next pair becomes
- * the served one. Every replica serves what the Secret says, so all of them swap at the same step.
+ * the served one. Every replica serves what the Secret says, so all of them swap at the same step. With
+ * `elected`, only the leader injects, and only once elected; nothing here waits for the election.
  */
 export class SelfSignedCertificates implements CertificateSource {
   readonly #o: SelfSignedOptions;
@@ -89,6 +92,12 @@ export class SelfSignedCertificates implements CertificateSource {
   readonly #listeners = new Set<(p: CertificatePair) => void>();
   #stored: Stored | undefined;
   #injected: string | undefined;
+  /** `elected()` has resolved: this replica injects within `refresh()`. */
+  #leading = false;
+  /** The background wait for `elected()` has begun (once per instance). */
+  #awaitingElection = false;
+  /** The signal `start()` got: a replica that stopped before it was elected injects nothing. */
+  #signal: AbortSignal | undefined;
   /** Renewals this replica wrote. */
   rotations = 0;
 
@@ -118,6 +127,7 @@ export class SelfSignedCertificates implements CertificateSource {
   }
 
   async start(signal: AbortSignal): Promise<void> {
+    this.#signal = signal;
     await this.refresh();
     const period = this.#o.checkIntervalMs ?? 3_600_000;
     if (period > 0) {
@@ -139,7 +149,9 @@ export class SelfSignedCertificates implements CertificateSource {
 
   /**
    * Reads the Secret, renews when due (or creates it), swaps the serving pair when it changed, then injects
-   * the CA bundle if this replica leads. Resolves `true` when the pair changed.
+   * the CA bundle if this replica leads (without `elected`: always). It never waits for leadership: before
+   * `elected()` resolves the injection is left to a background task that runs once it does. Resolves `true`
+   * when the pair changed. @throws the API error of a failed read, write or (while leading) injection.
    */
   async refresh(): Promise<boolean> {
     let stored = await this.#read();
@@ -261,12 +273,42 @@ export class SelfSignedCertificates implements CertificateSource {
   }
 
   async #injectIfLeader(): Promise<void> {
-    const targets = this.#o.inject;
-    if (!targets || !this.#stored) return;
-    const bundle = this.caBundle();
-    if (bundle === this.#injected) return;
-    if (this.#o.elected) await this.#o.elected();
-    await this.injectCABundle();
+    if (!this.#o.inject || !this.#stored) return;
+    if (this.caBundle() === this.#injected) return;
+    const elected = this.#o.elected;
+    if (!elected || this.#leading) {
+      await this.injectCABundle();
+      return;
+    }
+    // Waiting here would deadlock a manager: its webhook server starts this source and serves only once it
+    // resolves, and the manager campaigns for the lease only after its HTTP servers serve. The leader-only
+    // write therefore waits for the election on its own (cert-controller's rotator gates only its CA
+    // injection on leadership, and every replica serves the shared Secret's pair).
+    if (this.#awaitingElection) return;
+    this.#awaitingElection = true;
+    elected().then(
+      () => this.#injectOnceElected(),
+      (e: unknown) => this.#logger.error({ err: (e as Error)?.message }, 'waiting for the election failed'),
+    );
+  }
+
+  /**
+   * Runs once `elected()` resolved: injects the current bundle, retrying a failed apply with backoff
+   * (0.5 s doubling, jittered, up to 30 s) until it succeeds or `start()`'s signal aborts.
+   */
+  async #injectOnceElected(): Promise<void> {
+    this.#leading = true;
+    const signal = this.#signal;
+    const backoff = new Backoff({ initialMs: 500, maxMs: 30_000 });
+    while (!signal?.aborted && this.#stored && this.caBundle() !== this.#injected) {
+      try {
+        await this.injectCABundle();
+        return;
+      } catch (e) {
+        this.#logger.error({ err: (e as Error).message }, 'CA bundle injection failed; retrying');
+        await sleep(backoff.nextDelayMs(), signal).catch(() => undefined);
+      }
+    }
   }
 
   /**
