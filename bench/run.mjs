@@ -145,6 +145,8 @@ async function runFile(suite, file, mod, variant) {
           [
             '--expose-gc',
             ...childNodeArgs,
+            // a task's own V8/Node flags (e.g. a contender that differs from another only in its heap settings)
+            ...(all[i]?.nodeArgs ?? []),
             join(here, 'lib', 'child.mjs'),
             file,
             suite,

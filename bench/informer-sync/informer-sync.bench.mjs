@@ -23,11 +23,14 @@ import {
   INFORMERS,
   KUBELOOP,
   KUBELOOP_COMPACT,
+  KUBELOOP_COMPACT_FULL,
   KUBELOOP_NO_GZIP,
+  KUBELOOP_SEMI_SPACE,
   KUBELOOP_STRIP,
   KUBELOOP_WATCHLIST,
   KUBELOOP_WHOLE,
   metricsOf,
+  NODE_ARGS,
   peakRss,
   RAW,
   ratio,
@@ -95,6 +98,7 @@ function makeSuite(objects) {
     return {
       scenario: SCENARIO,
       impl,
+      ...(NODE_ARGS[impl] ? { nodeArgs: NODE_ARGS[impl] } : {}),
       measure: async () => {
         const target = benchTarget();
         const { kubeconfig, url } = target;
@@ -132,7 +136,7 @@ function makeSuite(objects) {
           const log = await replayLog(url);
           extra.watchListUsed = log.some((e) => e.path.includes('sendInitialEvents=true'));
         }
-        if (impl === KUBELOOP_COMPACT)
+        if (impl === KUBELOOP_COMPACT || impl === KUBELOOP_COMPACT_FULL)
           extra.compactStore = informer.store?.constructor?.name === 'CompactIndexer';
         Object.assign(extra, informer.notes ?? {});
         await informer.stop();
@@ -154,10 +158,10 @@ function makeSuite(objects) {
   }
 
   async function tasks() {
-    const impls = [RAW, KUBELOOP, KUBELOOP_STRIP];
-    // the real server: the default paths only (this kube-apiserver, 1.32 on etcd 3.4, fails WatchList with a
-    // 500, and the compact store is a memory option measured on the replay server)
-    if (!REAL && (await compactStoreSupported())) impls.push(KUBELOOP_COMPACT);
+    const impls = [RAW, KUBELOOP, KUBELOOP_SEMI_SPACE, KUBELOOP_STRIP];
+    // the real server: no WatchList (this kube-apiserver, 1.32 on etcd 3.4, fails it with a 500); the compact
+    // store (objects kept as bytes, parsed on read) is the "lazy objects" row of the README
+    if (await compactStoreSupported()) impls.push(KUBELOOP_COMPACT, KUBELOOP_COMPACT_FULL);
     if (!REAL) impls.push(KUBELOOP_WATCHLIST);
     impls.push(CLIENT_NODE);
     const all = impls.map(task);
@@ -210,10 +214,32 @@ function makeSuite(objects) {
       ...vs(results, KUBELOOP_WHOLE, CLIENT_GO, 'list body read whole: time to synced ÷ client-go'),
       ...vs(results, KUBELOOP, KUBELOOP_WHOLE, 'streaming list decode ÷ whole-text decode'),
       ...vs(results, KUBELOOP_NO_GZIP, CLIENT_GO_NO_GZIP, 'both without gzip: time to synced ÷ client-go'),
+      ...vs(results, KUBELOOP_SEMI_SPACE, CLIENT_GO, '--max-semi-space-size=64: time to synced ÷ client-go'),
+      ...vs(results, KUBELOOP_SEMI_SPACE, KUBELOOP, '--max-semi-space-size=64 ÷ default heap settings'),
+      ...vs(
+        results,
+        KUBELOOP_COMPACT,
+        KUBELOOP_STRIP,
+        'compact store ÷ plain store (both stripping managedFields)',
+      ),
+      ...vs(
+        results,
+        KUBELOOP_COMPACT_FULL,
+        CLIENT_GO,
+        'compact store, no transform: time to synced ÷ client-go',
+      ),
+      ...vs(results, KUBELOOP_COMPACT_FULL, KUBELOOP, 'compact store ÷ plain store (no transform)'),
+      ...vs(results, KUBELOOP_COMPACT, CLIENT_GO_STRIP, 'compact store (+ strip) ÷ client-go (+ strip)'),
       ...vs(results, RAW, CLIENT_GO, 'time to synced ÷ client-go'),
       ...vs(results, CLIENT_NODE, CLIENT_GO, 'time to synced ÷ client-go'),
     ];
-    for (const impl of [KUBELOOP, KUBELOOP_STRIP, KUBELOOP_COMPACT, KUBELOOP_WATCHLIST]) {
+    for (const impl of [
+      KUBELOOP,
+      KUBELOOP_SEMI_SPACE,
+      KUBELOOP_STRIP,
+      KUBELOOP_COMPACT,
+      KUBELOOP_WATCHLIST,
+    ]) {
       const k = metricsOf(results, SCENARIO, impl);
       if (!k) continue;
       out.push({

@@ -92,12 +92,22 @@ export const RAW = 'raw-limit';
 export const KUBELOOP = 'kubeloop';
 export const KUBELOOP_STRIP = 'kubeloop-strip-managed-fields';
 export const KUBELOOP_COMPACT = 'kubeloop-compact-store';
+/** The compact store without a transform: the same objects as the default, kept as JSON bytes (the lazy-objects row). */
+export const KUBELOOP_COMPACT_FULL = 'kubeloop-compact-store-no-strip';
 export const KUBELOOP_WATCHLIST = 'kubeloop-watchlist';
 export const KUBELOOP_UNFROZEN = 'kubeloop-unfrozen';
 /** kubeloop with the list body read as one string then `JSON.parse` (`listDecoding: 'whole'`, the earlier path). */
 export const KUBELOOP_WHOLE = 'kubeloop-whole-list-decode';
 /** kubeloop with `disableCompression: true` (no gzip'd replies: on loopback, compressing costs both ends). */
 export const KUBELOOP_NO_GZIP = 'kubeloop-no-gzip';
+/**
+ * kubeloop as the default, in a process whose V8 young generation may grow to 64 MiB per semi-space
+ * (`--max-semi-space-size=64`, Node's default is 16 on 64-bit): fewer scavenges while a list is decoded, so
+ * fewer copies of objects that are about to be stored. A deployment setting (NODE_OPTIONS), not library code.
+ */
+export const KUBELOOP_SEMI_SPACE = 'kubeloop-semi-space-64';
+/** The Node flags of a contender, beyond the bench's own (`run.mjs` passes them to its process). */
+export const NODE_ARGS = { [KUBELOOP_SEMI_SPACE]: ['--max-semi-space-size=64'] };
 export const CLIENT_NODE = '@kubernetes/client-node-informer';
 
 /** Reads the replay server's kubeconfig (JSON) for the raw client: server URL, CA, token. */
@@ -228,7 +238,7 @@ export async function compactStoreSupported() {
 
 /**
  * A kubeloop SharedIndexInformer over `listWatchFor(newClient(config), Pod)`, with client-side throttling off
- * (`qps: -1`; client-node has none). `variant`: '' (default), 'strip', 'compact', 'watchlist', 'unfrozen',
+ * (`qps: -1`; client-node has none). `variant`: '' (default), 'strip', 'compact', 'compactfull' (compact store, no transform), 'watchlist', 'unfrozen',
  * 'whole' (list bodies read as one string, `listDecoding: 'whole'`), 'nogzip' (`disableCompression: true`).
  * `scope.namespace`: cache that namespace only (the real server).
  */
@@ -250,7 +260,7 @@ async function kubeloopImpl(kubeconfig, variant, scope = {}) {
     options.transform = t.fn;
     transformIsOwn = t.own;
   }
-  if (variant === 'compact') options.compactStore = { maxCachedObjects: 1000 };
+  if (variant === 'compact' || variant === 'compactfull') options.compactStore = { maxCachedObjects: 1000 };
   if (variant === 'watchlist') options.reflector = { useWatchList: true };
   if (variant === 'unfrozen') options.freezeObjects = false;
   let informer;
@@ -320,10 +330,12 @@ export const INFORMERS = {
   [KUBELOOP]: (kc, scope) => kubeloopImpl(kc, '', scope),
   [KUBELOOP_STRIP]: (kc, scope) => kubeloopImpl(kc, 'strip', scope),
   [KUBELOOP_COMPACT]: (kc, scope) => kubeloopImpl(kc, 'compact', scope),
+  [KUBELOOP_COMPACT_FULL]: (kc, scope) => kubeloopImpl(kc, 'compactfull', scope),
   [KUBELOOP_WATCHLIST]: (kc, scope) => kubeloopImpl(kc, 'watchlist', scope),
   [KUBELOOP_UNFROZEN]: (kc, scope) => kubeloopImpl(kc, 'unfrozen', scope),
   [KUBELOOP_WHOLE]: (kc, scope) => kubeloopImpl(kc, 'whole', scope),
   [KUBELOOP_NO_GZIP]: (kc, scope) => kubeloopImpl(kc, 'nogzip', scope),
+  [KUBELOOP_SEMI_SPACE]: (kc, scope) => kubeloopImpl(kc, '', scope),
   [CLIENT_NODE]: (kc, scope) => clientNodeImpl(kc, scope),
 };
 

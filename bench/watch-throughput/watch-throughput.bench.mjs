@@ -21,9 +21,11 @@ import {
   gc,
   INFORMERS,
   KUBELOOP,
+  KUBELOOP_SEMI_SPACE,
   KUBELOOP_UNFROZEN,
   knob,
   metricsOf,
+  NODE_ARGS,
   RAW,
   ratio,
   realSetup,
@@ -57,6 +59,7 @@ function realTask(objects, impl) {
   return {
     scenario: scenarioFor(objects),
     impl,
+    ...(NODE_ARGS[impl] ? { nodeArgs: NODE_ARGS[impl] } : {}),
     measure: async () => {
       const target = benchTarget();
       const informer = await INFORMERS[impl](target.kubeconfig, target.scope);
@@ -255,7 +258,7 @@ export async function setup(v) {
 export async function tasks(v) {
   const n = Number(v);
   if (!REAL) return [RAW, KUBELOOP, KUBELOOP_UNFROZEN, CLIENT_NODE].map((impl) => task(n, impl));
-  const all = [RAW, KUBELOOP, CLIENT_NODE].map((impl) => realTask(n, impl));
+  const all = [RAW, KUBELOOP, KUBELOOP_SEMI_SPACE, CLIENT_NODE].map((impl) => realTask(n, impl));
   if (withClientGo()) all.push(realGoTask(n));
   return all;
 }
@@ -313,7 +316,7 @@ export function summary(results, v) {
 function realSummary(results, scenario) {
   const go = metricsOf(results, scenario, CLIENT_GO);
   const out = [];
-  for (const impl of [KUBELOOP, CLIENT_NODE, RAW]) {
+  for (const impl of [KUBELOOP, KUBELOOP_SEMI_SPACE, CLIENT_NODE, RAW]) {
     const m = metricsOf(results, scenario, impl);
     if (!m || !go) continue;
     out.push({
