@@ -138,6 +138,24 @@ function failures(reportPath, cwd) {
   };
 }
 
+/**
+ * Failing tests named by the verbose reporter's `×` lines in a run's log: what a run killed at the step limit
+ * (no JSON report) had failed by then.
+ */
+function failedInLog(log) {
+  let text;
+  try {
+    text = readFileSync(log, 'utf8');
+  } catch {
+    return [];
+  }
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: strips the reporter's ANSI colours
+  const plain = text.replace(/\x1b\[[0-9;]*m/g, '');
+  return [...plain.matchAll(/^\s*×\s+(.+?)(?:\s+\d+ms)?$/gm)].map(
+    (m) => `${m[1].replace(/\s+/g, ' ')} (from the log)`,
+  );
+}
+
 /** One soak run: a fresh clone, npm ci, build, then the shuffled suite. */
 async function soakRun(index, seed) {
   const tag = `run-${String(index + 1).padStart(2, '0')}-seed-${seed}`;
@@ -172,7 +190,9 @@ async function soakRun(index, seed) {
           'run',
           '--sequence.shuffle',
           `--sequence.seed=${seed}`,
-          '--reporter=dot',
+          // One line per test as it ends, so a run killed at the step limit still names what failed (the JSON
+          // report is only written at the end).
+          '--reporter=verbose',
           '--reporter=json',
           `--outputFile.json=${report}`,
           ...vitestArgs,
@@ -180,6 +200,7 @@ async function soakRun(index, seed) {
         { cwd: dir, log, timeout: timeoutMs },
       );
       const { counts, failed } = failures(report, dir);
+      if (!counts) failed.push(...failedInLog(log));
       if (code !== 0 && failed.length === 0)
         failed.push(
           `vitest exited ${code ?? 'on a signal'} with no failed test (an error outside tests, or a timeout): see ${log}`,
