@@ -13,8 +13,8 @@
  */
 import { compileRules, goValidationRule, type ValidationRule } from './cel/rules.js';
 import type { FieldError } from './errors.js';
-import { compileRe2 } from './schema/cr-validation.js';
 import { goBadValue, goQuote } from './schema/go-format.js';
+import { compileRe2 } from './schema/json-value.js';
 
 type Node = Record<string, unknown>;
 

@@ -14,7 +14,7 @@
  * ECMAScript engine after the pattern compiled as RE2).
  */
 import { type Environment, Optional } from '@marcbachmann/cel-js';
-import { compileRe2 } from '../schema/cr-validation.js';
+import { compileRe2 } from '../schema/json-value.js';
 
 class CelError extends Error {}
 

@@ -14,8 +14,8 @@
  */
 import { Environment, Optional } from '@marcbachmann/cel-js';
 import type { FieldError } from '../errors.js';
-import { jsonEqual, type SchemaNode } from '../schema/cr-validation.js';
 import { goQuote } from '../schema/go-format.js';
+import { jsonEqual, type SchemaNode } from '../schema/json-value.js';
 import { registerKubernetesLibraries } from './k8s-library.js';
 
 /** One `x-kubernetes-validations` entry. */

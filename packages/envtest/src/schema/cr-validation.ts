@@ -11,109 +11,32 @@
  * value at the same correlated place (object properties, map keys, list-type=map items by key) is not
  * re-validated, so an object stored before a schema tightened can still be updated elsewhere.
  */
-import { RE2JS } from '@bufbuild/re2';
 import type { FieldError } from '../errors.js';
 import { formatChecker } from './formats.js';
-import { goBadValue, goFloat, goNumber, goQuote } from './go-format.js';
+import { goQuote } from './go-format.js';
+import {
+  compileRe2,
+  isObject,
+  jsonEqual,
+  jsonType,
+  node,
+  runeCount,
+  type SchemaNode,
+  schemaTypes,
+} from './json-value.js';
+import {
+  addErrors,
+  composite,
+  enumErrors,
+  IN,
+  numberErrors,
+  type OpenApiError,
+  type Result,
+  toFieldError,
+  typeError,
+} from './openapi-errors.js';
 
-/** A node of a CRD's `openAPIV3Schema` (JSONSchemaProps) as plain JSON. */
-export type SchemaNode = Readonly<Record<string, unknown>>;
-
-const IN = 'body';
-
-/** One kube-openapi validation error before conversion to a field error. */
-interface OpenApiError {
-  readonly kind:
-    | 'required'
-    | 'enum'
-    | 'tooLong'
-    | 'maxItems'
-    | 'maxProperties'
-    | 'type'
-    | 'invalid'
-    | 'composite';
-  readonly name: string;
-  readonly value: unknown;
-  readonly message: string;
-  readonly enumValues?: readonly unknown[];
-  readonly limit?: number;
-}
-
-interface Result {
-  errors: OpenApiError[];
-  matchCount: number;
-}
-
-function node(v: unknown): SchemaNode | undefined {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as SchemaNode) : undefined;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-/** JSON type name as kube-openapi infers it from a decoded value. */
-function jsonType(v: unknown): string {
-  if (v === null || v === undefined) return 'null';
-  if (typeof v === 'string') return 'string';
-  if (typeof v === 'boolean') return 'boolean';
-  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
-  if (Array.isArray(v)) return 'array';
-  return 'object';
-}
-
-/** Deep equality of decoded JSON values (reflect.DeepEqual on unstructured data). */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) {
-    const bb = b as unknown[];
-    return a.length === bb.length && a.every((x, i) => jsonEqual(x, bb[i]));
-  }
-  const ao = a as Record<string, unknown>;
-  const bo = b as Record<string, unknown>;
-  const ak = Object.keys(ao);
-  if (ak.length !== Object.keys(bo).length) return false;
-  return ak.every((k) => Object.hasOwn(bo, k) && jsonEqual(ao[k], bo[k]));
-}
-
-function addErrors(into: OpenApiError[], from: readonly OpenApiError[]): void {
-  for (const e of from) if (!into.some((x) => x.message === e.message)) into.push(e);
-}
-
-function schemaTypes(s: SchemaNode): string[] {
-  if (s['x-kubernetes-int-or-string'] === true) return ['integer', 'string'];
-  return typeof s.type === 'string' && s.type !== '' ? [s.type] : [];
-}
-
-const regexCache = new Map<string, RE2JS | Error>();
-
-/** Compile a Go regexp (RE2 syntax); the Error carries Go's message (`error parsing regexp: …`). */
-export function compileRe2(pattern: string): RE2JS | Error {
-  let re = regexCache.get(pattern);
-  if (re === undefined) {
-    try {
-      re = new RE2JS(pattern);
-    } catch (e) {
-      re = new Error((e as Error).message);
-    }
-    if (regexCache.size > 1000) regexCache.clear();
-    regexCache.set(pattern, re);
-  }
-  return re;
-}
-
-function runeCount(s: string): number {
-  let n = 0;
-  for (const _ of s) n++;
-  return n;
-}
-
-/** The bound as Go prints it next to a value: int64 when the value is an integer, float64 otherwise. */
-function bound(limit: number, value: number): string {
-  return Number.isInteger(value) ? String(Math.trunc(limit)) : goFloat(limit);
-}
+export type { SchemaNode } from './json-value.js';
 
 /** Context of one validation walk: ratcheting correlation to the old object. */
 interface Walk {
@@ -370,106 +293,6 @@ function listCorrelation(
   };
 }
 
-function typeError(path: string, typeName: string, value: unknown): OpenApiError {
-  // errors.InvalidType: a string value (the data's type name, or the data for formats) is printed with %q
-  return {
-    kind: 'type',
-    name: path,
-    value,
-    message: `${path} in ${IN} must be of type ${typeName}: ${goQuote(String(value))}`,
-  };
-}
-
-function enumErrors(v: unknown, s: SchemaNode, path: string): OpenApiError[] {
-  if (!Array.isArray(s.enum) || s.enum.length === 0) return [];
-  if ((s.enum as unknown[]).some((e) => enumMatches(v, e))) return [];
-  return [
-    {
-      kind: 'enum',
-      name: path,
-      value: v,
-      enumValues: s.enum as unknown[],
-      message: `${path} in ${IN} should be one of ${goEnumList(s.enum as unknown[])}`,
-    },
-  ];
-}
-
-/** reflect: the value converted to the enum member's Go type, then DeepEqual (ints and floats compare by value). */
-function enumMatches(v: unknown, e: unknown): boolean {
-  if (e === null || e === undefined) return false;
-  if (typeof e === 'number' && typeof v === 'number')
-    return Number.isInteger(e) ? Math.trunc(v) === e : v === e;
-  return jsonEqual(v, e);
-}
-
-function goEnumList(values: readonly unknown[]): string {
-  return `[${values.map((x) => (typeof x === 'string' ? x : typeof x === 'number' ? goNumber(x) : JSON.stringify(x))).join(' ')}]`;
-}
-
-function numberErrors(v: number, s: SchemaNode, path: string): OpenApiError[] {
-  const out: OpenApiError[] = [];
-  const isInt = Number.isInteger(v);
-  if (typeof s.multipleOf === 'number') {
-    const f = s.multipleOf;
-    if (isInt) {
-      const fi = Math.trunc(f);
-      if (fi <= 0)
-        out.push({
-          kind: 'invalid',
-          name: path,
-          value: fi,
-          message: `factor MultipleOf declared for ${path} must be positive: ${fi}`,
-        });
-      else if (v % fi !== 0)
-        out.push({
-          kind: 'invalid',
-          name: path,
-          value: v,
-          message: `${path} in ${IN} should be a multiple of ${fi}`,
-        });
-    } else if (f <= 0)
-      out.push({
-        kind: 'invalid',
-        name: path,
-        value: f,
-        message: `factor MultipleOf declared for ${path} must be positive: ${goFloat(f)}`,
-      });
-    else {
-      const mult = f < 1 ? (1 / f) * v : v / f;
-      if (!Number.isInteger(mult) || !Number.isFinite(mult))
-        out.push({
-          kind: 'invalid',
-          name: path,
-          value: v,
-          message: `${path} in ${IN} should be a multiple of ${goFloat(f)}`,
-        });
-    }
-  }
-  if (typeof s.minimum === 'number') {
-    const min = isInt ? Math.trunc(s.minimum) : s.minimum;
-    const excl = s.exclusiveMinimum === true;
-    if ((!excl && v < min) || (excl && v <= min))
-      out.push({
-        kind: 'invalid',
-        name: path,
-        value: v,
-        message: `${path} in ${IN} should be greater than ${excl ? '' : 'or equal to '}${bound(s.minimum, v)}`,
-      });
-  }
-  if (typeof s.maximum === 'number') {
-    const max = isInt ? Math.trunc(s.maximum) : s.maximum;
-    const excl = s.exclusiveMaximum === true;
-    if ((!excl && v > max) || (excl && v >= max))
-      out.push({
-        kind: 'invalid',
-        name: path,
-        value: v,
-        message: `${path} in ${IN} should be less than ${excl ? '' : 'or equal to '}${bound(s.maximum, v)}`,
-      });
-  }
-  return out;
-}
-
 function schemaProps(
   v: unknown,
   s: SchemaNode,
@@ -544,51 +367,6 @@ function schemaProps(
   }
   parent.matchCount++;
   return out;
-}
-
-function composite(message: string): OpenApiError {
-  return { kind: 'composite', name: '', value: '', message };
-}
-
-/** apiextensions `kubeOpenAPIResultToFieldErrors`, with `prefix` as the field path the errors hang under. */
-function toFieldError(e: OpenApiError, prefix: string): FieldError {
-  if (e.kind === 'composite')
-    return { type: 'FieldValueInvalid', field: prefix || '<nil>', detail: `Invalid value: "": ${e.message}` };
-  const name = e.name.replace(/^\./, '');
-  const field = prefix ? (name ? `${prefix}.${name}` : prefix) : name || '<nil>';
-  switch (e.kind) {
-    case 'required':
-      return { type: 'FieldValueRequired', field, detail: 'Required value' };
-    case 'enum': {
-      const values = (e.enumValues ?? []).map((x) => goQuote(typeof x === 'string' ? x : JSON.stringify(x)));
-      return {
-        type: 'FieldValueNotSupported',
-        field,
-        detail: `Unsupported value: ${goBadValue(e.value)}${values.length ? `: supported values: ${values.join(', ')}` : ''}`,
-      };
-    }
-    case 'tooLong':
-      return { type: 'FieldValueTooLong', field, detail: `Too long: may not be more than ${e.limit} bytes` };
-    case 'maxItems':
-    case 'maxProperties':
-      return {
-        type: 'FieldValueTooMany',
-        field,
-        detail: `Too many: ${e.value}: must have at most ${e.limit} items`,
-      };
-    case 'type':
-      return {
-        type: 'FieldValueTypeInvalid',
-        field,
-        detail: `Invalid value: ${goBadValue(e.value)}: ${e.message}`,
-      };
-    default:
-      return {
-        type: 'FieldValueInvalid',
-        field,
-        detail: `Invalid value: ${goBadValue(e.value === undefined ? '' : e.value)}: ${e.message}`,
-      };
-  }
 }
 
 /**
