@@ -2,7 +2,7 @@ import type { HttpTransport } from './http.js';
 import type { RESTMapper } from './rest-mapper.js';
 import type { DEFAULT_MAX_WATCH_EVENT_BYTES } from './watch.js';
 
-/** Options for {@link ApiClient}. */
+/** Options for `new ApiClient(options)` (the root's `ApiClient`; `newClient` builds one from a `RestConfig`). */
 export interface ClientOptions {
   /** The transport to the API server (usually `new Transport(config)`). Closed by `close()`. */
   readonly transport: HttpTransport;
