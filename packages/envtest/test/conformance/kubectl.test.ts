@@ -330,7 +330,7 @@ describe.skipIf(missing !== undefined)(
     it('get -w streams the changes made at the server', async () => {
       const w = kubectl.stream(['get', 'pods', '-n', NS, '-w']);
       try {
-        await w.waitForLine((l) => l.startsWith('p1 '), 20_000, 'the initial p1 row');
+        await w.waitForLine((l) => l.startsWith('p1 '), 'the initial p1 row');
         const created = await cluster.send('POST', PODS, {
           apiVersion: 'v1',
           kind: 'Pod',
@@ -338,7 +338,7 @@ describe.skipIf(missing !== undefined)(
           spec: { containers: [{ name: 'c1', image: 'registry.k8s.io/pause:3.10' }] },
         });
         expect(created.status).toBe(201);
-        await w.waitForLine((l) => l.startsWith('pw '), 20_000, 'the row of pw after it was created');
+        await w.waitForLine((l) => l.startsWith('pw '), 'the row of pw after it was created');
         const del = await cluster.send('DELETE', `${PODS}/pw`, {});
         expect(del.status).toBe(200);
         const rows = w.lines.filter((l) => l.startsWith('pw '));
@@ -608,7 +608,7 @@ describe.skipIf(missing !== undefined)(
           'fin to be terminating',
         );
         expect(terminating.metadata.finalizers).toEqual(['example.com/hold']);
-        await del.waitForLine((l) => l.includes('configmap "fin" deleted'), 20_000, 'the deleted message');
+        await del.waitForLine((l) => l.includes('configmap "fin" deleted'), 'the deleted message');
         // kubectl then waits for the deletion on a watch; release the finalizer only once that watch is open.
         await waitFor(
           () => cluster.activeWatches() > watchesBeforeDelete,
@@ -758,7 +758,7 @@ describe.skipIf(missing !== undefined)(
         'custom-columns=NAME:.metadata.name,L:.metadata.labels.watched',
       ]);
       try {
-        await w.waitForLine((l) => /^p1\s+<none>$/.test(l), 20_000, 'the initial p1 row');
+        await w.waitForLine((l) => /^p1\s+<none>$/.test(l), 'the initial p1 row');
         const r = await cluster.send(
           'PATCH',
           `${PODS}/p1`,
@@ -766,7 +766,7 @@ describe.skipIf(missing !== undefined)(
           'application/merge-patch+json',
         );
         expect(r.status).toBe(200);
-        await w.waitForLine((l) => /^p1\s+yes$/.test(l), 20_000, 'the row after the label change');
+        await w.waitForLine((l) => /^p1\s+yes$/.test(l), 'the row after the label change');
         // Changes to other pods do not show up in a single-object watch.
         expect(w.lines.every((l) => l.startsWith('p1') || l.startsWith('NAME'))).toBe(true);
       } finally {

@@ -6,7 +6,6 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitFor } from './wait.js';
 
 /** The reason kubectl tests are skipped, or undefined when `kubectl` is on PATH. */
 export function kubectlMissingReason(): string | undefined {
@@ -28,8 +27,11 @@ export interface KubectlResult {
 export interface KubectlStream {
   readonly lines: readonly string[];
   readonly stderr: () => string;
-  /** Waits until a stdout line satisfies `pred`, returning it. */
-  waitForLine(pred: (line: string) => boolean, timeoutMs: number, what: string): Promise<string>;
+  /**
+   * Waits until a stdout line satisfies `pred`, returning it; rejects naming `what` if kubectl exits first. No
+   * timer of its own: the test's timeout bounds it (a 20 s one missed kubectl's start-up at load 40).
+   */
+  waitForLine(pred: (line: string) => boolean, what: string): Promise<string>;
   /** Resolves with the exit code when the process ends. */
   readonly exited: Promise<number | null>;
   stop(): Promise<void>;
@@ -135,8 +137,29 @@ export class Kubectl {
       lines,
       stderr: () => stderr,
       exited,
-      waitForLine: (pred, timeoutMs, what) =>
-        waitFor(() => lines.find(pred), timeoutMs, `kubectl ${args.join(' ')}: ${what} (stderr: ${stderr})`),
+      waitForLine: (pred, what) =>
+        new Promise<string>((resolve, reject) => {
+          let settled = false;
+          const check = (): boolean => {
+            const line = lines.find(pred);
+            if (settled || line === undefined) return settled;
+            settled = true;
+            child.stdout.off('data', onData);
+            resolve(line);
+            return true;
+          };
+          // Registered after the collector above, so it runs once the new lines are in.
+          const onData = () => void check();
+          if (check()) return;
+          child.stdout.on('data', onData);
+          // `exited` resolves after the last partial line is in (and at once when kubectl ended already).
+          void exited.then(() => {
+            if (check()) return;
+            settled = true;
+            child.stdout.off('data', onData);
+            reject(new Error(`kubectl ${args.join(' ')} exited before ${what} (stderr: ${stderr})`));
+          });
+        }),
       stop: async () => {
         if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
         await exited;
