@@ -179,7 +179,10 @@ for (const name of [...models.keys()].sort()) {
   out += jsdoc(m.desc, '');
   out += `export interface ${name} {\n`;
   for (const f of m.fields) {
-    out += jsdoc(f.desc, '  ');
+    // client-node drops the description beside a $ref (metadata, spec, status, …): the field then says what its
+    // type is, in the referenced model's own words, rather than nothing
+    const ref = wireType(f.type, f.format).replace(/\[\]$/, '');
+    out += jsdoc(f.desc || (models.has(ref) ? models.get(ref).desc : ''), '  ');
     out += `  ${propName(f.json)}${f.required ? '' : '?'}: ${wireType(f.type, f.format)};\n`;
   }
   out += '}\n\n';

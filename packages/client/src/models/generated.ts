@@ -41,6 +41,9 @@ export interface AdmissionregistrationV1WebhookClientConfig {
    * `caBundle` is a PEM encoded CA bundle which will be used to validate the webhook\'s server certificate. If unspecified, system trust roots on the apiserver are used.
    */
   caBundle?: Bytes;
+  /**
+   * ServiceReference holds a reference to Service.legacy.k8s.io
+   */
   service?: AdmissionregistrationV1ServiceReference;
   /**
    * `url` gives the location of the webhook, in standard URL form (`scheme://host:port/path`). Exactly one of `url` or `service` must be specified.  The `host` should not refer to a service running in the cluster; use the `service` field instead. The host might be resolved via external DNS in some apiservers (e.g., `kube-apiserver` cannot resolve in-cluster DNS as that would be a layering violation). `host` may also be an IP address.  Please note that using `localhost` or `127.0.0.1` as a `host` is risky unless you take great care to run this webhook on all hosts which run an apiserver which might need to make calls to this webhook. Such installs are likely to be non-portable, i.e., not easy to turn up in a new cluster.  The scheme must be \"https\"; the URL must begin with \"https://\".  A path is optional, and if present may be any string permissible in a URL. You may use the path to pass an arbitrary string to the webhook, for example, a cluster identifier.  Attempting to use a user or basic auth e.g. \"user:password@\" is not allowed. Fragments (\"#...\") and query parameters (\"?...\") are not allowed, either.
@@ -78,6 +81,9 @@ export interface ApiextensionsV1WebhookClientConfig {
    * caBundle is a PEM encoded CA bundle which will be used to validate the webhook\'s server certificate. If unspecified, system trust roots on the apiserver are used.
    */
   caBundle?: Bytes;
+  /**
+   * ServiceReference holds a reference to Service.legacy.k8s.io
+   */
   service?: ApiextensionsV1ServiceReference;
   /**
    * url gives the location of the webhook, in standard URL form (`scheme://host:port/path`). Exactly one of `url` or `service` must be specified.  The `host` should not refer to a service running in the cluster; use the `service` field instead. The host might be resolved via external DNS in some apiservers (e.g., `kube-apiserver` cannot resolve in-cluster DNS as that would be a layering violation). `host` may also be an IP address.  Please note that using `localhost` or `127.0.0.1` as a `host` is risky unless you take great care to run this webhook on all hosts which run an apiserver which might need to make calls to this webhook. Such installs are likely to be non-portable, i.e., not easy to turn up in a new cluster.  The scheme must be \"https\"; the URL must begin with \"https://\".  A path is optional, and if present may be any string permissible in a URL. You may use the path to pass an arbitrary string to the webhook, for example, a cluster identifier.  Attempting to use a user or basic auth e.g. \"user:password@\" is not allowed. Fragments (\"#...\") and query parameters (\"?...\") are not allowed, either.
@@ -115,8 +121,17 @@ export interface AuthenticationV1TokenRequest {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * TokenRequestSpec contains client provided parameters of a token request.
+   */
   spec: V1TokenRequestSpec;
+  /**
+   * TokenRequestStatus is the result of a token request.
+   */
   status?: V1TokenRequestStatus;
 }
 
@@ -166,6 +181,9 @@ export interface CoreV1Event {
    * The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)
    */
   firstTimestamp?: Time;
+  /**
+   * ObjectReference contains enough information to let you inspect or modify the referred object.
+   */
   involvedObject: V1ObjectReference;
   /**
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
@@ -179,11 +197,17 @@ export interface CoreV1Event {
    * A human-readable description of the status of this operation.
    */
   message?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata: V1ObjectMeta;
   /**
    * This should be a short, machine understandable string that gives the reason for the transition into the object\'s current status.
    */
   reason?: string;
+  /**
+   * ObjectReference contains enough information to let you inspect or modify the referred object.
+   */
   related?: V1ObjectReference;
   /**
    * Name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`.
@@ -193,7 +217,13 @@ export interface CoreV1Event {
    * ID of the controller instance, e.g. `kubelet-xyzf`.
    */
   reportingInstance?: string;
+  /**
+   * EventSeries contain information on series of events, i.e. thing that was/is happening continuously for some time.
+   */
   series?: CoreV1EventSeries;
+  /**
+   * EventSource contains information for an event.
+   */
   source?: V1EventSource;
   /**
    * Type of this event (Normal, Warning), new types could be added in the future
@@ -275,6 +305,9 @@ export interface EventsV1Event {
    * deprecatedLastTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type.
    */
   deprecatedLastTimestamp?: Time;
+  /**
+   * EventSource contains information for an event.
+   */
   deprecatedSource?: V1EventSource;
   /**
    * MicroTime is version of Time with microsecond level precision.
@@ -284,6 +317,9 @@ export interface EventsV1Event {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
   /**
    * note is a human-readable description of the status of this operation. Maximal length of the note is 1kB, but libraries should be prepared to handle values up to 64kB.
@@ -293,7 +329,13 @@ export interface EventsV1Event {
    * reason is why the action was taken. It is human-readable. This field cannot be empty for new Events and it can have at most 128 characters.
    */
   reason?: string;
+  /**
+   * ObjectReference contains enough information to let you inspect or modify the referred object.
+   */
   regarding?: V1ObjectReference;
+  /**
+   * ObjectReference contains enough information to let you inspect or modify the referred object.
+   */
   related?: V1ObjectReference;
   /**
    * reportingController is the name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`. This field cannot be empty for new Events.
@@ -303,6 +345,9 @@ export interface EventsV1Event {
    * reportingInstance is the ID of the controller instance, e.g. `kubelet-xyzf`. This field cannot be empty for new Events and it can have at most 128 characters.
    */
   reportingInstance?: string;
+  /**
+   * EventSeries contain information on series of events, i.e. thing that was/is happening continuously for some time. How often to update the EventSeries is up to the event reporters. The default event reporter in \"k8s.io/client-go/tools/events/event_broadcaster.go\" shows how this struct is updated on heartbeats and can guide customized reporter implementations.
+   */
   series?: EventsV1EventSeries;
   /**
    * type is the type of this event (Normal, Warning), new types could be added in the future. It is machine-readable. This field cannot be empty for new Events.
@@ -328,12 +373,21 @@ export interface EventsV1EventSeries {
  * Subject matches the originator of a request, as identified by the request authentication system. There are three ways of matching an originator; by user, group, or service account.
  */
 export interface FlowcontrolV1Subject {
+  /**
+   * GroupSubject holds detailed information for group-kind subject.
+   */
   group?: V1GroupSubject;
   /**
    * `kind` indicates which one of the other fields is non-empty. Required
    */
   kind: string;
+  /**
+   * ServiceAccountSubject holds detailed information for service-account-kind subject.
+   */
   serviceAccount?: V1ServiceAccountSubject;
+  /**
+   * UserSubject holds detailed information for user-kind subject.
+   */
   user?: V1UserSubject;
 }
 
@@ -385,8 +439,17 @@ export interface V1APIService {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * APIServiceSpec contains information for locating and communicating with a server. Only https is supported, though you are able to disable certificate verification.
+   */
   spec?: V1APIServiceSpec;
+  /**
+   * APIServiceStatus contains derived information about an API server
+   */
   status?: V1APIServiceStatus;
 }
 
@@ -436,6 +499,9 @@ export interface V1APIServiceSpec {
    * InsecureSkipTLSVerify disables TLS certificate verification when communicating with this server. This is strongly discouraged.  You should use the CABundle instead.
    */
   insecureSkipTLSVerify?: boolean;
+  /**
+   * ServiceReference holds a reference to Service.legacy.k8s.io
+   */
   service?: ApiregistrationV1ServiceReference;
   /**
    * Version is the API version this server hosts.  For example, \"v1\"
@@ -483,8 +549,17 @@ export interface V1AWSElasticBlockStoreVolumeSource {
  * Affinity is a group of affinity scheduling rules.
  */
 export interface V1Affinity {
+  /**
+   * Node affinity is a group of node affinity scheduling rules.
+   */
   nodeAffinity?: V1NodeAffinity;
+  /**
+   * Pod affinity is a group of inter pod affinity scheduling rules.
+   */
   podAffinity?: V1PodAffinity;
+  /**
+   * Pod anti affinity is a group of inter pod anti affinity scheduling rules.
+   */
   podAntiAffinity?: V1PodAntiAffinity;
 }
 
@@ -622,7 +697,13 @@ export interface V1Binding {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * ObjectReference contains enough information to let you inspect or modify the referred object.
+   */
   target: V1ObjectReference;
 }
 
@@ -660,7 +741,13 @@ export interface V1CSIDriver {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * CSIDriverSpec is the specification of a CSIDriver.
+   */
   spec: V1CSIDriverSpec;
 }
 
@@ -718,7 +805,13 @@ export interface V1CSINode {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * CSINodeSpec holds information about the specification of all CSI drivers installed on a node
+   */
   spec: V1CSINodeSpec;
 }
 
@@ -726,6 +819,9 @@ export interface V1CSINode {
  * CSINodeDriver holds information about the specification of one CSI driver installed on a node
  */
 export interface V1CSINodeDriver {
+  /**
+   * VolumeNodeResources is a set of resource limits for scheduling of volumes.
+   */
   allocatable?: V1VolumeNodeResources;
   /**
    * name represents the name of the CSI driver that this object refers to. This MUST be the same name returned by the CSI GetPluginName() call for that driver.
@@ -755,7 +851,13 @@ export interface V1CSINodeSpec {
  * Represents storage that is managed by an external CSI volume driver
  */
 export interface V1CSIPersistentVolumeSource {
+  /**
+   * SecretReference represents a Secret Reference. It has enough information to retrieve secret in any namespace
+   */
   controllerExpandSecretRef?: V1SecretReference;
+  /**
+   * SecretReference represents a Secret Reference. It has enough information to retrieve secret in any namespace
+   */
   controllerPublishSecretRef?: V1SecretReference;
   /**
    * driver is the name of the driver to use for this volume. Required.
@@ -765,8 +867,17 @@ export interface V1CSIPersistentVolumeSource {
    * fsType to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\".
    */
   fsType?: string;
+  /**
+   * SecretReference represents a Secret Reference. It has enough information to retrieve secret in any namespace
+   */
   nodeExpandSecretRef?: V1SecretReference;
+  /**
+   * SecretReference represents a Secret Reference. It has enough information to retrieve secret in any namespace
+   */
   nodePublishSecretRef?: V1SecretReference;
+  /**
+   * SecretReference represents a Secret Reference. It has enough information to retrieve secret in any namespace
+   */
   nodeStageSecretRef?: V1SecretReference;
   /**
    * readOnly value to pass to ControllerPublishVolumeRequest. Defaults to false (read/write).
@@ -802,7 +913,13 @@ export interface V1CSIStorageCapacity {
    * maximumVolumeSize is the value reported by the CSI driver in its GetCapacityResponse for a GetCapacityRequest with topology and parameters that match the previous fields.  This is defined since CSI spec 1.4.0 as the largest size that may be used in a CreateVolumeRequest.capacity_range.required_bytes field to create a volume with the same parameters as those in GetCapacityRequest. The corresponding value in the Kubernetes API is ResourceRequirements.Requests in a volume claim.
    */
   maximumVolumeSize?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
+   */
   nodeTopology?: V1LabelSelector;
   /**
    * storageClassName represents the name of the StorageClass that the reported capacity applies to. It must meet the same requirements as the name of a StorageClass object (non-empty, DNS subdomain). If that object no longer exists, the CSIStorageCapacity object is obsolete and should be removed by its creator. This field is immutable.
@@ -822,6 +939,9 @@ export interface V1CSIVolumeSource {
    * fsType to mount. Ex. \"ext4\", \"xfs\", \"ntfs\". If not provided, the empty value is passed to the associated CSI driver which will determine the default filesystem to apply.
    */
   fsType?: string;
+  /**
+   * LocalObjectReference contains enough information to let you locate the referenced object inside the same namespace.
+   */
   nodePublishSecretRef?: V1LocalObjectReference;
   /**
    * readOnly specifies a read-only configuration for the volume. Defaults to false (read/write).
@@ -867,6 +987,9 @@ export interface V1CephFSPersistentVolumeSource {
    * secretFile is Optional: SecretFile is the path to key ring for User, default is /etc/ceph/user.secret More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
    */
   secretFile?: string;
+  /**
+   * SecretReference represents a Secret Reference. It has enough information to retrieve secret in any namespace
+   */
   secretRef?: V1SecretReference;
   /**
    * user is Optional: User is the rados user name, default is admin More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
@@ -894,6 +1017,9 @@ export interface V1CephFSVolumeSource {
    * secretFile is Optional: SecretFile is the path to key ring for User, default is /etc/ceph/user.secret More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
    */
   secretFile?: string;
+  /**
+   * LocalObjectReference contains enough information to let you locate the referenced object inside the same namespace.
+   */
   secretRef?: V1LocalObjectReference;
   /**
    * user is optional: User is the rados user name, default is admin More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
@@ -913,8 +1039,17 @@ export interface V1CertificateSigningRequest {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * CertificateSigningRequestSpec contains the certificate request.
+   */
   spec: V1CertificateSigningRequestSpec;
+  /**
+   * CertificateSigningRequestStatus contains conditions used to indicate approved/denied/failed status of the request, and the issued certificate.
+   */
   status?: V1CertificateSigningRequestStatus;
 }
 
@@ -1012,6 +1147,9 @@ export interface V1CinderPersistentVolumeSource {
    * readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
    */
   readOnly?: boolean;
+  /**
+   * SecretReference represents a Secret Reference. It has enough information to retrieve secret in any namespace
+   */
   secretRef?: V1SecretReference;
   /**
    * volumeID used to identify the volume in cinder. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
@@ -1031,6 +1169,9 @@ export interface V1CinderVolumeSource {
    * readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
    */
   readOnly?: boolean;
+  /**
+   * LocalObjectReference contains enough information to let you locate the referenced object inside the same namespace.
+   */
   secretRef?: V1LocalObjectReference;
   /**
    * volumeID used to identify the volume in cinder. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
@@ -1052,6 +1193,9 @@ export interface V1ClientIPConfig {
  * ClusterRole is a cluster level, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding or ClusterRoleBinding.
  */
 export interface V1ClusterRole {
+  /**
+   * AggregationRule describes how to locate ClusterRoles to aggregate into the ClusterRole
+   */
   aggregationRule?: V1AggregationRule;
   /**
    * APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -1061,6 +1205,9 @@ export interface V1ClusterRole {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
   /**
    * Rules holds all the PolicyRules for this ClusterRole
@@ -1080,7 +1227,13 @@ export interface V1ClusterRoleBinding {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * RoleRef contains information that points to the role being used
+   */
   roleRef: V1RoleRef;
   /**
    * Subjects holds references to the objects the role applies to.
@@ -1092,6 +1245,9 @@ export interface V1ClusterRoleBinding {
  * ClusterTrustBundleProjection describes how to select a set of ClusterTrustBundle objects and project their contents into the pod filesystem.
  */
 export interface V1ClusterTrustBundleProjection {
+  /**
+   * A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
+   */
   labelSelector?: V1LabelSelector;
   /**
    * Select a single ClusterTrustBundle by object name.  Mutually-exclusive with signerName and labelSelector.
@@ -1149,6 +1305,9 @@ export interface V1ComponentStatus {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
 }
 
@@ -1206,6 +1365,9 @@ export interface V1ConfigMap {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
 }
 
@@ -1335,7 +1497,13 @@ export interface V1Container {
    * Image pull policy. One of Always, Never, IfNotPresent. Defaults to Always if :latest tag is specified, or IfNotPresent otherwise. Cannot be updated. More info: https://kubernetes.io/docs/concepts/containers/images#updating-images
    */
   imagePullPolicy?: string;
+  /**
+   * Lifecycle describes actions that the management system should take in response to container lifecycle events. For the PostStart and PreStop lifecycle handlers, management of the container blocks until the action is complete, unless the container process fails, in which case the handler is aborted.
+   */
   lifecycle?: V1Lifecycle;
+  /**
+   * Probe describes a health check to be performed against a container to determine whether it is alive or ready to receive traffic.
+   */
   livenessProbe?: V1Probe;
   /**
    * Name of the container specified as a DNS_LABEL. Each container in a pod must have a unique name (DNS_LABEL). Cannot be updated.
@@ -1345,11 +1513,17 @@ export interface V1Container {
    * List of ports to expose from the container. Not specifying a port here DOES NOT prevent that port from being exposed. Any port which is listening on the default \"0.0.0.0\" address inside a container will be accessible from the network. Modifying this array with strategic merge patch may corrupt the data. For more information See https://github.com/kubernetes/kubernetes/issues/108255. Cannot be updated.
    */
   ports?: V1ContainerPort[];
+  /**
+   * Probe describes a health check to be performed against a container to determine whether it is alive or ready to receive traffic.
+   */
   readinessProbe?: V1Probe;
   /**
    * Resources resize policy for the container.
    */
   resizePolicy?: V1ContainerResizePolicy[];
+  /**
+   * ResourceRequirements describes the compute resource requirements.
+   */
   resources?: V1ResourceRequirements;
   /**
    * RestartPolicy defines the restart behavior of individual containers in a pod. This overrides the pod-level restart policy. When this field is not specified, the restart behavior is defined by the Pod\'s restart policy and the container type. Additionally, setting the RestartPolicy as \"Always\" for the init container will have the following effect: this init container will be continually restarted on exit until all regular containers have terminated. Once all regular containers have completed, all init containers with restartPolicy \"Always\" will be shut down. This lifecycle differs from normal init containers and is often referred to as a \"sidecar\" container. Although this init container still starts in the init container sequence, it does not wait for the container to complete before proceeding to the next init container. Instead, the next init container starts immediately after this init container is started, or after any startupProbe has successfully completed.
@@ -1359,7 +1533,13 @@ export interface V1Container {
    * Represents a list of rules to be checked to determine if the container should be restarted on exit. The rules are evaluated in order. Once a rule matches a container exit condition, the remaining rules are ignored. If no rule matches the container exit condition, the Container-level restart policy determines the whether the container is restarted or not. Constraints on the rules: - At most 20 rules are allowed. - Rules can have the same action. - Identical rules are not forbidden in validations. When rules are specified, container MUST set RestartPolicy explicitly even it if matches the Pod\'s RestartPolicy.
    */
   restartPolicyRules?: V1ContainerRestartRule[];
+  /**
+   * SecurityContext holds security configuration that will be applied to a container. Some fields are present in both SecurityContext and PodSecurityContext.  When both are set, the values in SecurityContext take precedence.
+   */
   securityContext?: V1SecurityContext;
+  /**
+   * Probe describes a health check to be performed against a container to determine whether it is alive or ready to receive traffic.
+   */
   startupProbe?: V1Probe;
   /**
    * Whether this container should allocate a buffer for stdin in the container runtime. If this is not set, reads from stdin in the container will always result in EOF. Default is false.
@@ -1475,6 +1655,9 @@ export interface V1ContainerRestartRule {
    * Specifies the action taken on a container exit if the requirements are satisfied. The only possible value is \"Restart\" to restart the container.
    */
   action: string;
+  /**
+   * ContainerRestartRuleOnExitCodes describes the condition for handling an exited container based on its exit codes.
+   */
   exitCodes?: V1ContainerRestartRuleOnExitCodes;
 }
 
@@ -1496,8 +1679,17 @@ export interface V1ContainerRestartRuleOnExitCodes {
  * ContainerState holds a possible state of container. Only one of its members may be specified. If none of them is specified, the default one is ContainerStateWaiting.
  */
 export interface V1ContainerState {
+  /**
+   * ContainerStateRunning is a running state of a container.
+   */
   running?: V1ContainerStateRunning;
+  /**
+   * ContainerStateTerminated is a terminated state of a container.
+   */
   terminated?: V1ContainerStateTerminated;
+  /**
+   * ContainerStateWaiting is a waiting state of a container.
+   */
   waiting?: V1ContainerStateWaiting;
 }
 
@@ -1583,6 +1775,9 @@ export interface V1ContainerStatus {
    * ImageID is the image ID of the container\'s image. The image ID may not match the image ID of the image used in the PodSpec, as it may have been resolved by the runtime.
    */
   imageID: string;
+  /**
+   * ContainerState holds a possible state of container. Only one of its members may be specified. If none of them is specified, the default one is ContainerStateWaiting.
+   */
   lastState?: V1ContainerState;
   /**
    * Name is a DNS_LABEL representing the unique name of the container. Each container in a pod must have a unique name across all container types. Cannot be updated.
@@ -1592,6 +1787,9 @@ export interface V1ContainerStatus {
    * Ready specifies whether the container is currently passing its readiness check. The value will change as readiness probes keep executing. If no readiness probes are specified, this field defaults to true once the container is fully started (see Started field).  The value is typically used to determine whether a container is ready to accept traffic.
    */
   ready: boolean;
+  /**
+   * ResourceRequirements describes the compute resource requirements.
+   */
   resources?: V1ResourceRequirements;
   /**
    * RestartCount holds the number of times the container has been restarted. Kubelet makes an effort to always increment the value, but there are cases when the state may be lost due to node restarts and then the value may be reset to 0. The value is never negative.
@@ -1601,11 +1799,17 @@ export interface V1ContainerStatus {
    * Started indicates whether the container has finished its postStart lifecycle hook and passed its startup probe. Initialized as false, becomes true after startupProbe is considered successful. Resets to false when the container is restarted, or if kubelet loses state temporarily. In both cases, startup probes will run again. Is always true when no startupProbe is defined and container is running and has passed the postStart lifecycle hook. The null value must be treated the same as false.
    */
   started?: boolean;
+  /**
+   * ContainerState holds a possible state of container. Only one of its members may be specified. If none of them is specified, the default one is ContainerStateWaiting.
+   */
   state?: V1ContainerState;
   /**
    * StopSignal reports the effective stop signal for this container
    */
   stopSignal?: string;
+  /**
+   * ContainerUser represents user identity information
+   */
   user?: V1ContainerUser;
   /**
    * Status of volume mounts.
@@ -1617,6 +1821,9 @@ export interface V1ContainerStatus {
  * ContainerUser represents user identity information
  */
 export interface V1ContainerUser {
+  /**
+   * LinuxContainerUser represents user identity information in Linux containers
+   */
   linux?: V1LinuxContainerUser;
 }
 
@@ -1636,6 +1843,9 @@ export interface V1ControllerRevision {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
   /**
    * Revision indicates the revision of the state represented by Data.
@@ -1655,8 +1865,17 @@ export interface V1CronJob {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * CronJobSpec describes how the job execution will look like and when it will actually run.
+   */
   spec?: V1CronJobSpec;
+  /**
+   * CronJobStatus represents the current state of a cron job.
+   */
   status?: V1CronJobStatus;
 }
 
@@ -1672,6 +1891,9 @@ export interface V1CronJobSpec {
    * The number of failed finished jobs to retain. Value must be non-negative integer. Defaults to 1.
    */
   failedJobsHistoryLimit?: number;
+  /**
+   * JobTemplateSpec describes the data a Job should have when created from a template
+   */
   jobTemplate: V1JobTemplateSpec;
   /**
    * The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron.
@@ -1769,6 +1991,9 @@ export interface V1CustomResourceConversion {
    * strategy specifies how custom resources are converted between versions. Allowed values are: - `\"None\"`: The converter only change the apiVersion and would not touch any other field in the custom resource. - `\"Webhook\"`: API Server will call to an external webhook to do the conversion. Additional information   is needed for this option. This requires spec.preserveUnknownFields to be false, and spec.conversion.webhook to be set.
    */
   strategy: string;
+  /**
+   * WebhookConversion describes how to call a conversion webhook
+   */
   webhook?: V1WebhookConversion;
 }
 
@@ -1784,8 +2009,17 @@ export interface V1CustomResourceDefinition {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * CustomResourceDefinitionSpec describes how a user wants their resource to appear
+   */
   spec: V1CustomResourceDefinitionSpec;
+  /**
+   * CustomResourceDefinitionStatus indicates the state of the CustomResourceDefinition
+   */
   status?: V1CustomResourceDefinitionStatus;
 }
 
@@ -1849,11 +2083,17 @@ export interface V1CustomResourceDefinitionNames {
  * CustomResourceDefinitionSpec describes how a user wants their resource to appear
  */
 export interface V1CustomResourceDefinitionSpec {
+  /**
+   * CustomResourceConversion describes how to convert different versions of a CR.
+   */
   conversion?: V1CustomResourceConversion;
   /**
    * group is the API group of the defined custom resource. The custom resources are served under `/apis/<group>/...`. Must match the name of the CustomResourceDefinition (in the form `<names.plural>.<group>`).
    */
   group: string;
+  /**
+   * CustomResourceDefinitionNames indicates the names to serve this CustomResourceDefinition
+   */
   names: V1CustomResourceDefinitionNames;
   /**
    * preserveUnknownFields indicates that object fields which are not specified in the OpenAPI schema should be preserved when persisting to storage. apiVersion, kind, metadata and known fields inside metadata are always preserved. This field is deprecated in favor of setting `x-preserve-unknown-fields` to true in `spec.versions[*].schema.openAPIV3Schema`. See https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#field-pruning for details.
@@ -1873,6 +2113,9 @@ export interface V1CustomResourceDefinitionSpec {
  * CustomResourceDefinitionStatus indicates the state of the CustomResourceDefinition
  */
 export interface V1CustomResourceDefinitionStatus {
+  /**
+   * CustomResourceDefinitionNames indicates the names to serve this CustomResourceDefinition
+   */
   acceptedNames?: V1CustomResourceDefinitionNames;
   /**
    * conditions indicate state for particular aspects of a CustomResourceDefinition
@@ -1904,6 +2147,9 @@ export interface V1CustomResourceDefinitionVersion {
    * name is the version name, e.g. “v1”, “v2beta1”, etc. The custom resources are served under this version at `/apis/<group>/<version>/...` if `served` is true.
    */
   name: string;
+  /**
+   * CustomResourceValidation is a list of validation methods for CustomResources.
+   */
   schema?: V1CustomResourceValidation;
   /**
    * selectableFields specifies paths to fields that may be used as field selectors. A maximum of 8 selectable fields are allowed. See https://kubernetes.io/docs/concepts/overview/working-with-objects/field-selectors
@@ -1917,6 +2163,9 @@ export interface V1CustomResourceDefinitionVersion {
    * storage indicates this version should be used when persisting custom resources to storage. There must be exactly one version with storage=true.
    */
   storage: boolean;
+  /**
+   * CustomResourceSubresources defines the status and scale subresources for CustomResources.
+   */
   subresources?: V1CustomResourceSubresources;
 }
 
@@ -1942,6 +2191,9 @@ export interface V1CustomResourceSubresourceScale {
  * CustomResourceSubresources defines the status and scale subresources for CustomResources.
  */
 export interface V1CustomResourceSubresources {
+  /**
+   * CustomResourceSubresourceScale defines how to serve the scale subresource for CustomResources.
+   */
   scale?: V1CustomResourceSubresourceScale;
   /**
    * status indicates the custom resource should serve a `/status` subresource. When enabled: 1. requests to the custom resource primary endpoint ignore changes to the `status` stanza of the object. 2. requests to the custom resource `/status` subresource ignore changes to anything other than the `status` stanza of the object.
@@ -1953,6 +2205,9 @@ export interface V1CustomResourceSubresources {
  * CustomResourceValidation is a list of validation methods for CustomResources.
  */
 export interface V1CustomResourceValidation {
+  /**
+   * JSONSchemaProps is a JSON-Schema following Specification Draft 4 (http://json-schema.org/).
+   */
   openAPIV3Schema?: V1JSONSchemaProps;
 }
 
@@ -1978,8 +2233,17 @@ export interface V1DaemonSet {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * DaemonSetSpec is the specification of a daemon set.
+   */
   spec?: V1DaemonSetSpec;
+  /**
+   * DaemonSetStatus represents the current status of a daemon set.
+   */
   status?: V1DaemonSetStatus;
 }
 
@@ -2021,8 +2285,17 @@ export interface V1DaemonSetSpec {
    * The number of old history to retain to allow rollback. This is a pointer to distinguish between explicit zero and not specified. Defaults to 10.
    */
   revisionHistoryLimit?: number;
+  /**
+   * A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
+   */
   selector: V1LabelSelector;
+  /**
+   * PodTemplateSpec describes the data a pod should have when created from a template
+   */
   template: V1PodTemplateSpec;
+  /**
+   * DaemonSetUpdateStrategy is a struct used to control the update strategy for a DaemonSet.
+   */
   updateStrategy?: V1DaemonSetUpdateStrategy;
 }
 
@@ -2076,6 +2349,9 @@ export interface V1DaemonSetStatus {
  * DaemonSetUpdateStrategy is a struct used to control the update strategy for a DaemonSet.
  */
 export interface V1DaemonSetUpdateStrategy {
+  /**
+   * Spec to control the desired behavior of daemon set rolling update.
+   */
   rollingUpdate?: V1RollingUpdateDaemonSet;
   /**
    * Type of daemon set update. Can be \"RollingUpdate\" or \"OnDelete\". Default is RollingUpdate.
@@ -2111,6 +2387,9 @@ export interface V1DeleteOptions {
    * Deprecated: please use the PropagationPolicy, this field will be deprecated in 1.7. Should the dependent objects be orphaned. If true/false, the \"orphan\" finalizer will be added to/removed from the object\'s finalizers list. Either this field or PropagationPolicy may be set, but not both.
    */
   orphanDependents?: boolean;
+  /**
+   * Preconditions must be fulfilled before an operation (update, delete, etc.) is carried out.
+   */
   preconditions?: V1Preconditions;
   /**
    * Whether and how garbage collection will be performed. Either this field or OrphanDependents may be set, but not both. The default policy is decided by the existing finalizer set in the metadata.finalizers and the resource-specific default policy. Acceptable values are: \'Orphan\' - orphan the dependents; \'Background\' - allow the garbage collector to delete the dependents in the background; \'Foreground\' - a cascading policy that deletes all dependents in the foreground.
@@ -2130,8 +2409,17 @@ export interface V1Deployment {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * DeploymentSpec is the specification of the desired behavior of the Deployment.
+   */
   spec?: V1DeploymentSpec;
+  /**
+   * DeploymentStatus is the most recently observed status of the Deployment.
+   */
   status?: V1DeploymentStatus;
 }
 
@@ -2189,8 +2477,17 @@ export interface V1DeploymentSpec {
    * The number of old ReplicaSets to retain to allow rollback. This is a pointer to distinguish between explicit zero and not specified. Defaults to 10.
    */
   revisionHistoryLimit?: number;
+  /**
+   * A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
+   */
   selector: V1LabelSelector;
+  /**
+   * DeploymentStrategy describes how to replace existing pods with new ones.
+   */
   strategy?: V1DeploymentStrategy;
+  /**
+   * PodTemplateSpec describes the data a pod should have when created from a template
+   */
   template: V1PodTemplateSpec;
 }
 
@@ -2240,6 +2537,9 @@ export interface V1DeploymentStatus {
  * DeploymentStrategy describes how to replace existing pods with new ones.
  */
 export interface V1DeploymentStrategy {
+  /**
+   * Spec to control the desired behavior of rolling update.
+   */
   rollingUpdate?: V1RollingUpdateDeployment;
   /**
    * Type of deployment. Can be \"Recreate\" or \"RollingUpdate\". Default is RollingUpdate.
@@ -2261,6 +2561,9 @@ export interface V1DownwardAPIProjection {
  * DownwardAPIVolumeFile represents information to create the file containing the pod field
  */
 export interface V1DownwardAPIVolumeFile {
+  /**
+   * ObjectFieldSelector selects an APIVersioned field of an object.
+   */
   fieldRef?: V1ObjectFieldSelector;
   /**
    * Optional: mode bits used to set permissions on this file, must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. If not specified, the volume defaultMode will be used. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.
@@ -2270,6 +2573,9 @@ export interface V1DownwardAPIVolumeFile {
    * Required: Path is  the relative path name of the file to be created. Must not be absolute or contain the \'..\' path. Must be utf-8 encoded. The first item of the relative path must not start with \'..\'
    */
   path: string;
+  /**
+   * ResourceFieldSelector represents container resources (cpu, memory) and their output format
+   */
   resourceFieldRef?: V1ResourceFieldSelector;
 }
 
@@ -2309,11 +2615,17 @@ export interface V1Endpoint {
    * addresses of this endpoint. For EndpointSlices of addressType \"IPv4\" or \"IPv6\", the values are IP addresses in canonical form. The syntax and semantics of other addressType values are not defined. This must contain at least one address but no more than 100. EndpointSlices generated by the EndpointSlice controller will always have exactly 1 address. No semantics are defined for additional addresses beyond the first, and kube-proxy does not look at them.
    */
   addresses: string[];
+  /**
+   * EndpointConditions represents the current condition of an endpoint.
+   */
   conditions?: V1EndpointConditions;
   /**
    * deprecatedTopology contains topology information part of the v1beta1 API. This field is deprecated, and will be removed when the v1beta1 API is removed (no sooner than kubernetes v1.24).  While this field can hold values, it is not writable through the v1 API, and any attempts to write to it will be silently ignored. Topology information can be found in the zone and nodeName fields instead.
    */
   deprecatedTopology?: { [key: string]: string };
+  /**
+   * EndpointHints provides hints describing how an endpoint should be consumed.
+   */
   hints?: V1EndpointHints;
   /**
    * hostname of this endpoint. This field may be used by consumers of endpoints to distinguish endpoints from each other (e.g. in DNS names). Multiple endpoints which use the same hostname should be considered fungible (e.g. multiple A values in DNS). Must be lowercase and pass DNS Label (RFC 1123) validation.
@@ -2323,6 +2635,9 @@ export interface V1Endpoint {
    * nodeName represents the name of the Node hosting this endpoint. This can be used to determine endpoints local to a Node.
    */
   nodeName?: string;
+  /**
+   * ObjectReference contains enough information to let you inspect or modify the referred object.
+   */
   targetRef?: V1ObjectReference;
   /**
    * zone is the name of the Zone this endpoint exists in.
@@ -2346,6 +2661,9 @@ export interface V1EndpointAddress {
    * Optional: Node hosting this endpoint. This can be used to determine endpoints local to a node.
    */
   nodeName?: string;
+  /**
+   * ObjectReference contains enough information to let you inspect or modify the referred object.
+   */
   targetRef?: V1ObjectReference;
 }
 
@@ -2401,6 +2719,9 @@ export interface V1EndpointSlice {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
   /**
    * ports specifies the list of network ports exposed by each endpoint in this slice. Each port must have a unique name. Each slice may include a maximum of 100 ports. Services always have at least 1 port, so EndpointSlices generated by the EndpointSlice controller will likewise always have at least 1 port. EndpointSlices used for other purposes may have an empty ports list.
@@ -2438,6 +2759,9 @@ export interface V1Endpoints {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
   /**
    * The set of all endpoints is the union of all subsets. Addresses are placed into subsets according to the IPs they share. A single address with multiple ports, some of which are ready and some of which are not (because they come from different containers) will result in the address being displayed in different subsets for the different ports. No address will appear in both Addresses and NotReadyAddresses in the same subset. Sets of addresses and ports that comprise a service.
@@ -2449,11 +2773,17 @@ export interface V1Endpoints {
  * EnvFromSource represents the source of a set of ConfigMaps or Secrets
  */
 export interface V1EnvFromSource {
+  /**
+   * ConfigMapEnvSource selects a ConfigMap to populate the environment variables with.  The contents of the target ConfigMap\'s Data field will represent the key-value pairs as environment variables.
+   */
   configMapRef?: V1ConfigMapEnvSource;
   /**
    * Optional text to prepend to the name of each environment variable. May consist of any printable ASCII characters except \'=\'.
    */
   prefix?: string;
+  /**
+   * SecretEnvSource selects a Secret to populate the environment variables with.  The contents of the target Secret\'s Data field will represent the key-value pairs as environment variables.
+   */
   secretRef?: V1SecretEnvSource;
 }
 
@@ -2469,6 +2799,9 @@ export interface V1EnvVar {
    * Variable references $(VAR_NAME) are expanded using the previously defined environment variables in the container and any service environment variables. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. \"$$(VAR_NAME)\" will produce the string literal \"$(VAR_NAME)\". Escaped references will never be expanded, regardless of whether the variable exists or not. Defaults to \"\".
    */
   value?: string;
+  /**
+   * EnvVarSource represents a source for the value of an EnvVar.
+   */
   valueFrom?: V1EnvVarSource;
 }
 
@@ -2476,10 +2809,25 @@ export interface V1EnvVar {
  * EnvVarSource represents a source for the value of an EnvVar.
  */
 export interface V1EnvVarSource {
+  /**
+   * Selects a key from a ConfigMap.
+   */
   configMapKeyRef?: V1ConfigMapKeySelector;
+  /**
+   * ObjectFieldSelector selects an APIVersioned field of an object.
+   */
   fieldRef?: V1ObjectFieldSelector;
+  /**
+   * FileKeySelector selects a key of the env file.
+   */
   fileKeyRef?: V1FileKeySelector;
+  /**
+   * ResourceFieldSelector represents container resources (cpu, memory) and their output format
+   */
   resourceFieldRef?: V1ResourceFieldSelector;
+  /**
+   * SecretKeySelector selects a key of a Secret.
+   */
   secretKeyRef?: V1SecretKeySelector;
 }
 
@@ -2511,7 +2859,13 @@ export interface V1EphemeralContainer {
    * Image pull policy. One of Always, Never, IfNotPresent. Defaults to Always if :latest tag is specified, or IfNotPresent otherwise. Cannot be updated. More info: https://kubernetes.io/docs/concepts/containers/images#updating-images
    */
   imagePullPolicy?: string;
+  /**
+   * Lifecycle describes actions that the management system should take in response to container lifecycle events. For the PostStart and PreStop lifecycle handlers, management of the container blocks until the action is complete, unless the container process fails, in which case the handler is aborted.
+   */
   lifecycle?: V1Lifecycle;
+  /**
+   * Probe describes a health check to be performed against a container to determine whether it is alive or ready to receive traffic.
+   */
   livenessProbe?: V1Probe;
   /**
    * Name of the ephemeral container specified as a DNS_LABEL. This name must be unique among all containers, init containers and ephemeral containers.
@@ -2521,11 +2875,17 @@ export interface V1EphemeralContainer {
    * Ports are not allowed for ephemeral containers.
    */
   ports?: V1ContainerPort[];
+  /**
+   * Probe describes a health check to be performed against a container to determine whether it is alive or ready to receive traffic.
+   */
   readinessProbe?: V1Probe;
   /**
    * Resources resize policy for the container.
    */
   resizePolicy?: V1ContainerResizePolicy[];
+  /**
+   * ResourceRequirements describes the compute resource requirements.
+   */
   resources?: V1ResourceRequirements;
   /**
    * Restart policy for the container to manage the restart behavior of each container within a pod. You cannot set this field on ephemeral containers.
@@ -2535,7 +2895,13 @@ export interface V1EphemeralContainer {
    * Represents a list of rules to be checked to determine if the container should be restarted on exit. You cannot set this field on ephemeral containers.
    */
   restartPolicyRules?: V1ContainerRestartRule[];
+  /**
+   * SecurityContext holds security configuration that will be applied to a container. Some fields are present in both SecurityContext and PodSecurityContext.  When both are set, the values in SecurityContext take precedence.
+   */
   securityContext?: V1SecurityContext;
+  /**
+   * Probe describes a health check to be performed against a container to determine whether it is alive or ready to receive traffic.
+   */
   startupProbe?: V1Probe;
   /**
    * Whether this container should allocate a buffer for stdin in the container runtime. If this is not set, reads from stdin in the container will always result in EOF. Default is false.
@@ -2579,6 +2945,9 @@ export interface V1EphemeralContainer {
  * Represents an ephemeral volume that is handled by a normal storage driver.
  */
 export interface V1EphemeralVolumeSource {
+  /**
+   * PersistentVolumeClaimTemplate is used to produce PersistentVolumeClaim objects as part of an EphemeralVolumeSource.
+   */
   volumeClaimTemplate?: V1PersistentVolumeClaimTemplate;
 }
 
@@ -2604,11 +2973,17 @@ export interface V1Eviction {
    * APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
    */
   apiVersion?: string;
+  /**
+   * DeleteOptions may be provided when deleting an API object.
+   */
   deleteOptions?: V1DeleteOptions;
   /**
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
 }
 
@@ -2758,6 +3133,9 @@ export interface V1FlexPersistentVolumeSource {
    * readOnly is Optional: defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
    */
   readOnly?: boolean;
+  /**
+   * SecretReference represents a Secret Reference. It has enough information to retrieve secret in any namespace
+   */
   secretRef?: V1SecretReference;
 }
 
@@ -2781,6 +3159,9 @@ export interface V1FlexVolumeSource {
    * readOnly is Optional: defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
    */
   readOnly?: boolean;
+  /**
+   * LocalObjectReference contains enough information to let you locate the referenced object inside the same namespace.
+   */
   secretRef?: V1LocalObjectReference;
 }
 
@@ -2820,8 +3201,17 @@ export interface V1FlowSchema {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * FlowSchemaSpec describes how the FlowSchema\'s specification looks like.
+   */
   spec?: V1FlowSchemaSpec;
+  /**
+   * FlowSchemaStatus represents the current state of a FlowSchema.
+   */
   status?: V1FlowSchemaStatus;
 }
 
@@ -2855,11 +3245,17 @@ export interface V1FlowSchemaCondition {
  * FlowSchemaSpec describes how the FlowSchema\'s specification looks like.
  */
 export interface V1FlowSchemaSpec {
+  /**
+   * FlowDistinguisherMethod specifies the method of a flow distinguisher.
+   */
   distinguisherMethod?: V1FlowDistinguisherMethod;
   /**
    * `matchingPrecedence` is used to choose among the FlowSchemas that match a given request. The chosen FlowSchema is among those with the numerically lowest (which we take to be logically highest) MatchingPrecedence.  Each MatchingPrecedence value must be ranged in [1,10000]. Note that if the precedence is not specified, it will be set to 1000 as default.
    */
   matchingPrecedence?: number;
+  /**
+   * PriorityLevelConfigurationReference contains information that points to the \"request-priority\" being used.
+   */
   priorityLevelConfiguration: V1PriorityLevelConfigurationReference;
   /**
    * `rules` describes which requests will match this flow schema. This FlowSchema matches a request if and only if at least one member of rules matches the request. if it is an empty slice, there will be no requests matching the FlowSchema.
@@ -3045,6 +3441,9 @@ export interface V1HTTPHeader {
  * HTTPIngressPath associates a path with a backend. Incoming urls matching the path are forwarded to the backend.
  */
 export interface V1HTTPIngressPath {
+  /**
+   * IngressBackend describes all endpoints for a given service and port.
+   */
   backend: V1IngressBackend;
   /**
    * path is matched against the path of an incoming request. Currently it can contain characters disallowed from the conventional \"path\" part of a URL as defined by RFC 3986. Paths must begin with a \'/\' and must be present when using PathType with value \"Exact\" or \"Prefix\".
@@ -3078,8 +3477,17 @@ export interface V1HorizontalPodAutoscaler {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * specification of a horizontal pod autoscaler.
+   */
   spec?: V1HorizontalPodAutoscalerSpec;
+  /**
+   * current status of a horizontal pod autoscaler
+   */
   status?: V1HorizontalPodAutoscalerStatus;
 }
 
@@ -3095,6 +3503,9 @@ export interface V1HorizontalPodAutoscalerSpec {
    * minReplicas is the lower limit for the number of replicas to which the autoscaler can scale down.  It defaults to 1 pod.  minReplicas is allowed to be 0 if the alpha feature gate HPAScaleToZero is enabled and at least one Object or External metric is configured.  Scaling is active as long as at least one metric value is available.
    */
   minReplicas?: number;
+  /**
+   * CrossVersionObjectReference contains enough information to let you identify the referred resource.
+   */
   scaleTargetRef: V1CrossVersionObjectReference;
   /**
    * targetCPUUtilizationPercentage is the target average CPU utilization (represented as a percentage of requested CPU) over all the pods; if not specified the default autoscaling policy will be used.
@@ -3220,6 +3631,9 @@ export interface V1ISCSIPersistentVolumeSource {
    * readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false.
    */
   readOnly?: boolean;
+  /**
+   * SecretReference represents a Secret Reference. It has enough information to retrieve secret in any namespace
+   */
   secretRef?: V1SecretReference;
   /**
    * targetPortal is iSCSI Target Portal. The Portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).
@@ -3267,6 +3681,9 @@ export interface V1ISCSIVolumeSource {
    * readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false.
    */
   readOnly?: boolean;
+  /**
+   * LocalObjectReference contains enough information to let you locate the referenced object inside the same namespace.
+   */
   secretRef?: V1LocalObjectReference;
   /**
    * targetPortal is iSCSI Target Portal. The Portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).
@@ -3300,8 +3717,17 @@ export interface V1Ingress {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * IngressSpec describes the Ingress the user wishes to exist.
+   */
   spec?: V1IngressSpec;
+  /**
+   * IngressStatus describe the current state of the Ingress.
+   */
   status?: V1IngressStatus;
 }
 
@@ -3309,7 +3735,13 @@ export interface V1Ingress {
  * IngressBackend describes all endpoints for a given service and port.
  */
 export interface V1IngressBackend {
+  /**
+   * TypedLocalObjectReference contains enough information to let you locate the typed referenced object inside the same namespace.
+   */
   resource?: V1TypedLocalObjectReference;
+  /**
+   * IngressServiceBackend references a Kubernetes Service as a Backend.
+   */
   service?: V1IngressServiceBackend;
 }
 
@@ -3325,7 +3757,13 @@ export interface V1IngressClass {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * IngressClassSpec provides information about the class of an Ingress.
+   */
   spec?: V1IngressClassSpec;
 }
 
@@ -3363,6 +3801,9 @@ export interface V1IngressClassSpec {
    * controller refers to the name of the controller that should handle this class. This allows for different \"flavors\" that are controlled by the same controller. For example, you may have different parameters for the same implementing controller. This should be specified as a domain-prefixed path no more than 250 characters in length, e.g. \"acme.io/ingress-controller\". This field is immutable.
    */
   controller?: string;
+  /**
+   * IngressClassParametersReference identifies an API object. This can be used to specify a cluster or namespace-scoped resource.
+   */
   parameters?: V1IngressClassParametersReference;
 }
 
@@ -3420,6 +3861,9 @@ export interface V1IngressRule {
    * host is the fully qualified domain name of a network host, as defined by RFC 3986. Note the following deviations from the \"host\" part of the URI as defined in RFC 3986: 1. IPs are not allowed. Currently an IngressRuleValue can only apply to    the IP in the Spec of the parent Ingress. 2. The `:` delimiter is not respected because ports are not allowed.    Currently the port of an Ingress is implicitly :80 for http and    :443 for https. Both these may change in the future. Incoming requests are matched against the host before the IngressRuleValue. If the host is unspecified, the Ingress routes all traffic based on the specified IngressRuleValue.  host can be \"precise\" which is a domain name without the terminating dot of a network host (e.g. \"foo.bar.com\") or \"wildcard\", which is a domain name prefixed with a single wildcard label (e.g. \"*.foo.com\"). The wildcard character \'*\' must appear by itself as the first DNS label and matches only a single label. You cannot have a wildcard label by itself (e.g. Host == \"*\"). Requests will be matched against the Host field in the following way: 1. If host is precise, the request matches this rule if the http host header is equal to Host. 2. If host is a wildcard, then the request matches this rule if the http host header is to equal to the suffix (removing the first label) of the wildcard rule.
    */
   host?: string;
+  /**
+   * HTTPIngressRuleValue is a list of http selectors pointing to backends. In the example: http://<host>/<path>?<searchpart> -> backend where where parts of the url correspond to RFC 3986, this resource will be used to match against everything after the last \'/\' and before the first \'?\' or \'#\'.
+   */
   http?: V1HTTPIngressRuleValue;
 }
 
@@ -3431,6 +3875,9 @@ export interface V1IngressServiceBackend {
    * name is the referenced service. The service must exist in the same namespace as the Ingress object.
    */
   name: string;
+  /**
+   * ServiceBackendPort is the service port being referenced.
+   */
   port?: V1ServiceBackendPort;
 }
 
@@ -3438,6 +3885,9 @@ export interface V1IngressServiceBackend {
  * IngressSpec describes the Ingress the user wishes to exist.
  */
 export interface V1IngressSpec {
+  /**
+   * IngressBackend describes all endpoints for a given service and port.
+   */
   defaultBackend?: V1IngressBackend;
   /**
    * ingressClassName is the name of an IngressClass cluster resource. Ingress controller implementations use this field to know whether they should be serving this Ingress resource, by a transitive connection (controller -> IngressClass -> Ingress resource). Although the `kubernetes.io/ingress.class` annotation (simple constant name) was never formally defined, it was widely supported by Ingress controllers to create a direct binding between Ingress controller and Ingress resources. Newly created Ingress resources should prefer using the field. However, even though the annotation is officially deprecated, for backwards compatibility reasons, ingress controllers should still honor that annotation if present.
@@ -3457,6 +3907,9 @@ export interface V1IngressSpec {
  * IngressStatus describe the current state of the Ingress.
  */
 export interface V1IngressStatus {
+  /**
+   * IngressLoadBalancerStatus represents the status of a load-balancer.
+   */
   loadBalancer?: V1IngressLoadBalancerStatus;
 }
 
@@ -3488,7 +3941,13 @@ export interface V1JSONSchemaProps {
    * JSONSchemaPropsOrBool represents JSONSchemaProps or a boolean value. Defaults to true for the boolean property.
    */
   additionalProperties?: unknown;
+  /**
+   * JSONSchemaProps is a JSON-Schema following Specification Draft 4 (http://json-schema.org/).
+   */
   allOf?: V1JSONSchemaProps[];
+  /**
+   * JSONSchemaProps is a JSON-Schema following Specification Draft 4 (http://json-schema.org/).
+   */
   anyOf?: V1JSONSchemaProps[];
   /**
    * default is a default value for undefined object fields. Defaulting is a beta feature under the CustomResourceDefaulting feature gate. Defaulting requires spec.preserveUnknownFields to be false.
@@ -3504,6 +3963,9 @@ export interface V1JSONSchemaProps {
   example?: unknown;
   exclusiveMaximum?: boolean;
   exclusiveMinimum?: boolean;
+  /**
+   * ExternalDocumentation allows referencing an external resource for extended documentation.
+   */
   externalDocs?: V1ExternalDocumentation;
   /**
    * format is an OpenAPI v3 format string. Unknown formats are ignored. The following formats are validated:  - bsonobjectid: a bson object ID, i.e. a 24 characters hex string - uri: an URI as parsed by Golang net/url.ParseRequestURI - email: an email address as parsed by Golang net/mail.ParseAddress - hostname: a valid representation for an Internet host name, as defined by RFC 1034, section 3.1 [RFC1034]. - ipv4: an IPv4 IP as parsed by Golang net.ParseIP - ipv6: an IPv6 IP as parsed by Golang net.ParseIP - cidr: a CIDR as parsed by Golang net.ParseCIDR - mac: a MAC address as parsed by Golang net.ParseMAC - uuid: an UUID that allows uppercase defined by the regex (?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$ - uuid3: an UUID3 that allows uppercase defined by the regex (?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?3[0-9a-f]{3}-?[0-9a-f]{4}-?[0-9a-f]{12}$ - uuid4: an UUID4 that allows uppercase defined by the regex (?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?4[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$ - uuid5: an UUID5 that allows uppercase defined by the regex (?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?5[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$ - isbn: an ISBN10 or ISBN13 number string like \"0321751043\" or \"978-0321751041\" - isbn10: an ISBN10 number string like \"0321751043\" - isbn13: an ISBN13 number string like \"978-0321751041\" - creditcard: a credit card number defined by the regex ^(?:4[0-9]{12}(?:[0-9]{3})?|5[1-5][0-9]{14}|6(?:011|5[0-9][0-9])[0-9]{12}|3[47][0-9]{13}|3(?:0[0-5]|[68][0-9])[0-9]{11}|(?:2131|1800|35\\\\d{3})\\\\d{11})$ with any non digit characters mixed in - ssn: a U.S. social security number following the regex ^\\\\d{3}[- ]?\\\\d{2}[- ]?\\\\d{4}$ - hexcolor: an hexadecimal color code like \"#FFFFFF: following the regex ^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$ - rgbcolor: an RGB color code like rgb like \"rgb(255,255,2559\" - byte: base64 encoded binary data - password: any kind of string - date: a date string like \"2006-01-02\" as defined by full-date in RFC3339 - duration: a duration string like \"22 ns\" as parsed by Golang time.ParseDuration or compatible with Scala duration format - datetime: a date time string like \"2014-12-15T19:30:20.000Z\" as defined by date-time in RFC3339.
@@ -3523,8 +3985,14 @@ export interface V1JSONSchemaProps {
   minProperties?: number;
   minimum?: number;
   multipleOf?: number;
+  /**
+   * JSONSchemaProps is a JSON-Schema following Specification Draft 4 (http://json-schema.org/).
+   */
   not?: V1JSONSchemaProps;
   nullable?: boolean;
+  /**
+   * JSONSchemaProps is a JSON-Schema following Specification Draft 4 (http://json-schema.org/).
+   */
   oneOf?: V1JSONSchemaProps[];
   pattern?: string;
   patternProperties?: { [key: string]: V1JSONSchemaProps };
@@ -3575,8 +4043,17 @@ export interface V1Job {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * JobSpec describes how the job execution will look like.
+   */
   spec?: V1JobSpec;
+  /**
+   * JobStatus represents the current state of a Job.
+   */
   status?: V1JobStatus;
 }
 
@@ -3650,17 +4127,29 @@ export interface V1JobSpec {
    * Specifies the maximum desired number of pods the job should run at any given time. The actual number of pods running in steady state will be less than this number when ((.spec.completions - .status.successful) < .spec.parallelism), i.e. when the work left to do is less than max parallelism. More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/
    */
   parallelism?: number;
+  /**
+   * PodFailurePolicy describes how failed pods influence the backoffLimit.
+   */
   podFailurePolicy?: V1PodFailurePolicy;
   /**
    * podReplacementPolicy specifies when to create replacement Pods. Possible values are: - TerminatingOrFailed means that we recreate pods   when they are terminating (has a metadata.deletionTimestamp) or failed. - Failed means to wait until a previously created Pod is fully terminated (has phase   Failed or Succeeded) before creating a replacement Pod.  When using podFailurePolicy, Failed is the the only allowed value. TerminatingOrFailed and Failed are allowed values when podFailurePolicy is not in use.
    */
   podReplacementPolicy?: string;
+  /**
+   * A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
+   */
   selector?: V1LabelSelector;
+  /**
+   * SuccessPolicy describes when a Job can be declared as succeeded based on the success of some indexes.
+   */
   successPolicy?: V1SuccessPolicy;
   /**
    * suspend specifies whether the Job controller should create Pods or not. If a Job is created with suspend set to true, no Pods are created by the Job controller. If a Job is suspended after creation (i.e. the flag goes from false to true), the Job controller will delete all active Pods associated with this Job. Users must design their workload to gracefully handle this. Suspending a Job will reset the StartTime field of the Job, effectively resetting the ActiveDeadlineSeconds timer too. Defaults to false.
    */
   suspend?: boolean;
+  /**
+   * PodTemplateSpec describes the data a pod should have when created from a template
+   */
   template: V1PodTemplateSpec;
   /**
    * ttlSecondsAfterFinished limits the lifetime of a Job that has finished execution (either Complete or Failed). If this field is set, ttlSecondsAfterFinished after the Job finishes, it is eligible to be automatically deleted. When the Job is being deleted, its lifecycle guarantees (e.g. finalizers) will be honored. If this field is unset, the Job won\'t be automatically deleted. If this field is set to zero, the Job becomes eligible to be deleted immediately after it finishes.
@@ -3712,6 +4201,9 @@ export interface V1JobStatus {
    * The number of pods which are terminating (in phase Pending or Running and have a deletionTimestamp).  This field is beta-level. The job controller populates the field when the feature gate JobPodReplacementPolicy is enabled (enabled by default).
    */
   terminating?: number;
+  /**
+   * UncountedTerminatedPods holds UIDs of Pods that have terminated but haven\'t been accounted in Job status counters.
+   */
   uncountedTerminatedPods?: V1UncountedTerminatedPods;
 }
 
@@ -3719,7 +4211,13 @@ export interface V1JobStatus {
  * JobTemplateSpec describes the data a Job should have when created from a template
  */
 export interface V1JobTemplateSpec {
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * JobSpec describes how the job execution will look like.
+   */
   spec?: V1JobSpec;
 }
 
@@ -3799,7 +4297,13 @@ export interface V1Lease {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * LeaseSpec is a specification of a Lease.
+   */
   spec?: V1LeaseSpec;
 }
 
@@ -3841,7 +4345,13 @@ export interface V1LeaseSpec {
  * Lifecycle describes actions that the management system should take in response to container lifecycle events. For the PostStart and PreStop lifecycle handlers, management of the container blocks until the action is complete, unless the container process fails, in which case the handler is aborted.
  */
 export interface V1Lifecycle {
+  /**
+   * LifecycleHandler defines a specific action that should be taken in a lifecycle hook. One and only one of the fields, except TCPSocket must be specified.
+   */
   postStart?: V1LifecycleHandler;
+  /**
+   * LifecycleHandler defines a specific action that should be taken in a lifecycle hook. One and only one of the fields, except TCPSocket must be specified.
+   */
   preStop?: V1LifecycleHandler;
   /**
    * StopSignal defines which signal will be sent to a container when it is being stopped. If not specified, the default is defined by the container runtime in use. StopSignal can only be set for Pods with a non-empty .spec.os.name
@@ -3853,9 +4363,21 @@ export interface V1Lifecycle {
  * LifecycleHandler defines a specific action that should be taken in a lifecycle hook. One and only one of the fields, except TCPSocket must be specified.
  */
 export interface V1LifecycleHandler {
+  /**
+   * ExecAction describes a \"run in container\" action.
+   */
   exec?: V1ExecAction;
+  /**
+   * HTTPGetAction describes an action based on HTTP Get requests.
+   */
   httpGet?: V1HTTPGetAction;
+  /**
+   * SleepAction describes a \"sleep\" action.
+   */
   sleep?: V1SleepAction;
+  /**
+   * TCPSocketAction describes an action based on opening a socket
+   */
   tcpSocket?: V1TCPSocketAction;
 }
 
@@ -3871,7 +4393,13 @@ export interface V1LimitRange {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * LimitRangeSpec defines a min/max usage limit for resources that match on kind.
+   */
   spec?: V1LimitRangeSpec;
 }
 
@@ -3919,6 +4447,9 @@ export interface V1LimitRangeSpec {
  * LimitResponse defines how to handle requests that can not be executed right now.
  */
 export interface V1LimitResponse {
+  /**
+   * QueuingConfiguration holds the configuration parameters for queuing
+   */
   queuing?: V1QueuingConfiguration;
   /**
    * `type` is \"Queue\" or \"Reject\". \"Queue\" means that requests that can not be executed upon arrival are held in a queue until they can be executed or a queuing limit is reached. \"Reject\" means that requests that can not be executed upon arrival are rejected. Required.
@@ -3938,6 +4469,9 @@ export interface V1LimitedPriorityLevelConfiguration {
    * `lendablePercent` prescribes the fraction of the level\'s NominalCL that can be borrowed by other priority levels. The value of this field must be between 0 and 100, inclusive, and it defaults to 0. The number of seats that other levels can borrow from this level, known as this level\'s LendableConcurrencyLimit (LendableCL), is defined as follows.  LendableCL(i) = round( NominalCL(i) * lendablePercent(i)/100.0 )
    */
   lendablePercent?: number;
+  /**
+   * LimitResponse defines how to handle requests that can not be executed right now.
+   */
   limitResponse?: V1LimitResponse;
   /**
    * `nominalConcurrencyShares` (NCS) contributes to the computation of the NominalConcurrencyLimit (NominalCL) of this level. This is the number of execution seats available at this priority level. This is used both for requests dispatched from this priority level as well as requests dispatched from other priority levels borrowing seats from this level. The server\'s concurrency limit (ServerCL) is divided among the Limited priority levels in proportion to their NCS values:  NominalCL(i)  = ceil( ServerCL * NCS(i) / sum_ncs ) sum_ncs = sum[priority level k] NCS(k)  Bigger numbers mean a larger nominal concurrency limit, at the expense of every other priority level.  If not specified, this field defaults to a value of 30.  Setting this field to zero supports the construction of a \"jail\" for this priority level that is used to hold some request(s)
@@ -4039,8 +4573,17 @@ export interface V1LocalSubjectAccessReview {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * SubjectAccessReviewSpec is a description of the access request.  Exactly one of ResourceAuthorizationAttributes and NonResourceAuthorizationAttributes must be set
+   */
   spec: V1SubjectAccessReviewSpec;
+  /**
+   * SubjectAccessReviewStatus
+   */
   status?: V1SubjectAccessReviewStatus;
 }
 
@@ -4118,7 +4661,13 @@ export interface V1MatchResources {
    * matchPolicy defines how the \"MatchResources\" list is used to match incoming requests. Allowed values are \"Exact\" or \"Equivalent\".  - Exact: match a request only if it exactly matches a specified rule. For example, if deployments can be modified via apps/v1, apps/v1beta1, and extensions/v1beta1, but \"rules\" only included `apiGroups:[\"apps\"], apiVersions:[\"v1\"], resources: [\"deployments\"]`, a request to apps/v1beta1 or extensions/v1beta1 would not be sent to the ValidatingAdmissionPolicy.  - Equivalent: match a request if modifies a resource listed in rules, even via another API group or version. For example, if deployments can be modified via apps/v1, apps/v1beta1, and extensions/v1beta1, and \"rules\" only included `apiGroups:[\"apps\"], apiVersions:[\"v1\"], resources: [\"deployments\"]`, a request to apps/v1beta1 or extensions/v1beta1 would be converted to apps/v1 and sent to the ValidatingAdmissionPolicy.  Defaults to \"Equivalent\"
    */
   matchPolicy?: string;
+  /**
+   * A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
+   */
   namespaceSelector?: V1LabelSelector;
+  /**
+   * A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
+   */
   objectSelector?: V1LabelSelector;
   /**
    * ResourceRules describes what operations on what resources/subresources the ValidatingAdmissionPolicy matches. The policy cares about an operation if it matches _any_ Rule.
@@ -4148,6 +4697,9 @@ export interface V1MutatingWebhook {
    * AdmissionReviewVersions is an ordered list of preferred `AdmissionReview` versions the Webhook expects. API server will try to use first version in the list which it supports. If none of the versions specified in this list supported by API server, validation will fail for this object. If a persisted webhook configuration specifies allowed versions and does not include any versions known to the API Server, calls to the webhook will fail and be subject to the failure policy.
    */
   admissionReviewVersions: string[];
+  /**
+   * WebhookClientConfig contains the information to make a TLS connection with the webhook
+   */
   clientConfig: AdmissionregistrationV1WebhookClientConfig;
   /**
    * FailurePolicy defines how unrecognized errors from the admission endpoint are handled - allowed values are Ignore or Fail. Defaults to Fail.
@@ -4165,7 +4717,13 @@ export interface V1MutatingWebhook {
    * The name of the admission webhook. Name should be fully qualified, e.g., imagepolicy.kubernetes.io, where \"imagepolicy\" is the name of the webhook, and kubernetes.io is the name of the organization. Required.
    */
   name: string;
+  /**
+   * A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
+   */
   namespaceSelector?: V1LabelSelector;
+  /**
+   * A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
+   */
   objectSelector?: V1LabelSelector;
   /**
    * reinvocationPolicy indicates whether this webhook should be called multiple times as part of a single admission evaluation. Allowed values are \"Never\" and \"IfNeeded\".  Never: the webhook will not be called more than once in a single admission evaluation.  IfNeeded: the webhook will be called at least one additional time as part of the admission evaluation if the object being admitted is modified by other admission plugins after the initial webhook call. Webhooks that specify this option *must* be idempotent, able to process objects they previously admitted. Note: * the number of additional invocations is not guaranteed to be exactly one. * if additional invocations result in further modifications to the object, webhooks are not guaranteed to be invoked again. * webhooks that use this option may be reordered to minimize the number of additional invocations. * to validate an object after all mutations are guaranteed complete, use a validating admission webhook instead.  Defaults to \"Never\".
@@ -4197,6 +4755,9 @@ export interface V1MutatingWebhookConfiguration {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
   /**
    * Webhooks is a list of webhooks and the affected resources and operations.
@@ -4264,8 +4825,17 @@ export interface V1Namespace {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * NamespaceSpec describes the attributes on a Namespace.
+   */
   spec?: V1NamespaceSpec;
+  /**
+   * NamespaceStatus is information about the current status of a Namespace.
+   */
   status?: V1NamespaceStatus;
 }
 
@@ -4331,7 +4901,13 @@ export interface V1NetworkPolicy {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * NetworkPolicySpec provides the specification of a NetworkPolicy
+   */
   spec?: V1NetworkPolicySpec;
 }
 
@@ -4367,8 +4943,17 @@ export interface V1NetworkPolicyIngressRule {
  * NetworkPolicyPeer describes a peer to allow traffic to/from. Only certain combinations of fields are allowed
  */
 export interface V1NetworkPolicyPeer {
+  /**
+   * IPBlock describes a particular CIDR (Ex. \"192.168.1.0/24\",\"2001:db8::/64\") that is allowed to the pods matched by a NetworkPolicySpec\'s podSelector. The except entry describes CIDRs that should not be included within this rule.
+   */
   ipBlock?: V1IPBlock;
+  /**
+   * A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
+   */
   namespaceSelector?: V1LabelSelector;
+  /**
+   * A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
+   */
   podSelector?: V1LabelSelector;
 }
 
@@ -4402,6 +4987,9 @@ export interface V1NetworkPolicySpec {
    * ingress is a list of ingress rules to be applied to the selected pods. Traffic is allowed to a pod if there are no NetworkPolicies selecting the pod (and cluster policy otherwise allows the traffic), OR if the traffic source is the pod\'s local node, OR if the traffic matches at least one ingress rule across all of the NetworkPolicy objects whose podSelector matches the pod. If this field is empty then this NetworkPolicy does not allow any traffic (and serves solely to ensure that the pods it selects are isolated by default)
    */
   ingress?: V1NetworkPolicyIngressRule[];
+  /**
+   * A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
+   */
   podSelector: V1LabelSelector;
   /**
    * policyTypes is a list of rule types that the NetworkPolicy relates to. Valid options are [\"Ingress\"], [\"Egress\"], or [\"Ingress\", \"Egress\"]. If this field is not specified, it will default based on the existence of ingress or egress rules; policies that contain an egress section are assumed to affect egress, and all policies (whether or not they contain an ingress section) are assumed to affect ingress. If you want to write an egress-only policy, you must explicitly specify policyTypes [ \"Egress\" ]. Likewise, if you want to write a policy that specifies that no egress is allowed, you must specify a policyTypes value that include \"Egress\" (since such a policy would not include an egress section and would otherwise default to just [ \"Ingress\" ]). This field is beta-level in 1.8
@@ -4421,8 +5009,17 @@ export interface V1Node {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * NodeSpec describes the attributes that a node is created with.
+   */
   spec?: V1NodeSpec;
+  /**
+   * NodeStatus is information about the current status of a node.
+   */
   status?: V1NodeStatus;
 }
 
@@ -4448,6 +5045,9 @@ export interface V1NodeAffinity {
    * The scheduler will prefer to schedule pods to nodes that satisfy the affinity expressions specified by this field, but it may choose a node that violates one or more of the expressions. The node that is most preferred is the one with the greatest sum of weights, i.e. for each node that meets all of the scheduling requirements (resource request, requiredDuringScheduling affinity expressions, etc.), compute a sum by iterating through the elements of this field and adding \"weight\" to the sum if the node matches the corresponding matchExpressions; the node(s) with the highest sum are the most preferred.
    */
   preferredDuringSchedulingIgnoredDuringExecution?: V1PreferredSchedulingTerm[];
+  /**
+   * A node selector represents the union of the results of one or more label queries over a set of nodes; that is, it represents the OR of the selectors represented by the node selector terms.
+   */
   requiredDuringSchedulingIgnoredDuringExecution?: V1NodeSelector;
 }
 
@@ -4485,6 +5085,9 @@ export interface V1NodeCondition {
  * NodeConfigSource specifies a source of node configuration. Exactly one subfield (excluding metadata) must be non-nil. This API is deprecated since 1.22
  */
 export interface V1NodeConfigSource {
+  /**
+   * ConfigMapNodeConfigSource contains the information to reference a ConfigMap as a config source for the Node. This API is deprecated since 1.22: https://git.k8s.io/enhancements/keps/sig-node/281-dynamic-kubelet-configuration
+   */
   configMap?: V1ConfigMapNodeConfigSource;
 }
 
@@ -4492,12 +5095,21 @@ export interface V1NodeConfigSource {
  * NodeConfigStatus describes the status of the config assigned by Node.Spec.ConfigSource.
  */
 export interface V1NodeConfigStatus {
+  /**
+   * NodeConfigSource specifies a source of node configuration. Exactly one subfield (excluding metadata) must be non-nil. This API is deprecated since 1.22
+   */
   active?: V1NodeConfigSource;
+  /**
+   * NodeConfigSource specifies a source of node configuration. Exactly one subfield (excluding metadata) must be non-nil. This API is deprecated since 1.22
+   */
   assigned?: V1NodeConfigSource;
   /**
    * Error describes any problems reconciling the Spec.ConfigSource to the Active config. Errors may occur, for example, attempting to checkpoint Spec.ConfigSource to the local Assigned record, attempting to checkpoint the payload associated with Spec.ConfigSource, attempting to load or validate the Assigned config, etc. Errors may occur at different points while syncing config. Earlier errors (e.g. download or checkpointing errors) will not result in a rollback to LastKnownGood, and may resolve across Kubelet retries. Later errors (e.g. loading or validating a checkpointed config) will result in a rollback to LastKnownGood. In the latter case, it is usually possible to resolve the error by fixing the config assigned in Spec.ConfigSource. You can find additional information for debugging by searching the error message in the Kubelet log. Error is a human-readable description of the error state; machines can check whether or not Error is empty, but should not rely on the stability of the Error text across Kubelet versions.
    */
   error?: string;
+  /**
+   * NodeConfigSource specifies a source of node configuration. Exactly one subfield (excluding metadata) must be non-nil. This API is deprecated since 1.22
+   */
   lastKnownGood?: V1NodeConfigSource;
 }
 
@@ -4505,6 +5117,9 @@ export interface V1NodeConfigStatus {
  * NodeDaemonEndpoints lists ports opened by daemons running on the Node.
  */
 export interface V1NodeDaemonEndpoints {
+  /**
+   * DaemonEndpoint contains information about a single Daemon endpoint.
+   */
   kubeletEndpoint?: V1DaemonEndpoint;
 }
 
@@ -4522,6 +5137,9 @@ export interface V1NodeFeatures {
  * NodeRuntimeHandler is a set of runtime handler information.
  */
 export interface V1NodeRuntimeHandler {
+  /**
+   * NodeRuntimeHandlerFeatures is a set of features implemented by the runtime handler.
+   */
   features?: V1NodeRuntimeHandlerFeatures;
   /**
    * Runtime handler name. Empty for the default runtime handler.
@@ -4589,6 +5207,9 @@ export interface V1NodeSelectorTerm {
  * NodeSpec describes the attributes that a node is created with.
  */
 export interface V1NodeSpec {
+  /**
+   * NodeConfigSource specifies a source of node configuration. Exactly one subfield (excluding metadata) must be non-nil. This API is deprecated since 1.22
+   */
   configSource?: V1NodeConfigSource;
   /**
    * Deprecated. Not all kubelets will set this field. Remove field after 1.13. see: https://issues.k8s.io/61966
@@ -4636,13 +5257,25 @@ export interface V1NodeStatus {
    * Conditions is an array of current observed node conditions. More info: https://kubernetes.io/docs/reference/node/node-status/#condition
    */
   conditions?: V1NodeCondition[];
+  /**
+   * NodeConfigStatus describes the status of the config assigned by Node.Spec.ConfigSource.
+   */
   config?: V1NodeConfigStatus;
+  /**
+   * NodeDaemonEndpoints lists ports opened by daemons running on the Node.
+   */
   daemonEndpoints?: V1NodeDaemonEndpoints;
+  /**
+   * NodeFeatures describes the set of features implemented by the CRI implementation. The features contained in the NodeFeatures should depend only on the cri implementation independent of runtime handlers.
+   */
   features?: V1NodeFeatures;
   /**
    * List of container images on this node
    */
   images?: V1ContainerImage[];
+  /**
+   * NodeSystemInfo is a set of ids/uuids to uniquely identify the node.
+   */
   nodeInfo?: V1NodeSystemInfo;
   /**
    * NodePhase is the recently observed lifecycle phase of the node. More info: https://kubernetes.io/docs/concepts/nodes/node/#phase The field is never populated, and now is deprecated.
@@ -4712,6 +5345,9 @@ export interface V1NodeSystemInfo {
    * OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).
    */
   osImage: string;
+  /**
+   * NodeSwapStatus represents swap memory information.
+   */
   swap?: V1NodeSwapStatus;
   /**
    * SystemUUID reported by the node. For unique machine identification MachineID is preferred. This field is specific to Red Hat hosts https://access.redhat.com/documentation/en-us/red_hat_subscription_management/1/html/rhsm/uuid
@@ -4945,6 +5581,9 @@ export interface V1ParamRef {
    * `parameterNotFoundAction` controls the behavior of the binding when the resource exists, and name or selector is valid, but there are no parameters matched by the binding. If the value is set to `Allow`, then no matched parameters will be treated as successful validation by the binding. If set to `Deny`, then no matched parameters will be subject to the `failurePolicy` of the policy.  Allowed values are `Allow` or `Deny`  Required
    */
   parameterNotFoundAction?: string;
+  /**
+   * A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
+   */
   selector?: V1LabelSelector;
 }
 
@@ -4960,8 +5599,17 @@ export interface V1PersistentVolume {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * PersistentVolumeSpec is the specification of a persistent volume.
+   */
   spec?: V1PersistentVolumeSpec;
+  /**
+   * PersistentVolumeStatus is the current status of a persistent volume.
+   */
   status?: V1PersistentVolumeStatus;
 }
 
@@ -4977,8 +5625,17 @@ export interface V1PersistentVolumeClaim {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * PersistentVolumeClaimSpec describes the common attributes of storage devices and allows a Source for provider-specific attributes
+   */
   spec?: V1PersistentVolumeClaimSpec;
+  /**
+   * PersistentVolumeClaimStatus is the current status of a persistent volume claim.
+   */
   status?: V1PersistentVolumeClaimStatus;
 }
 
@@ -5020,9 +5677,21 @@ export interface V1PersistentVolumeClaimSpec {
    * accessModes contains the desired access modes the volume should have. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1
    */
   accessModes?: string[];
+  /**
+   * TypedLocalObjectReference contains enough information to let you locate the typed referenced object inside the same namespace.
+   */
   dataSource?: V1TypedLocalObjectReference;
+  /**
+   * TypedObjectReference contains enough information to let you locate the typed referenced object
+   */
   dataSourceRef?: V1TypedObjectReference;
+  /**
+   * VolumeResourceRequirements describes the storage resource requirements for a volume.
+   */
   resources?: V1VolumeResourceRequirements;
+  /**
+   * A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
+   */
   selector?: V1LabelSelector;
   /**
    * storageClassName is the name of the StorageClass required by the claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#class-1
@@ -5070,6 +5739,9 @@ export interface V1PersistentVolumeClaimStatus {
    * currentVolumeAttributesClassName is the current name of the VolumeAttributesClass the PVC is using. When unset, there is no VolumeAttributeClass applied to this PersistentVolumeClaim
    */
   currentVolumeAttributesClassName?: string;
+  /**
+   * ModifyVolumeStatus represents the status object of ControllerModifyVolume operation
+   */
   modifyVolumeStatus?: V1ModifyVolumeStatus;
   /**
    * phase represents the current phase of PersistentVolumeClaim.
@@ -5081,7 +5753,13 @@ export interface V1PersistentVolumeClaimStatus {
  * PersistentVolumeClaimTemplate is used to produce PersistentVolumeClaim objects as part of an EphemeralVolumeSource.
  */
 export interface V1PersistentVolumeClaimTemplate {
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * PersistentVolumeClaimSpec describes the common attributes of storage devices and allows a Source for provider-specific attributes
+   */
   spec: V1PersistentVolumeClaimSpec;
 }
 
@@ -5107,44 +5785,113 @@ export interface V1PersistentVolumeSpec {
    * accessModes contains all ways the volume can be mounted. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes
    */
   accessModes?: string[];
+  /**
+   * Represents a Persistent Disk resource in AWS.  An AWS EBS disk must exist before mounting to a container. The disk must also be in the same AWS zone as the kubelet. An AWS EBS disk can only be mounted as read/write once. AWS EBS volumes support ownership management and SELinux relabeling.
+   */
   awsElasticBlockStore?: V1AWSElasticBlockStoreVolumeSource;
+  /**
+   * AzureDisk represents an Azure Data Disk mount on the host and bind mount to the pod.
+   */
   azureDisk?: V1AzureDiskVolumeSource;
+  /**
+   * AzureFile represents an Azure File Service mount on the host and bind mount to the pod.
+   */
   azureFile?: V1AzureFilePersistentVolumeSource;
   /**
    * capacity is the description of the persistent volume\'s resources and capacity. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#capacity
    */
   capacity?: { [key: string]: string };
+  /**
+   * Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not support ownership management or SELinux relabeling.
+   */
   cephfs?: V1CephFSPersistentVolumeSource;
+  /**
+   * Represents a cinder volume resource in Openstack. A Cinder volume must exist before mounting to a container. The volume must also be in the same region as the kubelet. Cinder volumes support ownership management and SELinux relabeling.
+   */
   cinder?: V1CinderPersistentVolumeSource;
+  /**
+   * ObjectReference contains enough information to let you inspect or modify the referred object.
+   */
   claimRef?: V1ObjectReference;
+  /**
+   * Represents storage that is managed by an external CSI volume driver
+   */
   csi?: V1CSIPersistentVolumeSource;
+  /**
+   * Represents a Fibre Channel volume. Fibre Channel volumes can only be mounted as read/write once. Fibre Channel volumes support ownership management and SELinux relabeling.
+   */
   fc?: V1FCVolumeSource;
+  /**
+   * FlexPersistentVolumeSource represents a generic persistent volume resource that is provisioned/attached using an exec based plugin.
+   */
   flexVolume?: V1FlexPersistentVolumeSource;
+  /**
+   * Represents a Flocker volume mounted by the Flocker agent. One and only one of datasetName and datasetUUID should be set. Flocker volumes do not support ownership management or SELinux relabeling.
+   */
   flocker?: V1FlockerVolumeSource;
+  /**
+   * Represents a Persistent Disk resource in Google Compute Engine.  A GCE PD must exist before mounting to a container. The disk must also be in the same GCE project and zone as the kubelet. A GCE PD can only be mounted as read/write once or read-only many times. GCE PDs support ownership management and SELinux relabeling.
+   */
   gcePersistentDisk?: V1GCEPersistentDiskVolumeSource;
+  /**
+   * Represents a Glusterfs mount that lasts the lifetime of a pod. Glusterfs volumes do not support ownership management or SELinux relabeling.
+   */
   glusterfs?: V1GlusterfsPersistentVolumeSource;
+  /**
+   * Represents a host path mapped into a pod. Host path volumes do not support ownership management or SELinux relabeling.
+   */
   hostPath?: V1HostPathVolumeSource;
+  /**
+   * ISCSIPersistentVolumeSource represents an ISCSI disk. ISCSI volumes can only be mounted as read/write once. ISCSI volumes support ownership management and SELinux relabeling.
+   */
   iscsi?: V1ISCSIPersistentVolumeSource;
+  /**
+   * Local represents directly-attached storage with node affinity
+   */
   local?: V1LocalVolumeSource;
   /**
    * mountOptions is the list of mount options, e.g. [\"ro\", \"soft\"]. Not validated - mount will simply fail if one is invalid. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes/#mount-options
    */
   mountOptions?: string[];
+  /**
+   * Represents an NFS mount that lasts the lifetime of a pod. NFS volumes do not support ownership management or SELinux relabeling.
+   */
   nfs?: V1NFSVolumeSource;
+  /**
+   * VolumeNodeAffinity defines constraints that limit what nodes this volume can be accessed from.
+   */
   nodeAffinity?: V1VolumeNodeAffinity;
   /**
    * persistentVolumeReclaimPolicy defines what happens to a persistent volume when released from its claim. Valid options are Retain (default for manually created PersistentVolumes), Delete (default for dynamically provisioned PersistentVolumes), and Recycle (deprecated). Recycle must be supported by the volume plugin underlying this PersistentVolume. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#reclaiming
    */
   persistentVolumeReclaimPolicy?: string;
+  /**
+   * Represents a Photon Controller persistent disk resource.
+   */
   photonPersistentDisk?: V1PhotonPersistentDiskVolumeSource;
+  /**
+   * PortworxVolumeSource represents a Portworx volume resource.
+   */
   portworxVolume?: V1PortworxVolumeSource;
+  /**
+   * Represents a Quobyte mount that lasts the lifetime of a pod. Quobyte volumes do not support ownership management or SELinux relabeling.
+   */
   quobyte?: V1QuobyteVolumeSource;
+  /**
+   * Represents a Rados Block Device mount that lasts the lifetime of a pod. RBD volumes support ownership management and SELinux relabeling.
+   */
   rbd?: V1RBDPersistentVolumeSource;
+  /**
+   * ScaleIOPersistentVolumeSource represents a persistent ScaleIO volume
+   */
   scaleIO?: V1ScaleIOPersistentVolumeSource;
   /**
    * storageClassName is the name of StorageClass to which this persistent volume belongs. Empty value means that this volume does not belong to any StorageClass.
    */
   storageClassName?: string;
+  /**
+   * Represents a StorageOS persistent volume resource.
+   */
   storageos?: V1StorageOSPersistentVolumeSource;
   /**
    * Name of VolumeAttributesClass to which this persistent volume belongs. Empty value is not allowed. When this field is not set, it indicates that this volume does not belong to any VolumeAttributesClass. This field is mutable and can be changed by the CSI driver after a volume has been updated successfully to a new class. For an unbound PersistentVolume, the volumeAttributesClassName will be matched with unbound PersistentVolumeClaims during the binding process.
@@ -5154,6 +5901,9 @@ export interface V1PersistentVolumeSpec {
    * volumeMode defines if a volume is intended to be used with a formatted filesystem or to remain in raw block state. Value of Filesystem is implied when not included in spec.
    */
   volumeMode?: string;
+  /**
+   * Represents a vSphere volume resource.
+   */
   vsphereVolume?: V1VsphereVirtualDiskVolumeSource;
 }
 
@@ -5205,8 +5955,17 @@ export interface V1Pod {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * PodSpec is a description of a pod.
+   */
   spec?: V1PodSpec;
+  /**
+   * PodStatus represents information about the status of a pod. Status may trail the actual state of a system, especially if the node that hosts the pod cannot contact the control plane.
+   */
   status?: V1PodStatus;
 }
 
@@ -5228,6 +5987,9 @@ export interface V1PodAffinity {
  * Defines a set of pods (namely those matching the labelSelector relative to the given namespace(s)) that this pod should be co-located (affinity) or not co-located (anti-affinity) with, where co-located is defined as running on a node whose value of the label with key <topologyKey> matches that of any node on which a pod of the set of pods is running
  */
 export interface V1PodAffinityTerm {
+  /**
+   * A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
+   */
   labelSelector?: V1LabelSelector;
   /**
    * MatchLabelKeys is a set of pod label keys to select which pods will be taken into consideration. The keys are used to lookup values from the incoming pod labels, those key-value labels are merged with `labelSelector` as `key in (value)` to select the group of existing pods which pods will be taken into consideration for the incoming pod\'s pod (anti) affinity. Keys that don\'t exist in the incoming pod labels will be ignored. The default value is empty. The same key is forbidden to exist in both matchLabelKeys and labelSelector. Also, matchLabelKeys cannot be set when labelSelector isn\'t set.
@@ -5237,6 +5999,9 @@ export interface V1PodAffinityTerm {
    * MismatchLabelKeys is a set of pod label keys to select which pods will be taken into consideration. The keys are used to lookup values from the incoming pod labels, those key-value labels are merged with `labelSelector` as `key notin (value)` to select the group of existing pods which pods will be taken into consideration for the incoming pod\'s pod (anti) affinity. Keys that don\'t exist in the incoming pod labels will be ignored. The default value is empty. The same key is forbidden to exist in both mismatchLabelKeys and labelSelector. Also, mismatchLabelKeys cannot be set when labelSelector isn\'t set.
    */
   mismatchLabelKeys?: string[];
+  /**
+   * A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
+   */
   namespaceSelector?: V1LabelSelector;
   /**
    * namespaces specifies a static list of namespace names that the term applies to. The term is applied to the union of the namespaces listed in this field and the ones selected by namespaceSelector. null or empty namespaces list and null namespaceSelector means \"this pod\'s namespace\".
@@ -5370,8 +6135,17 @@ export interface V1PodDisruptionBudget {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * PodDisruptionBudgetSpec is a description of a PodDisruptionBudget.
+   */
   spec?: V1PodDisruptionBudgetSpec;
+  /**
+   * PodDisruptionBudgetStatus represents information about the status of a PodDisruptionBudget. Status may trail the actual state of a system.
+   */
   status?: V1PodDisruptionBudgetStatus;
 }
 
@@ -5387,6 +6161,9 @@ export interface V1PodDisruptionBudgetSpec {
    * IntOrString is a type that can hold an int32 or a string.  When used in JSON or YAML marshalling and unmarshalling, it produces or consumes the inner type.  This allows you to have, for example, a JSON field that can accept a name or number.
    */
   minAvailable?: IntOrString;
+  /**
+   * A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
+   */
   selector?: V1LabelSelector;
   /**
    * UnhealthyPodEvictionPolicy defines the criteria for when unhealthy pods should be considered for eviction. Current implementation considers healthy pods, as pods that have status.conditions item with type=\"Ready\",status=\"True\".  Valid policies are IfHealthyBudget and AlwaysAllow. If no policy is specified, the default behavior will be used, which corresponds to the IfHealthyBudget policy.  IfHealthyBudget policy means that running pods (status.phase=\"Running\"), but not yet healthy can be evicted only if the guarded application is not disrupted (status.currentHealthy is at least equal to status.desiredHealthy). Healthy pods will be subject to the PDB for eviction.  AlwaysAllow policy means that all running pods (status.phase=\"Running\"), but not yet healthy are considered disrupted and can be evicted regardless of whether the criteria in a PDB is met. This means perspective running pods of a disrupted application might not get a chance to become healthy. Healthy pods will be subject to the PDB for eviction.  Additional policies may be added in the future. Clients making eviction decisions should disallow eviction of unhealthy pods if they encounter an unrecognized policy in this field.
@@ -5492,6 +6269,9 @@ export interface V1PodFailurePolicyRule {
    * Specifies the action taken on a pod failure when the requirements are satisfied. Possible values are:  - FailJob: indicates that the pod\'s job is marked as Failed and all   running pods are terminated. - FailIndex: indicates that the pod\'s index is marked as Failed and will   not be restarted. - Ignore: indicates that the counter towards the .backoffLimit is not   incremented and a replacement pod is created. - Count: indicates that the pod is handled in the default way - the   counter towards the .backoffLimit is incremented. Additional values are considered to be added in the future. Clients should react to an unknown action by skipping the rule.
    */
   action: string;
+  /**
+   * PodFailurePolicyOnExitCodesRequirement describes the requirement for handling a failed pod based on its container exit codes. In particular, it lookups the .state.terminated.exitCode for each app container and init container status, represented by the .status.containerStatuses and .status.initContainerStatuses fields in the Pod status, respectively. Containers completed with success (exit code 0) are excluded from the requirement check.
+   */
   onExitCodes?: V1PodFailurePolicyOnExitCodesRequirement;
   /**
    * Represents the requirement on the pod conditions. The requirement is represented as a list of pod condition patterns. The requirement is satisfied if at least one pattern matches an actual pod condition. At most 20 elements are allowed.
@@ -5575,6 +6355,9 @@ export interface V1PodSchedulingGate {
  * PodSecurityContext holds pod-level security attributes and common container settings. Some fields are also present in container.securityContext.  Field values of container.securityContext take precedence over field values of PodSecurityContext.
  */
 export interface V1PodSecurityContext {
+  /**
+   * AppArmorProfile defines a pod or container\'s AppArmor settings.
+   */
   appArmorProfile?: V1AppArmorProfile;
   /**
    * A special supplemental group that applies to all containers in a pod. Some volume types allow the Kubelet to change the ownership of that volume to be owned by the pod:  1. The owning GID will be the FSGroup 2. The setgid bit is set (new files created in the volume will be owned by FSGroup) 3. The permission bits are OR\'d with rw-rw----  If unset, the Kubelet will not modify the ownership and permissions of any volume. Note that this field cannot be set when spec.os.name is windows.
@@ -5600,7 +6383,13 @@ export interface V1PodSecurityContext {
    * seLinuxChangePolicy defines how the container\'s SELinux label is applied to all volumes used by the Pod. It has no effect on nodes that do not support SELinux or to volumes does not support SELinux. Valid values are \"MountOption\" and \"Recursive\".  \"Recursive\" means relabeling of all files on all Pod volumes by the container runtime. This may be slow for large volumes, but allows mixing privileged and unprivileged Pods sharing the same volume on the same node.  \"MountOption\" mounts all eligible Pod volumes with `-o context` mount option. This requires all Pods that share the same volume to use the same SELinux label. It is not possible to share the same volume among privileged and unprivileged Pods. Eligible volumes are in-tree FibreChannel and iSCSI volumes, and all CSI volumes whose CSI driver announces SELinux support by setting spec.seLinuxMount: true in their CSIDriver instance. Other volumes are always re-labelled recursively. \"MountOption\" value is allowed only when SELinuxMount feature gate is enabled.  If not specified and SELinuxMount feature gate is enabled, \"MountOption\" is used. If not specified and SELinuxMount feature gate is disabled, \"MountOption\" is used for ReadWriteOncePod volumes and \"Recursive\" for all other volumes.  This field affects only Pods that have SELinux label set, either in PodSecurityContext or in SecurityContext of all containers.  All Pods that use the same volume should use the same seLinuxChangePolicy, otherwise some pods can get stuck in ContainerCreating state. Note that this field cannot be set when spec.os.name is windows.
    */
   seLinuxChangePolicy?: string;
+  /**
+   * SELinuxOptions are the labels to be applied to the container
+   */
   seLinuxOptions?: V1SELinuxOptions;
+  /**
+   * SeccompProfile defines a pod/container\'s seccomp profile settings. Only one profile source may be set.
+   */
   seccompProfile?: V1SeccompProfile;
   /**
    * A list of groups applied to the first process run in each container, in addition to the container\'s primary GID and fsGroup (if specified).  If the SupplementalGroupsPolicy feature is enabled, the supplementalGroupsPolicy field determines whether these are in addition to or instead of any group memberships defined in the container image. If unspecified, no additional groups are added, though group memberships defined in the container image may still be used, depending on the supplementalGroupsPolicy field. Note that this field cannot be set when spec.os.name is windows.
@@ -5614,6 +6403,9 @@ export interface V1PodSecurityContext {
    * Sysctls hold a list of namespaced sysctls used for the pod. Pods with unsupported sysctls (by the container runtime) might fail to launch. Note that this field cannot be set when spec.os.name is windows.
    */
   sysctls?: V1Sysctl[];
+  /**
+   * WindowsSecurityContextOptions contain Windows-specific options and credentials.
+   */
   windowsOptions?: V1WindowsSecurityContextOptions;
 }
 
@@ -5625,6 +6417,9 @@ export interface V1PodSpec {
    * Optional duration in seconds the pod may be active on the node relative to StartTime before the system will actively try to mark it failed and kill associated containers. Value must be a positive integer.
    */
   activeDeadlineSeconds?: number;
+  /**
+   * Affinity is a group of affinity scheduling rules.
+   */
   affinity?: V1Affinity;
   /**
    * AutomountServiceAccountToken indicates whether a service account token should be automatically mounted.
@@ -5634,6 +6429,9 @@ export interface V1PodSpec {
    * List of containers belonging to the pod. Containers cannot currently be added or removed. There must be at least one container in a Pod. Cannot be updated.
    */
   containers: V1Container[];
+  /**
+   * PodDNSConfig defines the DNS parameters of a pod in addition to those generated from DNSPolicy.
+   */
   dnsConfig?: V1PodDNSConfig;
   /**
    * Set DNS policy for the pod. Defaults to \"ClusterFirst\". Valid values are \'ClusterFirstWithHostNet\', \'ClusterFirst\', \'Default\' or \'None\'. DNS parameters given in DNSConfig will be merged with the policy selected with DNSPolicy. To have DNS options set along with hostNetwork, you have to specify DNS policy explicitly to \'ClusterFirstWithHostNet\'.
@@ -5691,6 +6489,9 @@ export interface V1PodSpec {
    * NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must match a node\'s labels for the pod to be scheduled on that node. More info: https://kubernetes.io/docs/concepts/configuration/assign-pod-node/
    */
   nodeSelector?: { [key: string]: string };
+  /**
+   * PodOS defines the OS parameters of a pod.
+   */
   os?: V1PodOS;
   /**
    * Overhead represents the resource overhead associated with running a pod for a given RuntimeClass. This field will be autopopulated at admission time by the RuntimeClass admission controller. If the RuntimeClass admission controller is enabled, overhead must not be set in Pod create requests. The RuntimeClass admission controller will reject Pod create requests which have the overhead already set. If RuntimeClass is configured and selected in the PodSpec, Overhead will be set to the value defined in the corresponding RuntimeClass, otherwise it will remain unset and treated as zero. More info: https://git.k8s.io/enhancements/keps/sig-node/688-pod-overhead/README.md
@@ -5716,6 +6517,9 @@ export interface V1PodSpec {
    * ResourceClaims defines which ResourceClaims must be allocated and reserved before the Pod is allowed to start. The resources will be made available to those containers which consume them by name.  This is an alpha field and requires enabling the DynamicResourceAllocation feature gate.  This field is immutable.
    */
   resourceClaims?: V1PodResourceClaim[];
+  /**
+   * ResourceRequirements describes the compute resource requirements.
+   */
   resources?: V1ResourceRequirements;
   /**
    * Restart policy for all containers within the pod. One of Always, OnFailure, Never. In some contexts, only a subset of those values may be permitted. Default to Always. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#restart-policy
@@ -5733,6 +6537,9 @@ export interface V1PodSpec {
    * SchedulingGates is an opaque list of values that if specified will block scheduling the pod. If schedulingGates is not empty, the pod will stay in the SchedulingGated state and the scheduler will not attempt to schedule the pod.  SchedulingGates can only be set at pod creation time, and be removed only afterwards.
    */
   schedulingGates?: V1PodSchedulingGate[];
+  /**
+   * PodSecurityContext holds pod-level security attributes and common container settings. Some fields are also present in container.securityContext.  Field values of container.securityContext take precedence over field values of PodSecurityContext.
+   */
   securityContext?: V1PodSecurityContext;
   /**
    * DeprecatedServiceAccount is a deprecated alias for ServiceAccountName. Deprecated: Use serviceAccountName instead.
@@ -5788,6 +6595,9 @@ export interface V1PodStatus {
    * Statuses for any ephemeral containers that have run in this pod. Each ephemeral container in the pod should have at most one status in this list, and all statuses should be for containers in the pod. However this is not enforced. If a status for a non-existent container is present in the list, or the list has duplicate names, the behavior of various Kubernetes components is not defined and those statuses might be ignored. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-and-container-status
    */
   ephemeralContainerStatuses?: V1ContainerStatus[];
+  /**
+   * PodExtendedResourceClaimStatus is stored in the PodStatus for the extended resource requests backed by DRA. It stores the generated name for the corresponding special ResourceClaim created by the scheduler.
+   */
   extendedResourceClaimStatus?: V1PodExtendedResourceClaimStatus;
   /**
    * hostIP holds the IP address of the host to which the pod is assigned. Empty if the pod has not started yet. A pod can be assigned to a node that has a problem in kubelet which in turns mean that HostIP will not be updated even if there is a node is assigned to pod
@@ -5859,7 +6669,13 @@ export interface V1PodTemplate {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * PodTemplateSpec describes the data a pod should have when created from a template
+   */
   template?: V1PodTemplateSpec;
 }
 
@@ -5867,7 +6683,13 @@ export interface V1PodTemplate {
  * PodTemplateSpec describes the data a pod should have when created from a template
  */
 export interface V1PodTemplateSpec {
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * PodSpec is a description of a pod.
+   */
   spec?: V1PodSpec;
 }
 
@@ -5969,6 +6791,9 @@ export interface V1Preconditions {
  * An empty preferred scheduling term matches all objects with implicit weight 0 (i.e. it\'s a no-op). A null preferred scheduling term matches no objects (i.e. is also a no-op).
  */
 export interface V1PreferredSchedulingTerm {
+  /**
+   * A null or empty node selector term matches no objects. The requirements of them are ANDed. The TopologySelectorTerm type implements a subset of the NodeSelectorTerm.
+   */
   preference: V1NodeSelectorTerm;
   /**
    * Weight associated with matching the corresponding nodeSelectorTerm, in the range 1-100.
@@ -5996,6 +6821,9 @@ export interface V1PriorityClass {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
   /**
    * preemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.
@@ -6019,8 +6847,17 @@ export interface V1PriorityLevelConfiguration {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * PriorityLevelConfigurationSpec specifies the configuration of a priority level.
+   */
   spec?: V1PriorityLevelConfigurationSpec;
+  /**
+   * PriorityLevelConfigurationStatus represents the current state of a \"request-priority\".
+   */
   status?: V1PriorityLevelConfigurationStatus;
 }
 
@@ -6064,7 +6901,13 @@ export interface V1PriorityLevelConfigurationReference {
  * PriorityLevelConfigurationSpec specifies the configuration of a priority level.
  */
 export interface V1PriorityLevelConfigurationSpec {
+  /**
+   * ExemptPriorityLevelConfiguration describes the configurable aspects of the handling of exempt requests. In the mandatory exempt configuration object the values in the fields here can be modified by authorized users, unlike the rest of the `spec`.
+   */
   exempt?: V1ExemptPriorityLevelConfiguration;
+  /**
+   * LimitedPriorityLevelConfiguration specifies how to handle requests that are subject to limits. It addresses two issues:   - How are requests for this priority level limited?   - What should be done with requests that exceed the limit?
+   */
   limited?: V1LimitedPriorityLevelConfiguration;
   /**
    * `type` indicates whether this priority level is subject to limitation on request execution.  A value of `\"Exempt\"` means that requests of this priority level are not subject to a limit (and thus are never queued) and do not detract from the capacity made available to other priority levels.  A value of `\"Limited\"` means that (a) requests of this priority level _are_ subject to limits and (b) some of the server\'s limited capacity is made available exclusively to this priority level. Required.
@@ -6086,12 +6929,21 @@ export interface V1PriorityLevelConfigurationStatus {
  * Probe describes a health check to be performed against a container to determine whether it is alive or ready to receive traffic.
  */
 export interface V1Probe {
+  /**
+   * ExecAction describes a \"run in container\" action.
+   */
   exec?: V1ExecAction;
   /**
    * Minimum consecutive failures for the probe to be considered failed after having succeeded. Defaults to 3. Minimum value is 1.
    */
   failureThreshold?: number;
+  /**
+   * GRPCAction specifies an action involving a GRPC service.
+   */
   grpc?: V1GRPCAction;
+  /**
+   * HTTPGetAction describes an action based on HTTP Get requests.
+   */
   httpGet?: V1HTTPGetAction;
   /**
    * Number of seconds after the container has started before liveness probes are initiated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes
@@ -6105,6 +6957,9 @@ export interface V1Probe {
    * Minimum consecutive successes for the probe to be considered successful after having failed. Defaults to 1. Must be 1 for liveness and startup. Minimum value is 1.
    */
   successThreshold?: number;
+  /**
+   * TCPSocketAction describes an action based on opening a socket
+   */
   tcpSocket?: V1TCPSocketAction;
   /**
    * Optional duration in seconds the pod needs to terminate gracefully upon probe failure. The grace period is the duration in seconds after the processes running in the pod are sent a termination signal and the time when the processes are forcibly halted with a kill signal. Set this value longer than the expected cleanup time for your process. If this value is nil, the pod\'s terminationGracePeriodSeconds will be used. Otherwise, this value overrides the value provided by the pod spec. Value must be non-negative integer. The value zero indicates stop immediately via the kill signal (no opportunity to shut down). This is a beta field and requires enabling ProbeTerminationGracePeriod feature gate. Minimum value is 1. spec.terminationGracePeriodSeconds is used if unset.
@@ -6206,6 +7061,9 @@ export interface V1RBDPersistentVolumeSource {
    * readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
    */
   readOnly?: boolean;
+  /**
+   * SecretReference represents a Secret Reference. It has enough information to retrieve secret in any namespace
+   */
   secretRef?: V1SecretReference;
   /**
    * user is the rados user name. Default is admin. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
@@ -6241,6 +7099,9 @@ export interface V1RBDVolumeSource {
    * readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
    */
   readOnly?: boolean;
+  /**
+   * LocalObjectReference contains enough information to let you locate the referenced object inside the same namespace.
+   */
   secretRef?: V1LocalObjectReference;
   /**
    * user is the rados user name. Default is admin. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
@@ -6260,8 +7121,17 @@ export interface V1ReplicaSet {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * ReplicaSetSpec is the specification of a ReplicaSet.
+   */
   spec?: V1ReplicaSetSpec;
+  /**
+   * ReplicaSetStatus represents the current status of a ReplicaSet.
+   */
   status?: V1ReplicaSetStatus;
 }
 
@@ -6303,7 +7173,13 @@ export interface V1ReplicaSetSpec {
    * Replicas is the number of desired pods. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset
    */
   replicas?: number;
+  /**
+   * A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
+   */
   selector: V1LabelSelector;
+  /**
+   * PodTemplateSpec describes the data a pod should have when created from a template
+   */
   template?: V1PodTemplateSpec;
 }
 
@@ -6353,8 +7229,17 @@ export interface V1ReplicationController {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * ReplicationControllerSpec is the specification of a replication controller.
+   */
   spec?: V1ReplicationControllerSpec;
+  /**
+   * ReplicationControllerStatus represents the current status of a replication controller.
+   */
   status?: V1ReplicationControllerStatus;
 }
 
@@ -6400,6 +7285,9 @@ export interface V1ReplicationControllerSpec {
    * Selector is a label query over pods that should match the Replicas count. If Selector is empty, it is defaulted to the labels present on the Pod template. Label keys and values that must match in order to be controlled by this replication controller, if empty defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
    */
   selector?: { [key: string]: string };
+  /**
+   * PodTemplateSpec describes the data a pod should have when created from a template
+   */
   template?: V1PodTemplateSpec;
 }
 
@@ -6437,11 +7325,17 @@ export interface V1ReplicationControllerStatus {
  * ResourceAttributes includes the authorization attributes available for resource requests to the Authorizer interface
  */
 export interface V1ResourceAttributes {
+  /**
+   * FieldSelectorAttributes indicates a field limited access. Webhook authors are encouraged to * ensure rawSelector and requirements are not both set * consider the requirements field if set * not try to parse or consider the rawSelector field if set. This is to avoid another CVE-2022-2880 (i.e. getting different systems to agree on how exactly to parse a query is not something we want), see https://www.oxeye.io/resources/golang-parameter-smuggling-attack for more details. For the *SubjectAccessReview endpoints of the kube-apiserver: * If rawSelector is empty and requirements are empty, the request is not limited. * If rawSelector is present and requirements are empty, the rawSelector will be parsed and limited if the parsing succeeds. * If rawSelector is empty and requirements are present, the requirements should be honored * If rawSelector is present and requirements are present, the request is invalid.
+   */
   fieldSelector?: V1FieldSelectorAttributes;
   /**
    * Group is the API Group of the Resource.  \"*\" means all.
    */
   group?: string;
+  /**
+   * LabelSelectorAttributes indicates a label limited access. Webhook authors are encouraged to * ensure rawSelector and requirements are not both set * consider the requirements field if set * not try to parse or consider the rawSelector field if set. This is to avoid another CVE-2022-2880 (i.e. getting different systems to agree on how exactly to parse a query is not something we want), see https://www.oxeye.io/resources/golang-parameter-smuggling-attack for more details. For the *SubjectAccessReview endpoints of the kube-apiserver: * If rawSelector is empty and requirements are empty, the request is not limited. * If rawSelector is present and requirements are empty, the rawSelector will be parsed and limited if the parsing succeeds. * If rawSelector is empty and requirements are present, the requirements should be honored * If rawSelector is present and requirements are present, the request is invalid.
+   */
   labelSelector?: V1LabelSelectorAttributes;
   /**
    * Name is the name of the resource being requested for a \"get\" or deleted for a \"delete\". \"\" (empty) means all.
@@ -6539,8 +7433,17 @@ export interface V1ResourceQuota {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * ResourceQuotaSpec defines the desired hard limits to enforce for Quota.
+   */
   spec?: V1ResourceQuotaSpec;
+  /**
+   * ResourceQuotaStatus defines the enforced hard limits and observed use.
+   */
   status?: V1ResourceQuotaStatus;
 }
 
@@ -6552,6 +7455,9 @@ export interface V1ResourceQuotaSpec {
    * hard is the set of desired hard limits for each named resource. More info: https://kubernetes.io/docs/concepts/policy/resource-quotas/
    */
   hard?: { [key: string]: string };
+  /**
+   * A scope selector represents the AND of the selectors represented by the scoped-resource selector requirements.
+   */
   scopeSelector?: V1ScopeSelector;
   /**
    * A collection of filters that must match each object tracked by a quota. If not specified, the quota matches all objects.
@@ -6639,6 +7545,9 @@ export interface V1Role {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
   /**
    * Rules holds all the PolicyRules for this Role
@@ -6658,7 +7567,13 @@ export interface V1RoleBinding {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * RoleRef contains information that points to the role being used
+   */
   roleRef: V1RoleRef;
   /**
    * Subjects holds references to the objects the role applies to.
@@ -6768,8 +7683,17 @@ export interface V1RuntimeClass {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * Overhead structure represents the resource overhead associated with running a pod.
+   */
   overhead?: V1Overhead;
+  /**
+   * Scheduling specifies the scheduling constraints for nodes supporting a RuntimeClass.
+   */
   scheduling?: V1Scheduling;
 }
 
@@ -6807,8 +7731,17 @@ export interface V1Scale {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * ScaleSpec describes the attributes of a scale subresource.
+   */
   spec?: V1ScaleSpec;
+  /**
+   * ScaleStatus represents the current status of a scale subresource.
+   */
   status?: V1ScaleStatus;
 }
 
@@ -6832,6 +7765,9 @@ export interface V1ScaleIOPersistentVolumeSource {
    * readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
    */
   readOnly?: boolean;
+  /**
+   * SecretReference represents a Secret Reference. It has enough information to retrieve secret in any namespace
+   */
   secretRef: V1SecretReference;
   /**
    * sslEnabled is the flag to enable/disable SSL communication with Gateway, default false
@@ -6875,6 +7811,9 @@ export interface V1ScaleIOVolumeSource {
    * readOnly Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
    */
   readOnly?: boolean;
+  /**
+   * LocalObjectReference contains enough information to let you locate the referenced object inside the same namespace.
+   */
   secretRef: V1LocalObjectReference;
   /**
    * sslEnabled Flag enable/disable SSL communication with Gateway, default false
@@ -6998,6 +7937,9 @@ export interface V1Secret {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
   /**
    * stringData allows specifying non-binary secret data in string form. It is provided as a write-only input field for convenience. All keys and values are merged into the data field on write, overwriting any existing values. The stringData field is never output when reading from the API.
@@ -7103,7 +8045,13 @@ export interface V1SecurityContext {
    * AllowPrivilegeEscalation controls whether a process can gain more privileges than its parent process. This bool directly controls if the no_new_privs flag will be set on the container process. AllowPrivilegeEscalation is true always when the container is: 1) run as Privileged 2) has CAP_SYS_ADMIN Note that this field cannot be set when spec.os.name is windows.
    */
   allowPrivilegeEscalation?: boolean;
+  /**
+   * AppArmorProfile defines a pod or container\'s AppArmor settings.
+   */
   appArmorProfile?: V1AppArmorProfile;
+  /**
+   * Adds and removes POSIX capabilities from running containers.
+   */
   capabilities?: V1Capabilities;
   /**
    * Run container in privileged mode. Processes in privileged containers are essentially equivalent to root on the host. Defaults to false. Note that this field cannot be set when spec.os.name is windows.
@@ -7129,8 +8077,17 @@ export interface V1SecurityContext {
    * The UID to run the entrypoint of the container process. Defaults to user specified in image metadata if unspecified. May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is windows.
    */
   runAsUser?: number;
+  /**
+   * SELinuxOptions are the labels to be applied to the container
+   */
   seLinuxOptions?: V1SELinuxOptions;
+  /**
+   * SeccompProfile defines a pod/container\'s seccomp profile settings. Only one profile source may be set.
+   */
   seccompProfile?: V1SeccompProfile;
+  /**
+   * WindowsSecurityContextOptions contain Windows-specific options and credentials.
+   */
   windowsOptions?: V1WindowsSecurityContextOptions;
 }
 
@@ -7156,8 +8113,17 @@ export interface V1SelfSubjectAccessReview {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * SelfSubjectAccessReviewSpec is a description of the access request.  Exactly one of ResourceAuthorizationAttributes and NonResourceAuthorizationAttributes must be set
+   */
   spec: V1SelfSubjectAccessReviewSpec;
+  /**
+   * SubjectAccessReviewStatus
+   */
   status?: V1SubjectAccessReviewStatus;
 }
 
@@ -7165,7 +8131,13 @@ export interface V1SelfSubjectAccessReview {
  * SelfSubjectAccessReviewSpec is a description of the access request.  Exactly one of ResourceAuthorizationAttributes and NonResourceAuthorizationAttributes must be set
  */
 export interface V1SelfSubjectAccessReviewSpec {
+  /**
+   * NonResourceAttributes includes the authorization attributes available for non-resource requests to the Authorizer interface
+   */
   nonResourceAttributes?: V1NonResourceAttributes;
+  /**
+   * ResourceAttributes includes the authorization attributes available for resource requests to the Authorizer interface
+   */
   resourceAttributes?: V1ResourceAttributes;
 }
 
@@ -7181,7 +8153,13 @@ export interface V1SelfSubjectReview {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * SelfSubjectReviewStatus is filled by the kube-apiserver and sent back to a user.
+   */
   status?: V1SelfSubjectReviewStatus;
 }
 
@@ -7189,6 +8167,9 @@ export interface V1SelfSubjectReview {
  * SelfSubjectReviewStatus is filled by the kube-apiserver and sent back to a user.
  */
 export interface V1SelfSubjectReviewStatus {
+  /**
+   * UserInfo holds the information about the user needed to implement the user.Info interface.
+   */
   userInfo?: V1UserInfo;
 }
 
@@ -7204,8 +8185,17 @@ export interface V1SelfSubjectRulesReview {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * SelfSubjectRulesReviewSpec defines the specification for SelfSubjectRulesReview.
+   */
   spec: V1SelfSubjectRulesReviewSpec;
+  /**
+   * SubjectRulesReviewStatus contains the result of a rules check. This check can be incomplete depending on the set of authorizers the server is configured with and any errors experienced during evaluation. Because authorization rules are additive, if a rule appears in a list it\'s safe to assume the subject has that permission, even if that list is incomplete.
+   */
   status?: V1SubjectRulesReviewStatus;
 }
 
@@ -7231,8 +8221,17 @@ export interface V1Service {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * ServiceSpec describes the attributes that a user creates on a service.
+   */
   spec?: V1ServiceSpec;
+  /**
+   * ServiceStatus represents the current status of a service.
+   */
   status?: V1ServiceStatus;
 }
 
@@ -7256,6 +8255,9 @@ export interface V1ServiceAccount {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
   /**
    * Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use. Pods are only limited to this list if this service account has a \"kubernetes.io/enforce-mountable-secrets\" annotation set to \"true\". The \"kubernetes.io/enforce-mountable-secrets\" annotation is deprecated since v1.32. Prefer separate namespaces to isolate access to mounted secrets. This field should not be used to find auto-generated service account token secrets for use outside of pods. Instead, tokens can be requested directly using the TokenRequest API, or service account token secrets can be manually created. More info: https://kubernetes.io/docs/concepts/configuration/secret
@@ -7411,6 +8413,9 @@ export interface V1ServiceSpec {
    * Supports \"ClientIP\" and \"None\". Used to maintain session affinity. Enable client IP based session affinity. Must be ClientIP or None. Defaults to None. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies
    */
   sessionAffinity?: string;
+  /**
+   * SessionAffinityConfig represents the configurations of session affinity.
+   */
   sessionAffinityConfig?: V1SessionAffinityConfig;
   /**
    * TrafficDistribution offers a way to express preferences for how traffic is distributed to Service endpoints. Implementations can use this field as a hint, but are not required to guarantee strict adherence. If the field is not set, the implementation will apply its default routing strategy. If set to \"PreferClose\", implementations should prioritize endpoints that are in the same zone.
@@ -7430,6 +8435,9 @@ export interface V1ServiceStatus {
    * Current service state
    */
   conditions?: V1Condition[];
+  /**
+   * LoadBalancerStatus represents the status of a load-balancer.
+   */
   loadBalancer?: V1LoadBalancerStatus;
 }
 
@@ -7437,6 +8445,9 @@ export interface V1ServiceStatus {
  * SessionAffinityConfig represents the configurations of session affinity.
  */
 export interface V1SessionAffinityConfig {
+  /**
+   * ClientIPConfig represents the configurations of Client IP based session affinity.
+   */
   clientIP?: V1ClientIPConfig;
 }
 
@@ -7462,8 +8473,17 @@ export interface V1StatefulSet {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * A StatefulSetSpec is the specification of a StatefulSet.
+   */
   spec?: V1StatefulSetSpec;
+  /**
+   * StatefulSetStatus represents the current state of a StatefulSet.
+   */
   status?: V1StatefulSetStatus;
 }
 
@@ -7525,7 +8545,13 @@ export interface V1StatefulSetSpec {
    * Minimum number of seconds for which a newly created pod should be ready without any of its container crashing for it to be considered available. Defaults to 0 (pod will be considered available as soon as it is ready)
    */
   minReadySeconds?: number;
+  /**
+   * StatefulSetOrdinals describes the policy used for replica ordinal assignment in this StatefulSet.
+   */
   ordinals?: V1StatefulSetOrdinals;
+  /**
+   * StatefulSetPersistentVolumeClaimRetentionPolicy describes the policy used for PVCs created from the StatefulSet VolumeClaimTemplates.
+   */
   persistentVolumeClaimRetentionPolicy?: V1StatefulSetPersistentVolumeClaimRetentionPolicy;
   /**
    * podManagementPolicy controls how pods are created during initial scale up, when replacing pods on nodes, or when scaling down. The default policy is `OrderedReady`, where pods are created in increasing order (pod-0, then pod-1, etc) and the controller will wait until each pod is ready before continuing. When scaling down, the pods are removed in the opposite order. The alternative policy is `Parallel` which will create pods in parallel to match the desired scale without waiting, and on scale down will delete all pods at once.
@@ -7539,12 +8565,21 @@ export interface V1StatefulSetSpec {
    * revisionHistoryLimit is the maximum number of revisions that will be maintained in the StatefulSet\'s revision history. The revision history consists of all revisions not represented by a currently applied StatefulSetSpec version. The default value is 10.
    */
   revisionHistoryLimit?: number;
+  /**
+   * A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
+   */
   selector: V1LabelSelector;
   /**
    * serviceName is the name of the service that governs this StatefulSet. This service must exist before the StatefulSet, and is responsible for the network identity of the set. Pods get DNS/hostnames that follow the pattern: pod-specific-string.serviceName.default.svc.cluster.local where \"pod-specific-string\" is managed by the StatefulSet controller.
    */
   serviceName: string;
+  /**
+   * PodTemplateSpec describes the data a pod should have when created from a template
+   */
   template: V1PodTemplateSpec;
+  /**
+   * StatefulSetUpdateStrategy indicates the strategy that the StatefulSet controller will use to perform updates. It includes any additional parameters necessary to perform the update for the indicated strategy.
+   */
   updateStrategy?: V1StatefulSetUpdateStrategy;
   /**
    * volumeClaimTemplates is a list of claims that pods are allowed to reference. The StatefulSet controller is responsible for mapping network identities to claims in a way that maintains the identity of a pod. Every claim in this list must have at least one matching (by name) volumeMount in one container in the template. A claim in this list takes precedence over any volumes in the template, with the same name.
@@ -7602,6 +8637,9 @@ export interface V1StatefulSetStatus {
  * StatefulSetUpdateStrategy indicates the strategy that the StatefulSet controller will use to perform updates. It includes any additional parameters necessary to perform the update for the indicated strategy.
  */
 export interface V1StatefulSetUpdateStrategy {
+  /**
+   * RollingUpdateStatefulSetStrategy is used to communicate parameter for RollingUpdateStatefulSetStrategyType.
+   */
   rollingUpdate?: V1RollingUpdateStatefulSetStrategy;
   /**
    * Type indicates the type of the StatefulSetUpdateStrategy. Default is RollingUpdate.
@@ -7621,6 +8659,9 @@ export interface V1Status {
    * Suggested HTTP return code for this status, 0 if not set.
    */
   code?: number;
+  /**
+   * StatusDetails is a set of additional properties that MAY be set by the server to provide additional information about a response. The Reason field of a Status object defines what attributes will be set. Clients must ignore fields that do not match the defined type of each attribute, and should assume that any attribute may be empty, invalid, or under defined.
+   */
   details?: V1StatusDetails;
   /**
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
@@ -7630,6 +8671,9 @@ export interface V1Status {
    * A human-readable description of the status of this operation.
    */
   message?: string;
+  /**
+   * ListMeta describes metadata that synthetic resources must have, including lists and various status objects. A resource may have only one of {ObjectMeta, ListMeta}.
+   */
   metadata?: V1ListMeta;
   /**
    * A machine-readable description of why this operation is in the \"Failure\" status. If this value is empty there is no information available. A Reason clarifies an HTTP status code but does not override it.
@@ -7709,6 +8753,9 @@ export interface V1StorageClass {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
   /**
    * mountOptions controls the mountOptions for dynamically provisioned PersistentVolumes of this storage class. e.g. [\"ro\", \"soft\"]. Not validated - mount of the PVs will simply fail if one is invalid.
@@ -7744,6 +8791,9 @@ export interface V1StorageOSPersistentVolumeSource {
    * readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
    */
   readOnly?: boolean;
+  /**
+   * ObjectReference contains enough information to let you inspect or modify the referred object.
+   */
   secretRef?: V1ObjectReference;
   /**
    * volumeName is the human-readable name of the StorageOS volume.  Volume names are only unique within a namespace.
@@ -7767,6 +8817,9 @@ export interface V1StorageOSVolumeSource {
    * readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
    */
   readOnly?: boolean;
+  /**
+   * LocalObjectReference contains enough information to let you locate the referenced object inside the same namespace.
+   */
   secretRef?: V1LocalObjectReference;
   /**
    * volumeName is the human-readable name of the StorageOS volume.  Volume names are only unique within a namespace.
@@ -7790,8 +8843,17 @@ export interface V1SubjectAccessReview {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * SubjectAccessReviewSpec is a description of the access request.  Exactly one of ResourceAuthorizationAttributes and NonResourceAuthorizationAttributes must be set
+   */
   spec: V1SubjectAccessReviewSpec;
+  /**
+   * SubjectAccessReviewStatus
+   */
   status?: V1SubjectAccessReviewStatus;
 }
 
@@ -7807,7 +8869,13 @@ export interface V1SubjectAccessReviewSpec {
    * Groups is the groups you\'re testing for.
    */
   groups?: string[];
+  /**
+   * NonResourceAttributes includes the authorization attributes available for non-resource requests to the Authorizer interface
+   */
   nonResourceAttributes?: V1NonResourceAttributes;
+  /**
+   * ResourceAttributes includes the authorization attributes available for resource requests to the Authorizer interface
+   */
   resourceAttributes?: V1ResourceAttributes;
   /**
    * UID information about the requesting user.
@@ -7945,6 +9013,9 @@ export interface V1TokenRequestSpec {
    * Audiences are the intendend audiences of the token. A recipient of a token must identify themself with an identifier in the list of audiences of the token, and otherwise should reject the token. A token issued for multiple audiences may be used to authenticate against any of the audiences listed but implies a high degree of trust between the target audiences.
    */
   audiences: string[];
+  /**
+   * BoundObjectReference is a reference to an object that a token is bound to.
+   */
   boundObjectRef?: V1BoundObjectReference;
   /**
    * ExpirationSeconds is the requested duration of validity of the request. The token issuer may return a token with a different validity duration so a client needs to check the \'expiration\' field in a response.
@@ -7978,8 +9049,17 @@ export interface V1TokenReview {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * TokenReviewSpec is a description of the token authentication request.
+   */
   spec: V1TokenReviewSpec;
+  /**
+   * TokenReviewStatus is the result of the token authentication request.
+   */
   status?: V1TokenReviewStatus;
 }
 
@@ -8013,6 +9093,9 @@ export interface V1TokenReviewStatus {
    * Error indicates that the token couldn\'t be checked
    */
   error?: string;
+  /**
+   * UserInfo holds the information about the user needed to implement the user.Info interface.
+   */
   user?: V1UserInfo;
 }
 
@@ -8070,6 +9153,9 @@ export interface V1TopologySelectorTerm {
  * TopologySpreadConstraint specifies how to spread matching pods among the given topology.
  */
 export interface V1TopologySpreadConstraint {
+  /**
+   * A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
+   */
   labelSelector?: V1LabelSelector;
   /**
    * MatchLabelKeys is a set of pod label keys to select the pods over which spreading will be calculated. The keys are used to lookup values from the incoming pod labels, those key-value labels are ANDed with labelSelector to select the group of existing pods over which spreading will be calculated for the incoming pod. The same key is forbidden to exist in both MatchLabelKeys and LabelSelector. MatchLabelKeys cannot be set when LabelSelector isn\'t set. Keys that don\'t exist in the incoming pod labels will be ignored. A null or empty list means only match against labelSelector.  This is a beta field and requires the MatchLabelKeysInPodTopologySpread feature gate to be enabled (enabled by default).
@@ -8209,8 +9295,17 @@ export interface V1ValidatingAdmissionPolicy {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * ValidatingAdmissionPolicySpec is the specification of the desired behavior of the AdmissionPolicy.
+   */
   spec?: V1ValidatingAdmissionPolicySpec;
+  /**
+   * ValidatingAdmissionPolicyStatus represents the status of an admission validation policy.
+   */
   status?: V1ValidatingAdmissionPolicyStatus;
 }
 
@@ -8226,7 +9321,13 @@ export interface V1ValidatingAdmissionPolicyBinding {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * ValidatingAdmissionPolicyBindingSpec is the specification of the ValidatingAdmissionPolicyBinding.
+   */
   spec?: V1ValidatingAdmissionPolicyBindingSpec;
 }
 
@@ -8234,7 +9335,13 @@ export interface V1ValidatingAdmissionPolicyBinding {
  * ValidatingAdmissionPolicyBindingSpec is the specification of the ValidatingAdmissionPolicyBinding.
  */
 export interface V1ValidatingAdmissionPolicyBindingSpec {
+  /**
+   * MatchResources decides whether to run the admission control policy on an object based on whether it meets the match criteria. The exclude rules take precedence over include rules (if a resource matches both, it is excluded)
+   */
   matchResources?: V1MatchResources;
+  /**
+   * ParamRef describes how to locate the params to be used as input to expressions of rules applied by a policy binding.
+   */
   paramRef?: V1ParamRef;
   /**
    * PolicyName references a ValidatingAdmissionPolicy name which the ValidatingAdmissionPolicyBinding binds to. If the referenced resource does not exist, this binding is considered invalid and will be ignored Required.
@@ -8262,7 +9369,13 @@ export interface V1ValidatingAdmissionPolicySpec {
    * MatchConditions is a list of conditions that must be met for a request to be validated. Match conditions filter requests that have already been matched by the rules, namespaceSelector, and objectSelector. An empty list of matchConditions matches all requests. There are a maximum of 64 match conditions allowed.  If a parameter object is provided, it can be accessed via the `params` handle in the same manner as validation expressions.  The exact matching logic is (in order):   1. If ANY matchCondition evaluates to FALSE, the policy is skipped.   2. If ALL matchConditions evaluate to TRUE, the policy is evaluated.   3. If any matchCondition evaluates to an error (but none are FALSE):      - If failurePolicy=Fail, reject the request      - If failurePolicy=Ignore, the policy is skipped
    */
   matchConditions?: V1MatchCondition[];
+  /**
+   * MatchResources decides whether to run the admission control policy on an object based on whether it meets the match criteria. The exclude rules take precedence over include rules (if a resource matches both, it is excluded)
+   */
   matchConstraints?: V1MatchResources;
+  /**
+   * ParamKind is a tuple of Group Kind and Version.
+   */
   paramKind?: V1ParamKind;
   /**
    * Validations contain CEL expressions which is used to apply the validation. Validations and AuditAnnotations may not both be empty; a minimum of one Validations or AuditAnnotations is required.
@@ -8286,6 +9399,9 @@ export interface V1ValidatingAdmissionPolicyStatus {
    * The generation observed by the controller.
    */
   observedGeneration?: number;
+  /**
+   * TypeChecking contains results of type checking the expressions in the ValidatingAdmissionPolicy
+   */
   typeChecking?: V1TypeChecking;
 }
 
@@ -8297,6 +9413,9 @@ export interface V1ValidatingWebhook {
    * AdmissionReviewVersions is an ordered list of preferred `AdmissionReview` versions the Webhook expects. API server will try to use first version in the list which it supports. If none of the versions specified in this list supported by API server, validation will fail for this object. If a persisted webhook configuration specifies allowed versions and does not include any versions known to the API Server, calls to the webhook will fail and be subject to the failure policy.
    */
   admissionReviewVersions: string[];
+  /**
+   * WebhookClientConfig contains the information to make a TLS connection with the webhook
+   */
   clientConfig: AdmissionregistrationV1WebhookClientConfig;
   /**
    * FailurePolicy defines how unrecognized errors from the admission endpoint are handled - allowed values are Ignore or Fail. Defaults to Fail.
@@ -8314,7 +9433,13 @@ export interface V1ValidatingWebhook {
    * The name of the admission webhook. Name should be fully qualified, e.g., imagepolicy.kubernetes.io, where \"imagepolicy\" is the name of the webhook, and kubernetes.io is the name of the organization. Required.
    */
   name: string;
+  /**
+   * A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
+   */
   namespaceSelector?: V1LabelSelector;
+  /**
+   * A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
+   */
   objectSelector?: V1LabelSelector;
   /**
    * Rules describes what operations on what resources/subresources the webhook cares about. The webhook cares about an operation if it matches _any_ Rule. However, in order to prevent ValidatingAdmissionWebhooks and MutatingAdmissionWebhooks from putting the cluster in a state which cannot be recovered from without completely disabling the plugin, ValidatingAdmissionWebhooks and MutatingAdmissionWebhooks are never called on admission requests for ValidatingWebhookConfiguration and MutatingWebhookConfiguration objects.
@@ -8342,6 +9467,9 @@ export interface V1ValidatingWebhookConfiguration {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
   /**
    * Webhooks is a list of webhooks and the affected resources and operations.
@@ -8419,39 +9547,129 @@ export interface V1Variable {
  * Volume represents a named volume in a pod that may be accessed by any container in the pod.
  */
 export interface V1Volume {
+  /**
+   * Represents a Persistent Disk resource in AWS.  An AWS EBS disk must exist before mounting to a container. The disk must also be in the same AWS zone as the kubelet. An AWS EBS disk can only be mounted as read/write once. AWS EBS volumes support ownership management and SELinux relabeling.
+   */
   awsElasticBlockStore?: V1AWSElasticBlockStoreVolumeSource;
+  /**
+   * AzureDisk represents an Azure Data Disk mount on the host and bind mount to the pod.
+   */
   azureDisk?: V1AzureDiskVolumeSource;
+  /**
+   * AzureFile represents an Azure File Service mount on the host and bind mount to the pod.
+   */
   azureFile?: V1AzureFileVolumeSource;
+  /**
+   * Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not support ownership management or SELinux relabeling.
+   */
   cephfs?: V1CephFSVolumeSource;
+  /**
+   * Represents a cinder volume resource in Openstack. A Cinder volume must exist before mounting to a container. The volume must also be in the same region as the kubelet. Cinder volumes support ownership management and SELinux relabeling.
+   */
   cinder?: V1CinderVolumeSource;
+  /**
+   * Adapts a ConfigMap into a volume.  The contents of the target ConfigMap\'s Data field will be presented in a volume as files using the keys in the Data field as the file names, unless the items element is populated with specific mappings of keys to paths. ConfigMap volumes support ownership management and SELinux relabeling.
+   */
   configMap?: V1ConfigMapVolumeSource;
+  /**
+   * Represents a source location of a volume to mount, managed by an external CSI driver
+   */
   csi?: V1CSIVolumeSource;
+  /**
+   * DownwardAPIVolumeSource represents a volume containing downward API info. Downward API volumes support ownership management and SELinux relabeling.
+   */
   downwardAPI?: V1DownwardAPIVolumeSource;
+  /**
+   * Represents an empty directory for a pod. Empty directory volumes support ownership management and SELinux relabeling.
+   */
   emptyDir?: V1EmptyDirVolumeSource;
+  /**
+   * Represents an ephemeral volume that is handled by a normal storage driver.
+   */
   ephemeral?: V1EphemeralVolumeSource;
+  /**
+   * Represents a Fibre Channel volume. Fibre Channel volumes can only be mounted as read/write once. Fibre Channel volumes support ownership management and SELinux relabeling.
+   */
   fc?: V1FCVolumeSource;
+  /**
+   * FlexVolume represents a generic volume resource that is provisioned/attached using an exec based plugin.
+   */
   flexVolume?: V1FlexVolumeSource;
+  /**
+   * Represents a Flocker volume mounted by the Flocker agent. One and only one of datasetName and datasetUUID should be set. Flocker volumes do not support ownership management or SELinux relabeling.
+   */
   flocker?: V1FlockerVolumeSource;
+  /**
+   * Represents a Persistent Disk resource in Google Compute Engine.  A GCE PD must exist before mounting to a container. The disk must also be in the same GCE project and zone as the kubelet. A GCE PD can only be mounted as read/write once or read-only many times. GCE PDs support ownership management and SELinux relabeling.
+   */
   gcePersistentDisk?: V1GCEPersistentDiskVolumeSource;
+  /**
+   * Represents a volume that is populated with the contents of a git repository. Git repo volumes do not support ownership management. Git repo volumes support SELinux relabeling.  DEPRECATED: GitRepo is deprecated. To provision a container with a git repo, mount an EmptyDir into an InitContainer that clones the repo using git, then mount the EmptyDir into the Pod\'s container.
+   */
   gitRepo?: V1GitRepoVolumeSource;
+  /**
+   * Represents a Glusterfs mount that lasts the lifetime of a pod. Glusterfs volumes do not support ownership management or SELinux relabeling.
+   */
   glusterfs?: V1GlusterfsVolumeSource;
+  /**
+   * Represents a host path mapped into a pod. Host path volumes do not support ownership management or SELinux relabeling.
+   */
   hostPath?: V1HostPathVolumeSource;
+  /**
+   * ImageVolumeSource represents a image volume resource.
+   */
   image?: V1ImageVolumeSource;
+  /**
+   * Represents an ISCSI disk. ISCSI volumes can only be mounted as read/write once. ISCSI volumes support ownership management and SELinux relabeling.
+   */
   iscsi?: V1ISCSIVolumeSource;
   /**
    * name of the volume. Must be a DNS_LABEL and unique within the pod. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
    */
   name: string;
+  /**
+   * Represents an NFS mount that lasts the lifetime of a pod. NFS volumes do not support ownership management or SELinux relabeling.
+   */
   nfs?: V1NFSVolumeSource;
+  /**
+   * PersistentVolumeClaimVolumeSource references the user\'s PVC in the same namespace. This volume finds the bound PV and mounts that volume for the pod. A PersistentVolumeClaimVolumeSource is, essentially, a wrapper around another type of volume that is owned by someone else (the system).
+   */
   persistentVolumeClaim?: V1PersistentVolumeClaimVolumeSource;
+  /**
+   * Represents a Photon Controller persistent disk resource.
+   */
   photonPersistentDisk?: V1PhotonPersistentDiskVolumeSource;
+  /**
+   * PortworxVolumeSource represents a Portworx volume resource.
+   */
   portworxVolume?: V1PortworxVolumeSource;
+  /**
+   * Represents a projected volume source
+   */
   projected?: V1ProjectedVolumeSource;
+  /**
+   * Represents a Quobyte mount that lasts the lifetime of a pod. Quobyte volumes do not support ownership management or SELinux relabeling.
+   */
   quobyte?: V1QuobyteVolumeSource;
+  /**
+   * Represents a Rados Block Device mount that lasts the lifetime of a pod. RBD volumes support ownership management and SELinux relabeling.
+   */
   rbd?: V1RBDVolumeSource;
+  /**
+   * ScaleIOVolumeSource represents a persistent ScaleIO volume
+   */
   scaleIO?: V1ScaleIOVolumeSource;
+  /**
+   * Adapts a Secret into a volume.  The contents of the target Secret\'s Data field will be presented in a volume as files using the keys in the Data field as the file names. Secret volumes support ownership management and SELinux relabeling.
+   */
   secret?: V1SecretVolumeSource;
+  /**
+   * Represents a StorageOS persistent volume resource.
+   */
   storageos?: V1StorageOSVolumeSource;
+  /**
+   * Represents a vSphere volume resource.
+   */
   vsphereVolume?: V1VsphereVirtualDiskVolumeSource;
 }
 
@@ -8467,8 +9685,17 @@ export interface V1VolumeAttachment {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * VolumeAttachmentSpec is the specification of a VolumeAttachment request.
+   */
   spec: V1VolumeAttachmentSpec;
+  /**
+   * VolumeAttachmentStatus is the status of a VolumeAttachment request.
+   */
   status?: V1VolumeAttachmentStatus;
 }
 
@@ -8476,6 +9703,9 @@ export interface V1VolumeAttachment {
  * VolumeAttachmentSource represents a volume that should be attached. Right now only PersistentVolumes can be attached via external attacher, in the future we may allow also inline volumes in pods. Exactly one member can be set.
  */
 export interface V1VolumeAttachmentSource {
+  /**
+   * PersistentVolumeSpec is the specification of a persistent volume.
+   */
   inlineVolumeSpec?: V1PersistentVolumeSpec;
   /**
    * persistentVolumeName represents the name of the persistent volume to attach.
@@ -8495,6 +9725,9 @@ export interface V1VolumeAttachmentSpec {
    * nodeName represents the node that the volume should be attached to.
    */
   nodeName: string;
+  /**
+   * VolumeAttachmentSource represents a volume that should be attached. Right now only PersistentVolumes can be attached via external attacher, in the future we may allow also inline volumes in pods. Exactly one member can be set.
+   */
   source: V1VolumeAttachmentSource;
 }
 
@@ -8502,6 +9735,9 @@ export interface V1VolumeAttachmentSpec {
  * VolumeAttachmentStatus is the status of a VolumeAttachment request.
  */
 export interface V1VolumeAttachmentStatus {
+  /**
+   * VolumeError captures an error encountered during a volume operation.
+   */
   attachError?: V1VolumeError;
   /**
    * attached indicates the volume is successfully attached. This field must only be set by the entity completing the attach operation, i.e. the external-attacher.
@@ -8511,6 +9747,9 @@ export interface V1VolumeAttachmentStatus {
    * attachmentMetadata is populated with any information returned by the attach operation, upon successful attach, that must be passed into subsequent WaitForAttach or Mount calls. This field must only be set by the entity completing the attach operation, i.e. the external-attacher.
    */
   attachmentMetadata?: { [key: string]: string };
+  /**
+   * VolumeError captures an error encountered during a volume operation.
+   */
   detachError?: V1VolumeError;
 }
 
@@ -8606,6 +9845,9 @@ export interface V1VolumeMountStatus {
  * VolumeNodeAffinity defines constraints that limit what nodes this volume can be accessed from.
  */
 export interface V1VolumeNodeAffinity {
+  /**
+   * A node selector represents the union of the results of one or more label queries over a set of nodes; that is, it represents the OR of the selectors represented by the node selector terms.
+   */
   required?: V1NodeSelector;
 }
 
@@ -8623,11 +9865,29 @@ export interface V1VolumeNodeResources {
  * Projection that may be projected along with other supported volume types. Exactly one of these fields must be set.
  */
 export interface V1VolumeProjection {
+  /**
+   * ClusterTrustBundleProjection describes how to select a set of ClusterTrustBundle objects and project their contents into the pod filesystem.
+   */
   clusterTrustBundle?: V1ClusterTrustBundleProjection;
+  /**
+   * Adapts a ConfigMap into a projected volume.  The contents of the target ConfigMap\'s Data field will be presented in a projected volume as files using the keys in the Data field as the file names, unless the items element is populated with specific mappings of keys to paths. Note that this is identical to a configmap volume source without the default mode.
+   */
   configMap?: V1ConfigMapProjection;
+  /**
+   * Represents downward API info for projecting into a projected volume. Note that this is identical to a downwardAPI volume source without the default mode.
+   */
   downwardAPI?: V1DownwardAPIProjection;
+  /**
+   * PodCertificateProjection provides a private key and X.509 certificate in the pod filesystem.
+   */
   podCertificate?: V1PodCertificateProjection;
+  /**
+   * Adapts a secret into a projected volume.  The contents of the target Secret\'s Data field will be presented in a projected volume as files using the keys in the Data field as the file names. Note that this is identical to a secret volume source without the default mode.
+   */
   secret?: V1SecretProjection;
+  /**
+   * ServiceAccountTokenProjection represents a projected service account token volume. This projection can be used to insert a service account token into the pods runtime filesystem for use against APIs (Kubernetes API Server or otherwise).
+   */
   serviceAccountToken?: V1ServiceAccountTokenProjection;
 }
 
@@ -8671,6 +9931,9 @@ export interface V1VsphereVirtualDiskVolumeSource {
  * WebhookConversion describes how to call a conversion webhook
  */
 export interface V1WebhookConversion {
+  /**
+   * WebhookClientConfig contains the information to make a TLS connection with the webhook.
+   */
   clientConfig?: ApiextensionsV1WebhookClientConfig;
   /**
    * conversionReviewVersions is an ordered list of preferred `ConversionReview` versions the Webhook expects. The API server will use the first version in the list which it supports. If none of the versions specified in this list are supported by API server, conversion will fail for the custom resource. If a persisted Webhook configuration specifies allowed versions and does not include any versions known to the API Server, calls to the webhook will fail.
@@ -8682,6 +9945,9 @@ export interface V1WebhookConversion {
  * The weights of all of the matched WeightedPodAffinityTerm fields are added per-node to find the most preferred node(s)
  */
 export interface V1WeightedPodAffinityTerm {
+  /**
+   * Defines a set of pods (namely those matching the labelSelector relative to the given namespace(s)) that this pod should be co-located (affinity) or not co-located (anti-affinity) with, where co-located is defined as running on a node whose value of the label with key <topologyKey> matches that of any node on which a pod of the set of pods is running
+   */
   podAffinityTerm: V1PodAffinityTerm;
   /**
    * weight associated with matching the corresponding podAffinityTerm, in the range 1-100.
@@ -8723,6 +9989,9 @@ export interface V2ContainerResourceMetricSource {
    * name is the name of the resource in question.
    */
   name: string;
+  /**
+   * MetricTarget defines the target value, average value, or average utilization of a specific metric
+   */
   target: V2MetricTarget;
 }
 
@@ -8734,6 +10003,9 @@ export interface V2ContainerResourceMetricStatus {
    * container is the name of the container in the pods of the scaling target
    */
   container: string;
+  /**
+   * MetricValueStatus holds the current value for a metric
+   */
   current: V2MetricValueStatus;
   /**
    * name is the name of the resource in question.
@@ -8763,7 +10035,13 @@ export interface V2CrossVersionObjectReference {
  * ExternalMetricSource indicates how to scale on a metric not associated with any Kubernetes object (for example length of queue in cloud messaging service, or QPS from loadbalancer running outside of cluster).
  */
 export interface V2ExternalMetricSource {
+  /**
+   * MetricIdentifier defines the name and optionally selector for a metric
+   */
   metric: V2MetricIdentifier;
+  /**
+   * MetricTarget defines the target value, average value, or average utilization of a specific metric
+   */
   target: V2MetricTarget;
 }
 
@@ -8771,7 +10049,13 @@ export interface V2ExternalMetricSource {
  * ExternalMetricStatus indicates the current value of a global metric not associated with any Kubernetes object.
  */
 export interface V2ExternalMetricStatus {
+  /**
+   * MetricValueStatus holds the current value for a metric
+   */
   current: V2MetricValueStatus;
+  /**
+   * MetricIdentifier defines the name and optionally selector for a metric
+   */
   metric: V2MetricIdentifier;
 }
 
@@ -8827,8 +10111,17 @@ export interface V2HorizontalPodAutoscaler {
    * Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
    */
   kind?: string;
+  /**
+   * ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
+   */
   metadata?: V1ObjectMeta;
+  /**
+   * HorizontalPodAutoscalerSpec describes the desired functionality of the HorizontalPodAutoscaler.
+   */
   spec?: V2HorizontalPodAutoscalerSpec;
+  /**
+   * HorizontalPodAutoscalerStatus describes the current status of a horizontal pod autoscaler.
+   */
   status?: V2HorizontalPodAutoscalerStatus;
 }
 
@@ -8836,7 +10129,13 @@ export interface V2HorizontalPodAutoscaler {
  * HorizontalPodAutoscalerBehavior configures the scaling behavior of the target in both Up and Down directions (scaleUp and scaleDown fields respectively).
  */
 export interface V2HorizontalPodAutoscalerBehavior {
+  /**
+   * HPAScalingRules configures the scaling behavior for one direction via scaling Policy Rules and a configurable metric tolerance.  Scaling Policy Rules are applied after calculating DesiredReplicas from metrics for the HPA. They can limit the scaling velocity by specifying scaling policies. They can prevent flapping by specifying the stabilization window, so that the number of replicas is not set instantly, instead, the safest value from the stabilization window is chosen.  The tolerance is applied to the metric values and prevents scaling too eagerly for small metric variations. (Note that setting a tolerance requires enabling the alpha HPAConfigurableTolerance feature gate.)
+   */
   scaleDown?: V2HPAScalingRules;
+  /**
+   * HPAScalingRules configures the scaling behavior for one direction via scaling Policy Rules and a configurable metric tolerance.  Scaling Policy Rules are applied after calculating DesiredReplicas from metrics for the HPA. They can limit the scaling velocity by specifying scaling policies. They can prevent flapping by specifying the stabilization window, so that the number of replicas is not set instantly, instead, the safest value from the stabilization window is chosen.  The tolerance is applied to the metric values and prevents scaling too eagerly for small metric variations. (Note that setting a tolerance requires enabling the alpha HPAConfigurableTolerance feature gate.)
+   */
   scaleUp?: V2HPAScalingRules;
 }
 
@@ -8870,6 +10169,9 @@ export interface V2HorizontalPodAutoscalerCondition {
  * HorizontalPodAutoscalerSpec describes the desired functionality of the HorizontalPodAutoscaler.
  */
 export interface V2HorizontalPodAutoscalerSpec {
+  /**
+   * HorizontalPodAutoscalerBehavior configures the scaling behavior of the target in both Up and Down directions (scaleUp and scaleDown fields respectively).
+   */
   behavior?: V2HorizontalPodAutoscalerBehavior;
   /**
    * maxReplicas is the upper limit for the number of replicas to which the autoscaler can scale up. It cannot be less that minReplicas.
@@ -8883,6 +10185,9 @@ export interface V2HorizontalPodAutoscalerSpec {
    * minReplicas is the lower limit for the number of replicas to which the autoscaler can scale down.  It defaults to 1 pod.  minReplicas is allowed to be 0 if the alpha feature gate HPAScaleToZero is enabled and at least one Object or External metric is configured.  Scaling is active as long as at least one metric value is available.
    */
   minReplicas?: number;
+  /**
+   * CrossVersionObjectReference contains enough information to let you identify the referred resource.
+   */
   scaleTargetRef: V2CrossVersionObjectReference;
 }
 
@@ -8924,6 +10229,9 @@ export interface V2MetricIdentifier {
    * name is the name of the given metric
    */
   name: string;
+  /**
+   * A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
+   */
   selector?: V1LabelSelector;
 }
 
@@ -8931,10 +10239,25 @@ export interface V2MetricIdentifier {
  * MetricSpec specifies how to scale based on a single metric (only `type` and one other matching field should be set at once).
  */
 export interface V2MetricSpec {
+  /**
+   * ContainerResourceMetricSource indicates how to scale on a resource metric known to Kubernetes, as specified in requests and limits, describing each pod in the current scale target (e.g. CPU or memory).  The values will be averaged together before being compared to the target.  Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.  Only one \"target\" type should be set.
+   */
   containerResource?: V2ContainerResourceMetricSource;
+  /**
+   * ExternalMetricSource indicates how to scale on a metric not associated with any Kubernetes object (for example length of queue in cloud messaging service, or QPS from loadbalancer running outside of cluster).
+   */
   external?: V2ExternalMetricSource;
+  /**
+   * ObjectMetricSource indicates how to scale on a metric describing a kubernetes object (for example, hits-per-second on an Ingress object).
+   */
   object?: V2ObjectMetricSource;
+  /**
+   * PodsMetricSource indicates how to scale on a metric describing each pod in the current scale target (for example, transactions-processed-per-second). The values will be averaged together before being compared to the target value.
+   */
   pods?: V2PodsMetricSource;
+  /**
+   * ResourceMetricSource indicates how to scale on a resource metric known to Kubernetes, as specified in requests and limits, describing each pod in the current scale target (e.g. CPU or memory).  The values will be averaged together before being compared to the target.  Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.  Only one \"target\" type should be set.
+   */
   resource?: V2ResourceMetricSource;
   /**
    * type is the type of metric source.  It should be one of \"ContainerResource\", \"External\", \"Object\", \"Pods\" or \"Resource\", each mapping to a matching field in the object.
@@ -8946,10 +10269,25 @@ export interface V2MetricSpec {
  * MetricStatus describes the last-read state of a single metric.
  */
 export interface V2MetricStatus {
+  /**
+   * ContainerResourceMetricStatus indicates the current value of a resource metric known to Kubernetes, as specified in requests and limits, describing a single container in each pod in the current scale target (e.g. CPU or memory).  Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.
+   */
   containerResource?: V2ContainerResourceMetricStatus;
+  /**
+   * ExternalMetricStatus indicates the current value of a global metric not associated with any Kubernetes object.
+   */
   external?: V2ExternalMetricStatus;
+  /**
+   * ObjectMetricStatus indicates the current value of a metric describing a kubernetes object (for example, hits-per-second on an Ingress object).
+   */
   object?: V2ObjectMetricStatus;
+  /**
+   * PodsMetricStatus indicates the current value of a metric describing each pod in the current scale target (for example, transactions-processed-per-second).
+   */
   pods?: V2PodsMetricStatus;
+  /**
+   * ResourceMetricStatus indicates the current value of a resource metric known to Kubernetes, as specified in requests and limits, describing each pod in the current scale target (e.g. CPU or memory).  Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.
+   */
   resource?: V2ResourceMetricStatus;
   /**
    * type is the type of metric source.  It will be one of \"ContainerResource\", \"External\", \"Object\", \"Pods\" or \"Resource\", each corresponds to a matching field in the object.
@@ -9001,8 +10339,17 @@ export interface V2MetricValueStatus {
  * ObjectMetricSource indicates how to scale on a metric describing a kubernetes object (for example, hits-per-second on an Ingress object).
  */
 export interface V2ObjectMetricSource {
+  /**
+   * CrossVersionObjectReference contains enough information to let you identify the referred resource.
+   */
   describedObject: V2CrossVersionObjectReference;
+  /**
+   * MetricIdentifier defines the name and optionally selector for a metric
+   */
   metric: V2MetricIdentifier;
+  /**
+   * MetricTarget defines the target value, average value, or average utilization of a specific metric
+   */
   target: V2MetricTarget;
 }
 
@@ -9010,8 +10357,17 @@ export interface V2ObjectMetricSource {
  * ObjectMetricStatus indicates the current value of a metric describing a kubernetes object (for example, hits-per-second on an Ingress object).
  */
 export interface V2ObjectMetricStatus {
+  /**
+   * MetricValueStatus holds the current value for a metric
+   */
   current: V2MetricValueStatus;
+  /**
+   * CrossVersionObjectReference contains enough information to let you identify the referred resource.
+   */
   describedObject: V2CrossVersionObjectReference;
+  /**
+   * MetricIdentifier defines the name and optionally selector for a metric
+   */
   metric: V2MetricIdentifier;
 }
 
@@ -9019,7 +10375,13 @@ export interface V2ObjectMetricStatus {
  * PodsMetricSource indicates how to scale on a metric describing each pod in the current scale target (for example, transactions-processed-per-second). The values will be averaged together before being compared to the target value.
  */
 export interface V2PodsMetricSource {
+  /**
+   * MetricIdentifier defines the name and optionally selector for a metric
+   */
   metric: V2MetricIdentifier;
+  /**
+   * MetricTarget defines the target value, average value, or average utilization of a specific metric
+   */
   target: V2MetricTarget;
 }
 
@@ -9027,7 +10389,13 @@ export interface V2PodsMetricSource {
  * PodsMetricStatus indicates the current value of a metric describing each pod in the current scale target (for example, transactions-processed-per-second).
  */
 export interface V2PodsMetricStatus {
+  /**
+   * MetricValueStatus holds the current value for a metric
+   */
   current: V2MetricValueStatus;
+  /**
+   * MetricIdentifier defines the name and optionally selector for a metric
+   */
   metric: V2MetricIdentifier;
 }
 
@@ -9039,6 +10407,9 @@ export interface V2ResourceMetricSource {
    * name is the name of the resource in question.
    */
   name: string;
+  /**
+   * MetricTarget defines the target value, average value, or average utilization of a specific metric
+   */
   target: V2MetricTarget;
 }
 
@@ -9046,6 +10417,9 @@ export interface V2ResourceMetricSource {
  * ResourceMetricStatus indicates the current value of a resource metric known to Kubernetes, as specified in requests and limits, describing each pod in the current scale target (e.g. CPU or memory).  Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.
  */
 export interface V2ResourceMetricStatus {
+  /**
+   * MetricValueStatus holds the current value for a metric
+   */
   current: V2MetricValueStatus;
   /**
    * name is the name of the resource in question.
