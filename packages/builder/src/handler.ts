@@ -1,29 +1,33 @@
-import type { Kind, KubeObject, RESTMapper } from '@kubeloop/client';
+import type { DeepReadonly, Kind, KubeObject, RESTMapper } from '@kubeloop/client';
 import { gvkOf, parseApiVersion } from '@kubeloop/client/apiutil';
 import type { Request } from './reconcile.js';
 import { requestKey } from './reconcile.js';
 
-/** A new object (controller-runtime `event.CreateEvent`). */
+/**
+ * A new object (controller-runtime `event.CreateEvent`). Event objects are typed `DeepReadonly<T>`: from a
+ * {@link KindSource} they are the cache's frozen, shared objects (changing one is a compile error; `deepCopy`
+ * one to write it), and any object, cached or not, can be handed to a handler in a test.
+ */
 export interface CreateEvent<T extends KubeObject = KubeObject> {
-  readonly object: T;
+  readonly object: DeepReadonly<T>;
   /** True when the object came from the informer's initial list (or a late handler's replay), not a live change. */
   readonly isInInitialList: boolean;
 }
 /** A changed object (controller-runtime `event.UpdateEvent`); on a resync `objectOld === objectNew`. */
 export interface UpdateEvent<T extends KubeObject = KubeObject> {
-  readonly objectOld: T;
-  readonly objectNew: T;
+  readonly objectOld: DeepReadonly<T>;
+  readonly objectNew: DeepReadonly<T>;
 }
 /** A deleted object (controller-runtime `event.DeleteEvent`). */
 export interface DeleteEvent<T extends KubeObject = KubeObject> {
   /** The last known state; from a tombstone when `deleteStateUnknown`. */
-  readonly object: T;
+  readonly object: DeepReadonly<T>;
   /** True when the delete was found by a relist, so `object` may be stale. */
   readonly deleteStateUnknown: boolean;
 }
 /** An event from outside the cluster, e.g. a {@link ChannelSource} (controller-runtime `event.GenericEvent`). */
 export interface GenericEvent<T extends KubeObject = KubeObject> {
-  readonly object: T;
+  readonly object: DeepReadonly<T>;
 }
 
 /** Options of {@link HandlerQueue.add}. */
@@ -58,7 +62,7 @@ export interface EventHandler<T extends KubeObject = KubeObject> {
   generic?(event: GenericEvent<T>, queue: HandlerQueue): void | Promise<void>;
 }
 
-function requestFor(obj: KubeObject): Request | undefined {
+function requestFor(obj: DeepReadonly<KubeObject>): Request | undefined {
   const name = obj.metadata?.name;
   if (!name) return undefined;
   return { namespace: obj.metadata?.namespace ?? '', name };
@@ -70,7 +74,7 @@ function requestFor(obj: KubeObject): Request | undefined {
  * without a name are ignored.
  */
 export function enqueueRequestForObject<T extends KubeObject = KubeObject>(): EventHandler<T> {
-  const add = (obj: KubeObject, q: HandlerQueue) => {
+  const add = (obj: DeepReadonly<KubeObject>, q: HandlerQueue) => {
     const r = requestFor(obj);
     if (r) q.add(r);
   };
@@ -119,7 +123,7 @@ export function enqueueRequestForOwner<T extends KubeObject = KubeObject>(
     );
     return lookup;
   };
-  const owners = (obj: KubeObject, out: Map<string, { name: string; namespace: string }>) => {
+  const owners = (obj: DeepReadonly<KubeObject>, out: Map<string, { name: string; namespace: string }>) => {
     for (const ref of obj.metadata?.ownerReferences ?? []) {
       if (options.onlyController && ref.controller !== true) continue;
       if (ref.kind !== kind || parseApiVersion(ref.apiVersion ?? '').group !== group) continue;
@@ -127,7 +131,7 @@ export function enqueueRequestForOwner<T extends KubeObject = KubeObject>(
       out.set(`${ns}/${ref.name}`, { name: ref.name, namespace: ns });
     }
   };
-  const enqueue = (objs: KubeObject[], q: HandlerQueue): void | Promise<void> => {
+  const enqueue = (objs: readonly DeepReadonly<KubeObject>[], q: HandlerQueue): void | Promise<void> => {
     const found = new Map<string, { name: string; namespace: string }>();
     for (const o of objs) owners(o, found);
     if (found.size === 0) return;
@@ -157,7 +161,7 @@ export function enqueueRequestForOwner<T extends KubeObject = KubeObject>(
 
 /** Maps an object to the requests it should cause; may be async. Throwing or rejecting is reported, never fatal. */
 export type MapFunc<T extends KubeObject = KubeObject> = (
-  obj: T,
+  obj: DeepReadonly<T>,
 ) => readonly Request[] | Promise<readonly Request[]>;
 
 /**
@@ -170,9 +174,9 @@ export type MapFunc<T extends KubeObject = KubeObject> = (
 export function enqueueRequestsFromMapFunc<T extends KubeObject = KubeObject>(
   fn: MapFunc<T>,
 ): EventHandler<T> {
-  const run = (objs: T[], q: HandlerQueue, event: string): void | Promise<void> => {
+  const run = (objs: DeepReadonly<T>[], q: HandlerQueue, event: string): void | Promise<void> => {
     const results: Array<readonly Request[] | Promise<readonly Request[]>> = [];
-    const report = (err: unknown, obj: T) =>
+    const report = (err: unknown, obj: DeepReadonly<T>) =>
       q.handlerError(err, {
         handler: 'enqueueRequestsFromMapFunc',
         event,

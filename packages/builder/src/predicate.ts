@@ -1,4 +1,4 @@
-import type { KubeObject, LabelSelectorInput } from '@kubeloop/client';
+import type { DeepReadonly, KubeObject, LabelSelectorInput } from '@kubeloop/client';
 import { formatLabelSelector, matchesLabelRequirements, parseLabelSelector } from '@kubeloop/client/apiutil';
 import type { Logger } from './logger.js';
 
@@ -6,20 +6,23 @@ import type { Logger } from './logger.js';
  * Predicate knows how to filter events before they reach a handler (controller-runtime `predicate.Funcs`).
  * A missing method lets that kind of event through. `delete` gets the object's last known state;
  * `deleteStateUnknown` is true when the delete was found by a relist (a tombstone), so the state may be stale.
- * `generic` filters events of a {@link ChannelSource}.
+ * `generic` filters events of a {@link ChannelSource}. Objects are typed `DeepReadonly<T>`: from a
+ * {@link KindSource} they are the cache's frozen, shared objects.
  */
 export interface Predicate<T extends KubeObject = KubeObject> {
-  create?(obj: T): boolean;
-  update?(oldObj: T, newObj: T): boolean;
-  delete?(obj: T, deleteStateUnknown: boolean): boolean;
-  generic?(obj: T): boolean;
+  create?(obj: DeepReadonly<T>): boolean;
+  update?(oldObj: DeepReadonly<T>, newObj: DeepReadonly<T>): boolean;
+  delete?(obj: DeepReadonly<T>, deleteStateUnknown: boolean): boolean;
+  generic?(obj: DeepReadonly<T>): boolean;
 }
 
 /**
  * A predicate applying `fn` to the object of every event — for an update, to the new object
  * (controller-runtime `predicate.NewPredicateFuncs`).
  */
-export function newPredicateFuncs<T extends KubeObject = KubeObject>(fn: (obj: T) => boolean): Predicate<T> {
+export function newPredicateFuncs<T extends KubeObject = KubeObject>(
+  fn: (obj: DeepReadonly<T>) => boolean,
+): Predicate<T> {
   return {
     create: (obj) => fn(obj),
     update: (_old, obj) => fn(obj),

@@ -1,6 +1,6 @@
 import type { Cache, ResourceEventHandlerRegistration } from '@kubeloop/cache';
 import { objectOfDelete } from '@kubeloop/cache';
-import type { Kind, KubeObject, RESTMapper } from '@kubeloop/client';
+import type { DeepReadonly, Kind, KubeObject, RESTMapper } from '@kubeloop/client';
 import { gvkOf, gvkString } from '@kubeloop/client/apiutil';
 import { isNoMatchError } from '@kubeloop/client/errors';
 import { Backoff, type Clock, onAbort, realClock, sleep, withDeadline } from '@kubeloop/core';
@@ -255,7 +255,7 @@ function errorSort(err: unknown): string {
 export class ChannelSource<T extends KubeObject = KubeObject> implements Source {
   /** @throws TypeError when `handler` has no `generic` method. */
   constructor(
-    private readonly events: AsyncIterable<T>,
+    private readonly events: AsyncIterable<T | DeepReadonly<T>>,
     private readonly handler: EventHandler<T>,
     private readonly options: {
       readonly predicates?: readonly Predicate<T>[];
@@ -276,7 +276,8 @@ export class ChannelSource<T extends KubeObject = KubeObject> implements Source 
         while (!signal.aborted) {
           const next = await it.next();
           if (next.done || signal.aborted) break;
-          const obj = next.value;
+          // handlers and predicates see every object read-only, whatever its source
+          const obj = next.value as DeepReadonly<T>;
           deliver(queue, { source: 'channel', event: 'generic' }, () => {
             if (ps.every((p) => p.generic?.(obj) ?? true))
               return generic.call(this.handler, { object: obj }, queue);

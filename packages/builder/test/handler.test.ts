@@ -1,13 +1,29 @@
-import { type KubeObject, kind, type RESTMapper } from '@kubeloop/client';
-import { StaticRESTMapper } from '@kubeloop/client/apiutil';
-import { describe, expect, it } from 'vitest';
 import {
+  type Cached,
+  type DeepReadonly,
+  deepCopy,
+  type KubeObject,
+  kind,
+  Pod,
+  type RESTMapper,
+  type Writer,
+} from '@kubeloop/client';
+import { StaticRESTMapper } from '@kubeloop/client/apiutil';
+import type { V1Pod } from '@kubeloop/client/models';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import {
+  type CreateEvent,
   type EnqueueOptions,
+  type EventHandler,
   enqueueRequestForObject,
   enqueueRequestForOwner,
   enqueueRequestsFromMapFunc,
   type HandlerQueue,
+  type MapFunc,
+  newPredicateFuncs,
+  type Predicate,
   type Request,
+  type UpdateEvent,
 } from '../src/index.js';
 
 /** A HandlerQueue that records what handlers add and report. */
@@ -155,7 +171,7 @@ describe('event handlers (controller-runtime pkg/handler)', () => {
       b: [{ namespace: '', name: 't3' }],
     };
     let rejectNext = false;
-    const h = enqueueRequestsFromMapFunc(async (o: KubeObject) => {
+    const h = enqueueRequestsFromMapFunc(async (o: DeepReadonly<KubeObject>) => {
       if (rejectNext) {
         rejectNext = false;
         throw new Error('lookup failed');
@@ -185,5 +201,43 @@ describe('event handlers (controller-runtime pkg/handler)', () => {
       throw new TypeError('bug');
     }).create({ object: ns('a'), isInInitialList: false }, sync.q);
     expect(sync.errors).toHaveLength(1);
+  });
+});
+
+describe('event objects are read-only (the cache hands out frozen, shared objects)', () => {
+  it('handlers, map functions and predicates get DeepReadonly<T>: mutating or writing one uncopied does not compile; deepCopy does', () => {
+    type Ev = CreateEvent<V1Pod>;
+    expectTypeOf<Ev['object']>().toEqualTypeOf<DeepReadonly<V1Pod>>();
+    expectTypeOf<UpdateEvent<V1Pod>['objectNew']>().toEqualTypeOf<DeepReadonly<V1Pod>>();
+    expectTypeOf<Parameters<MapFunc<V1Pod>>[0]>().toEqualTypeOf<DeepReadonly<V1Pod>>();
+    expectTypeOf<Parameters<NonNullable<Predicate<V1Pod>['update']>>[1]>().toEqualTypeOf<
+      DeepReadonly<V1Pod>
+    >();
+    // a cached object (what a KindSource delivers) and a plain one (a test's, a ChannelSource's) both fit
+    expectTypeOf<Cached<V1Pod>>().toMatchTypeOf<DeepReadonly<V1Pod>>();
+    expectTypeOf<V1Pod>().toMatchTypeOf<DeepReadonly<V1Pod>>();
+    const w = {} as Pick<Writer, 'update'>;
+    const handler: EventHandler<V1Pod> = {
+      create(e) {
+        // @ts-expect-error event objects are read-only
+        e.object.metadata!.labels = {};
+        // @ts-expect-error arrays too
+        e.object.spec?.containers.push({ name: 'c' });
+        // @ts-expect-error a writer takes the mutable type: copy first
+        void w.update(Pod, e.object);
+        const copy = deepCopy(e.object);
+        copy.metadata = { ...copy.metadata, labels: { x: 'y' } };
+        void w.update(Pod, copy);
+      },
+      update: () => undefined,
+      delete: () => undefined,
+    };
+    const pred = newPredicateFuncs<V1Pod>((p) => {
+      // @ts-expect-error predicates read, never write
+      p.metadata!.name = 'x';
+      return true;
+    });
+    expect(typeof handler.create).toBe('function');
+    expect(pred.create?.({ metadata: { name: 'a' } })).toBe(true);
   });
 });

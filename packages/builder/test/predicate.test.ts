@@ -1,4 +1,4 @@
-import type { KubeObject } from '@kubeloop/client';
+import type { DeepReadonly, KubeObject } from '@kubeloop/client';
 import { describe, expect, it } from 'vitest';
 import {
   and,
@@ -95,7 +95,7 @@ describe('predicates (controller-runtime pkg/predicate)', () => {
     expect(not(no).create?.(o)).toBe(true);
     expect(not(onlyUpdateNo).create?.(o)).toBe(false);
     expect(not(onlyUpdateNo).update?.(o, o)).toBe(true);
-    const seen: KubeObject[] = [];
+    const seen: DeepReadonly<KubeObject>[] = [];
     const f = newPredicateFuncs((x) => {
       seen.push(x);
       return true;

@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import type { Cache, ResourceEventHandler } from '@kubeloop/cache';
-import { type KubeObject, kind, type RESTMapper, StatusError } from '@kubeloop/client';
+import { type Cached, type KubeObject, kind, type RESTMapper, StatusError } from '@kubeloop/client';
 import { StaticRESTMapper } from '@kubeloop/client/apiutil';
 import { NoKindMatchError } from '@kubeloop/client/errors';
 import { FakeClock } from '@kubeloop/core/testing';
@@ -70,10 +70,17 @@ function logLines() {
   return { log, lines };
 }
 
-const w = (name: string, rv = '1'): KubeObject => ({
+// what the fake informer hands its handler stands for a cached object (read-only, server-set metadata)
+const w = (name: string, rv = '1'): Cached<KubeObject> => ({
   apiVersion: 'example.com/v1',
   kind: 'Widget',
-  metadata: { namespace: 'ns', name, resourceVersion: rv },
+  metadata: {
+    namespace: 'ns',
+    name,
+    resourceVersion: rv,
+    uid: `uid-${name}`,
+    creationTimestamp: '2026-01-01T00:00:00Z',
+  },
 });
 
 describe('KindSource (controller-runtime source.Kind)', () => {

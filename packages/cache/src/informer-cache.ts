@@ -27,7 +27,7 @@ import { informerInfo, informerKey, storeKey, trackerKey } from './internal/info
 import { newKindInformer } from './internal/kind-informer.js';
 import { ReadYourWrites } from './read-your-writes.js';
 import { byFieldIndexes, fieldIndexName, labelRequirements } from './selectors.js';
-import { NAMESPACE_INDEX } from './store.js';
+import { NAMESPACE_INDEX, storeReader } from './store.js';
 import { WatchListSupport } from './watch-list-support.js';
 import { WriteTrackingClient } from './write-tracking-client.js';
 
@@ -109,7 +109,7 @@ export class InformerCache implements Cache {
     return new WriteTrackingClient(live, (kind) => {
       const key = trackerKey(kind);
       const entry = this.#entries.get(informerKey(kind));
-      return ryow.beginWrite(key, (k) => entry?.informer.getIndexer().get(k));
+      return ryow.beginWrite(key, (k) => (entry ? storeReader(entry.informer.getIndexer()).get(k) : undefined));
     });
   }
 
@@ -330,7 +330,7 @@ export class InformerCache implements Cache {
     await this.#checkNamespace(kind, key.namespace ?? '', key.name);
     const inf = await this.#syncedInformer(kind, options?.signal);
     if (this.#ryow) await this.#ryow.waitForKey(trackerKey(kind), storeKey(key), options?.signal);
-    const store = inf.getIndexer();
+    const store = storeReader(inf.getIndexer());
     let obj = store.get(key.namespace ? `${key.namespace}/${key.name}` : key.name);
     if (!obj && key.namespace) {
       const mapping = await this.#options.client.restMapper.restMapping(gvkOf(kind)).catch(() => undefined);
@@ -367,7 +367,7 @@ export class InformerCache implements Cache {
     await this.#checkNamespace(kind, options.namespace || undefined);
     const inf = await this.#syncedInformer(kind, options.signal);
     if (this.#ryow) await this.#ryow.waitForKind(trackerKey(kind), options.namespace, options.signal);
-    const store = inf.getIndexer();
+    const store = storeReader(inf.getIndexer());
     let items = fieldReqs.length
       ? byFieldIndexes(store, fieldReqs, options.namespace, gvkString(gvkOf(kind)))
       : options.namespace

@@ -1,18 +1,20 @@
-import type { KubeObject } from '@kubeloop/client';
+import type { Cached, KubeObject } from '@kubeloop/client';
 import type { Indexers } from './indexes.js';
 import type { DeletedFinalStateUnknown, IndexerReader } from './store.js';
 
 /**
  * ResourceEventHandler knows how to react to changes of cached objects (client-go
- * `ResourceEventHandler`). Objects are frozen and shared. A delete found by a relist arrives as a
- * {@link DeletedFinalStateUnknown} tombstone, so `onDelete` must handle both shapes.
+ * `ResourceEventHandler`). Objects are frozen and shared, so they are typed `Cached<T>` (deep read-only,
+ * server-set metadata present): changing one is a compile error, and a writer takes `deepCopy(obj)`. A
+ * delete found by a relist arrives as a {@link DeletedFinalStateUnknown} tombstone, so `onDelete` must
+ * handle both shapes (`objectOfDelete` unwraps either).
  */
 export interface ResourceEventHandler<T extends KubeObject = KubeObject> {
   /** `isInInitialList`: the object came from the first list (or a late handler's synthetic adds). */
-  onAdd?(obj: T, isInInitialList: boolean): void;
+  onAdd?(obj: Cached<T>, isInInitialList: boolean): void;
   /** `oldObj === newObj` (same resourceVersion) for a resync. */
-  onUpdate?(oldObj: T, newObj: T): void;
-  onDelete?(obj: T | DeletedFinalStateUnknown<T>): void;
+  onUpdate?(oldObj: Cached<T>, newObj: Cached<T>): void;
+  onDelete?(obj: Cached<T> | DeletedFinalStateUnknown<Cached<T>>): void;
 }
 
 /** Options of one handler (client-go `AddEventHandlerWithResyncPeriod`). */
@@ -92,7 +94,7 @@ export interface Informer<T extends KubeObject = KubeObject> {
     handler: ResourceEventHandler<T>,
     options?: HandlerOptions,
   ): ResourceEventHandlerRegistration;
-  /** The store (read-only view). Objects are frozen and shared. */
+  /** The store (read-only view): objects are frozen and shared, typed `Cached<T>`. */
   getIndexer(): IndexerReader<T>;
   /** @throws StoreError on a duplicate index name (the built-in `namespace` index included). */
   addIndexers(indexers: Indexers<T>): void;

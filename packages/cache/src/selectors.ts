@@ -33,7 +33,7 @@ export function labelRequirements(sel: LabelSelectorInput | undefined): readonly
  * `field:<name>` index; the first indexed requirement selects, the others filter by their index keys.
  */
 export function byFieldIndexes<T extends KubeObject>(
-  store: IndexerReader<T>,
+  store: IndexerReader<T, T>,
   reqs: readonly FieldRequirement[],
   namespace: string | undefined,
   kind: string,

@@ -28,6 +28,7 @@ import {
   type IndexerStore,
   metaNamespaceIndexFunc,
   NAMESPACE_INDEX,
+  readOnlyView,
 } from './store.js';
 
 /**
@@ -103,7 +104,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
 
   /** The store (read-only view). Objects are frozen and shared. */
   getIndexer(): IndexerReader<T> {
-    return this.#indexer;
+    return readOnlyView(this.#indexer);
   }
 
   /** Adds indexes, even after start (existing objects are indexed at once). @throws StoreError on a duplicate name. */

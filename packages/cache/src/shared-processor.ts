@@ -98,10 +98,16 @@ export class SharedProcessor<T extends KubeObject> {
             }
           }
         : undefined;
+    // The handler's parameters are the read-only `Cached<T>`; what reaches it is the stored, frozen object.
+    const h = handler as {
+      onAdd?(obj: T, isInInitialList: boolean): void;
+      onUpdate?(oldObj: T, newObj: T): void;
+      onDelete?(obj: T | DeletedFinalStateUnknown<T>): void;
+    };
     const l: Listener<T> = {
-      onAdd: safe('add', handler.onAdd),
-      onUpdate: safe('update', handler.onUpdate),
-      onDelete: safe('delete', handler.onDelete),
+      onAdd: safe('add', h.onAdd),
+      onUpdate: safe('update', h.onUpdate),
+      onDelete: safe('delete', h.onDelete),
       resyncMs,
       nextResyncAt: Number.POSITIVE_INFINITY,
       resyncing: false,

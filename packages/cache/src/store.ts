@@ -1,4 +1,4 @@
-import type { KubeObject } from '@kubeloop/client';
+import type { Cached, KubeObject } from '@kubeloop/client';
 import { deepFreeze } from './freeze.js';
 import {
   addToIndex,
@@ -45,7 +45,7 @@ const TOMBSTONE_BRAND: unique symbol = Symbol.for('kubeloop.cache.DeletedFinalSt
  * `instanceof` also recognises a tombstone made by another installed copy of this package (it tests a
  * `Symbol.for` brand), as does {@link isDeletedFinalStateUnknown}.
  */
-export class DeletedFinalStateUnknown<T extends KubeObject = KubeObject> {
+export class DeletedFinalStateUnknown<T = KubeObject> {
   readonly kind = 'DeletedFinalStateUnknown' as const;
   constructor(
     readonly key: string,
@@ -60,8 +60,13 @@ export class DeletedFinalStateUnknown<T extends KubeObject = KubeObject> {
   }
 }
 
-/** Whether `value` is a tombstone, from this or any other installed copy of the package. */
-export function isDeletedFinalStateUnknown(value: unknown): value is DeletedFinalStateUnknown {
+/**
+ * Whether `value` is a tombstone, from this or any other installed copy of the package. On a handler's
+ * `onDelete` argument it narrows to `DeletedFinalStateUnknown<Cached<T>>`, and the other branch to `Cached<T>`.
+ */
+export function isDeletedFinalStateUnknown<T = KubeObject>(
+  value: T | DeletedFinalStateUnknown<T>,
+): value is DeletedFinalStateUnknown<T> {
   return (
     typeof value === 'object' &&
     value !== null &&
@@ -69,18 +74,25 @@ export function isDeletedFinalStateUnknown(value: unknown): value is DeletedFina
   );
 }
 
-/** The object inside a delete notification, whether or not it is a tombstone. */
-export function objectOfDelete<T extends KubeObject>(obj: T | DeletedFinalStateUnknown<T>): T {
+/**
+ * The object inside a delete notification, whether or not it is a tombstone: from a handler's `onDelete`
+ * (`Cached<T> | DeletedFinalStateUnknown<Cached<T>>`) it is the read-only `Cached<T>`.
+ */
+export function objectOfDelete<T>(obj: T | DeletedFinalStateUnknown<T>): T {
   return isDeletedFinalStateUnknown(obj) ? (obj as DeletedFinalStateUnknown<T>).obj : (obj as T);
 }
 
-/** IndexerReader knows how to read a store and its indexes. Objects are frozen and shared: do not mutate. */
-export interface IndexerReader<T extends KubeObject = KubeObject> {
-  get(key: string): T | undefined;
-  list(): T[];
+/**
+ * IndexerReader knows how to read a store and its indexes. Objects are frozen and shared, so they are typed
+ * read-only: `R` is `Cached<T>` (what an informer's `getIndexer()` hands out: deep read-only, server-set
+ * metadata present); `deepCopy` one to change it. A store's own methods ({@link IndexerStore}) read `T`.
+ */
+export interface IndexerReader<T extends KubeObject = KubeObject, R = Cached<T>> {
+  get(key: string): R | undefined;
+  list(): R[];
   listKeys(): string[];
   /** Objects whose index `indexName` contains `value`. @throws StoreError for an unknown index. */
-  byIndex(indexName: string, value: string): T[];
+  byIndex(indexName: string, value: string): R[];
   /** Keys whose index `indexName` contains `value`. @throws StoreError for an unknown index. */
   indexKeys(indexName: string, value: string): string[];
   /** Every value index `indexName` holds. */
@@ -91,11 +103,24 @@ export interface IndexerReader<T extends KubeObject = KubeObject> {
 }
 
 /**
+ * `reader` typed with the stored `T`, for this package's own read paths (selectors, merged readers), which
+ * never change what they read. @internal
+ */
+export function storeReader<T extends KubeObject>(reader: IndexerReader<T>): IndexerReader<T, T> {
+  return reader as unknown as IndexerReader<T, T>;
+}
+
+/** The read-only view of a store that an informer hands out (`getIndexer()`). @internal */
+export function readOnlyView<T extends KubeObject>(store: IndexerReader<T, T>): IndexerReader<T> {
+  return store as unknown as IndexerReader<T>;
+}
+
+/**
  * What an informer needs from its store: the reader plus the mutations the informer applies. Both
  * {@link Indexer} (objects kept as parsed, frozen objects) and {@link CompactIndexer} (objects kept as
  * JSON bytes) implement it.
  */
-export interface IndexerStore<T extends KubeObject = KubeObject> extends IndexerReader<T> {
+export interface IndexerStore<T extends KubeObject = KubeObject> extends IndexerReader<T, T> {
   readonly keyFunc: KeyFunc;
   addIndexers(indexers: Indexers<T>): void;
   /** Adds or replaces the object under its key (freezing it); returns the previous object, if any. */

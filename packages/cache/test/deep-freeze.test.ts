@@ -1,4 +1,4 @@
-import type { KubeObject, ObjectList, WatchEvent } from '@kubeloop/client';
+import type { DeepReadonly, KubeObject, ObjectList, WatchEvent } from '@kubeloop/client';
 import { onAbort } from '@kubeloop/core';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
@@ -97,7 +97,9 @@ describe('deep freeze of cached objects (the default)', () => {
     const inf = new SharedIndexInformer(src, { reflector: { backoff: { initialMs: 1, maxMs: 2 } } });
     const failures: string[] = [];
     const seen: string[] = [];
-    const tryAll = (event: string, o: KubeObject) => {
+    // the types forbid these writes (handler objects are read-only); the test checks the runtime agrees
+    const tryAll = (event: string, cached: DeepReadonly<KubeObject>) => {
+      const o = cached as KubeObject;
       seen.push(event);
       for (const [what, mutate] of mutations(o)) {
         try {

@@ -1,4 +1,4 @@
-import type { KubeObject, ObjectList } from '@kubeloop/client';
+import type { Cached, KubeObject, ObjectList } from '@kubeloop/client';
 import { onAbort } from '@kubeloop/core';
 import { FakeClock } from '@kubeloop/core/testing';
 import { describe, expect, it, vi } from 'vitest';
@@ -225,7 +225,7 @@ describe('SharedIndexInformer: listed objects are transformed and frozen as thei
         return { ...o, metadata: { ...o.metadata, annotations: { t: 'yes' } } };
       },
     });
-    const added: KubeObject[] = [];
+    const added: Cached<KubeObject>[] = [];
     inf.addEventHandler({
       onAdd: (o) => {
         added.push(o);

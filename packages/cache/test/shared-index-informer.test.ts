@@ -1,10 +1,23 @@
-import type { KubeObject, ObjectList, WatchEvent } from '@kubeloop/client';
+import {
+  type Cached,
+  deepCopy,
+  type KubeObject,
+  type ObjectList,
+  Pod,
+  type WatchEvent,
+  type Writer,
+} from '@kubeloop/client';
+import type { V1Pod } from '@kubeloop/client/models';
 import { onAbort } from '@kubeloop/core';
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
 import {
   DeletedFinalStateUnknown,
+  type IndexerReader,
+  isDeletedFinalStateUnknown,
   type ListCallOptions,
   type ListerWatcher,
+  objectOfDelete,
+  type ResourceEventHandler,
   SharedIndexInformer,
   type WatchCallOptions,
 } from '../src/index.js';
@@ -186,10 +199,56 @@ describe('handler types (C06)', () => {
   it('onDelete receives either the object or a typed tombstone, so both must be handled', () => {
     type OnDelete = NonNullable<import('../src/index.js').ResourceEventHandler<KubeObject>['onDelete']>;
     expectTypeOf<Parameters<OnDelete>[0]>().toEqualTypeOf<
-      KubeObject | DeletedFinalStateUnknown<KubeObject>
+      Cached<KubeObject> | DeletedFinalStateUnknown<Cached<KubeObject>>
     >();
     const t = new DeletedFinalStateUnknown('ns/a', pod('a', '1'));
     expect(t.kind).toBe('DeletedFinalStateUnknown');
     expect(Object.isFrozen(t)).toBe(true);
+  });
+
+  it('handler arguments and store reads are read-only Cached<T>: mutating one or writing it uncopied does not compile; deepCopy does', () => {
+    type Handler = ResourceEventHandler<V1Pod>;
+    type Added = Parameters<NonNullable<Handler['onAdd']>>[0];
+    expectTypeOf<Added>().toEqualTypeOf<Cached<V1Pod>>();
+    expectTypeOf<Parameters<NonNullable<Handler['onUpdate']>>[1]>().toEqualTypeOf<Cached<V1Pod>>();
+    expectTypeOf<ReturnType<IndexerReader<V1Pod>['get']>>().toEqualTypeOf<Cached<V1Pod> | undefined>();
+    expectTypeOf<ReturnType<IndexerReader<V1Pod>['list']>>().toEqualTypeOf<Cached<V1Pod>[]>();
+    expectTypeOf<ReturnType<IndexerReader<V1Pod>['byIndex']>>().toEqualTypeOf<Cached<V1Pod>[]>();
+    expectTypeOf<ReturnType<SharedIndexInformer<V1Pod>['getIndexer']>>().toEqualTypeOf<
+      IndexerReader<V1Pod>
+    >();
+    // server-set metadata is there without `?.`
+    expectTypeOf<Added['metadata']['name']>().toEqualTypeOf<string>();
+    const handler: Handler = {
+      onAdd(p) {
+        // @ts-expect-error a cached object's fields are read-only
+        p.metadata.labels = {};
+        // @ts-expect-error nested maps too
+        p.metadata.labels!.x = 'y';
+        // @ts-expect-error and arrays
+        p.spec?.containers.push({ name: 'c' });
+        const w = {} as Pick<Writer, 'update'>;
+        // @ts-expect-error a writer takes the mutable type: copy first
+        void w.update(Pod, p);
+        const copy = deepCopy(p);
+        copy.metadata.labels = { x: 'y' };
+        copy.spec!.containers.push({ name: 'c' });
+        void w.update(Pod, copy);
+      },
+      onDelete(o) {
+        const last = objectOfDelete(o);
+        expectTypeOf(last).toEqualTypeOf<Cached<V1Pod>>();
+        if (isDeletedFinalStateUnknown(o)) expectTypeOf(o.obj).toEqualTypeOf<Cached<V1Pod>>();
+        else expectTypeOf(o).toEqualTypeOf<Cached<V1Pod>>();
+      },
+    };
+    expect(typeof handler.onAdd).toBe('function');
+    // the editable copy round-trips: equal content, a different (unfrozen) object
+    const frozen = Object.freeze({
+      metadata: Object.freeze({ name: 'a', uid: 'u', resourceVersion: '1', creationTimestamp: 't' }),
+    }) as Cached<V1Pod>;
+    const copy = deepCopy(frozen);
+    expect(copy).toEqual(frozen);
+    expect(Object.isFrozen(copy)).toBe(false);
   });
 });

@@ -5,7 +5,7 @@ import {
   newManager,
   TerminalError,
 } from '@kubeloop/builder';
-import { ConfigMap, type KubeObject, kind, Secret } from '@kubeloop/client';
+import { ConfigMap, type DeepReadonly, type KubeObject, kind, Secret } from '@kubeloop/client';
 import { onAbort } from '@kubeloop/core';
 import { FakeClock } from '@kubeloop/core/testing';
 import { ItemExponentialFailureRateLimiter } from '@kubeloop/workqueue';
@@ -80,7 +80,7 @@ describe('builder watches, handlers and reconcile results through the real stack
       .owns(ConfigMap, { predicates: [{ create: () => false }] })
       .watchesMetadata(
         Secret,
-        enqueueRequestsFromMapFunc((s: KubeObject) => [
+        enqueueRequestsFromMapFunc((s: DeepReadonly<KubeObject>) => [
           { namespace: ns, name: s.metadata?.annotations?.app ?? '' },
         ]),
         { predicates: [labelSelectorPredicate('notify=app')] },

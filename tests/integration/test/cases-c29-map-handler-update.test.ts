@@ -4,7 +4,7 @@ import {
   newManager,
   type Request,
 } from '@kubeloop/builder';
-import { type KubeObject, kind, Namespace } from '@kubeloop/client';
+import { type DeepReadonly, type KubeObject, kind, Namespace } from '@kubeloop/client';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { installCRD } from './support/crds.js';
 import { captureLogger, type LogRecord, liveClient, testConfig, uniqueName } from './support.js';
@@ -44,7 +44,7 @@ describe('C29 map handler on update', () => {
     const mgr = newManager(testConfig(), { logger: captureLogger(records) });
     const cache = mgr.getCache();
     let rejectNext = false;
-    const mapFn = async (ns: KubeObject): Promise<Request[]> => {
+    const mapFn = async (ns: DeepReadonly<KubeObject>): Promise<Request[]> => {
       // Rejects once, for n1 while it is labelled team b (other tests' namespaces share the informer).
       if (rejectNext && ns.metadata?.name === n1 && ns.metadata?.labels?.team === team('b')) {
         rejectNext = false;

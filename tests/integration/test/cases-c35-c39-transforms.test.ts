@@ -6,7 +6,7 @@ import {
   type SharedIndexInformerOptions,
   stripManagedFields,
 } from '@kubeloop/cache';
-import { ConfigMap, type KubeObject, Namespace, newClient } from '@kubeloop/client';
+import { type Cached, ConfigMap, type KubeObject, Namespace, newClient } from '@kubeloop/client';
 import { describe, expect, it, vi } from 'vitest';
 import { realCluster, useFaultServer } from './support/fault-server.js';
 import { captureLogger, type LogRecord, uniqueName } from './support.js';
@@ -44,7 +44,7 @@ describe.skipIf(realCluster)('informer transforms (C35, C39)', () => {
       reflector: { backoff: { initialMs: 100, maxMs: 500 } },
     });
     const log: string[] = [];
-    const tombstones: DeletedFinalStateUnknown[] = [];
+    const tombstones: DeletedFinalStateUnknown<Cached<KubeObject>>[] = [];
     inf.addEventHandler({
       onAdd: (o) => log.push(`add ${o.metadata?.name}`),
       onUpdate: (_a, b) => log.push(`update ${b.metadata?.name}`),

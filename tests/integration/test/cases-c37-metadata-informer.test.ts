@@ -1,6 +1,7 @@
 import { InformerCache } from '@kubeloop/cache';
 import {
   type ApiClient,
+  type DeepReadonly,
   type KubeObject,
   metadataOnly,
   Namespace,
@@ -34,7 +35,7 @@ async function metadataInformerCase(
   try {
     const MetaSecret = metadataOnly(Secret);
     const meta = cache.getInformer(MetaSecret);
-    const seen: KubeObject[] = [];
+    const seen: DeepReadonly<KubeObject>[] = [];
     meta.addEventHandler({ onAdd: (o) => seen.push(o), onUpdate: (_a, b) => seen.push(b) });
     expect(await cache.waitForCacheSync()).toBe(true);
     for (let i = 1; i <= 10; i++) {

@@ -5,7 +5,7 @@ import {
   SharedIndexInformer,
   type SharedIndexInformerOptions,
 } from '@kubeloop/cache';
-import { Namespace, type NewClientOptions, newClient, Pod } from '@kubeloop/client';
+import { type Cached, Namespace, type NewClientOptions, newClient, Pod } from '@kubeloop/client';
 import type { V1Pod } from '@kubeloop/client/models';
 import { FakeClock } from '@kubeloop/core/testing';
 import { describe, expect, it } from 'vitest';
@@ -43,7 +43,7 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
       ...options,
     });
     const log: string[] = [];
-    const deletes: Array<V1Pod | DeletedFinalStateUnknown<V1Pod>> = [];
+    const deletes: Array<Cached<V1Pod> | DeletedFinalStateUnknown<Cached<V1Pod>>> = [];
     inf.addEventHandler({
       onAdd: (p) => log.push(`add ${p.metadata?.name}`),
       onUpdate: (_a, b) => log.push(`update ${b.metadata?.name}`),
@@ -222,7 +222,7 @@ describe.skipIf(realCluster)('reflector and informer under faults (envtest fault
     await waitFor(async () => cacheRVs(inf).join() === (await serverRVs(ns)).join(), 'cache equals server');
     expect(deletes).toHaveLength(400);
     expect(deletes.every((d) => d instanceof DeletedFinalStateUnknown)).toBe(true);
-    const tomb = deletes[0] as DeletedFinalStateUnknown<V1Pod>;
+    const tomb = deletes[0] as DeletedFinalStateUnknown<Cached<V1Pod>>;
     expect(tomb.key).toBe(`${ns}/${tomb.obj.metadata?.name}`);
     expect(new Set(deletes.map((d) => objectOfDelete(d).metadata?.name))).toEqual(new Set(gone));
   }, 120_000); // 1,000 pods made and 400 deleted: a deadline for a loaded machine, not a timing claim

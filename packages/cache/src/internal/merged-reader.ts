@@ -1,11 +1,11 @@
 import type { KubeObject } from '@kubeloop/client';
-import type { IndexerReader } from '../store.js';
+import { type IndexerReader, storeReader } from '../store.js';
 
 /** Reads over several stores as one. */
-export class MergedReader<T extends KubeObject> implements IndexerReader<T> {
+export class MergedReader<T extends KubeObject> implements IndexerReader<T, T> {
   constructor(readonly children: () => readonly { getIndexer(): IndexerReader<T> }[]) {}
-  #stores(): IndexerReader<T>[] {
-    return this.children().map((c) => c.getIndexer());
+  #stores(): IndexerReader<T, T>[] {
+    return this.children().map((c) => storeReader(c.getIndexer()));
   }
   get(key: string): T | undefined {
     for (const s of this.#stores()) {
@@ -14,7 +14,7 @@ export class MergedReader<T extends KubeObject> implements IndexerReader<T> {
     }
     return undefined;
   }
-  #concat<V>(f: (s: IndexerReader<T>) => V[]): V[] {
+  #concat<V>(f: (s: IndexerReader<T, T>) => V[]): V[] {
     const out: V[] = [];
     for (const s of this.#stores()) {
       const part = f(s);

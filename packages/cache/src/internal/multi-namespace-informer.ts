@@ -12,7 +12,7 @@ import {
   type ResourceEventHandlerRegistration,
 } from '../informer.js';
 import type { SharedIndexInformer } from '../shared-index-informer.js';
-import { type IndexerReader, NAMESPACE_INDEX } from '../store.js';
+import { type IndexerReader, NAMESPACE_INDEX, readOnlyView } from '../store.js';
 import { onAbort } from './abort.js';
 import { MergedReader } from './merged-reader.js';
 
@@ -174,7 +174,7 @@ export class MultiNamespaceInformer<T extends KubeObject> implements Informer<T>
   }
 
   getIndexer(): IndexerReader<T> {
-    return new MergedReader(() => this.#children);
+    return readOnlyView(new MergedReader(() => this.#children));
   }
 
   async run(signal: AbortSignal): Promise<void> {
