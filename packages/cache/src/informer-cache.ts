@@ -109,7 +109,9 @@ export class InformerCache implements Cache {
     return new WriteTrackingClient(live, (kind) => {
       const key = trackerKey(kind);
       const entry = this.#entries.get(informerKey(kind));
-      return ryow.beginWrite(key, (k) => (entry ? storeReader(entry.informer.getIndexer()).get(k) : undefined));
+      return ryow.beginWrite(key, (k) =>
+        entry ? storeReader(entry.informer.getIndexer()).get(k) : undefined,
+      );
     });
   }
 
