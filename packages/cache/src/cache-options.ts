@@ -66,7 +66,8 @@ export interface InformerCacheOptions {
   /**
    * Initial sync by streaming list (WatchList, see `ReflectorOptions.useWatchList`). The cache's informers share
    * one `WatchListSupport`: after the server refuses a streaming list in any way, every informer of this cache
-   * lists and watches until `watchListReprobeIntervalMs` has passed. @defaultValue false
+   * lists and watches until `watchListReprobeIntervalMs` has passed; until the server has answered one, one
+   * informer at a time tries, so a server that refuses costs one request and one warning. @defaultValue false
    */
   readonly useWatchList?: boolean;
   /** How long a WatchList refusal is remembered, in ms (`WatchListSupportOptions.reprobeIntervalMs`). @defaultValue 600000 */

@@ -59,8 +59,6 @@ export class Reflector<T extends KubeObject = KubeObject> {
   readonly #watchListTimeoutMs: number;
   readonly #useWatchList: boolean;
   readonly #watchListSupport: WatchListSupport;
-  /** Whether this reflector has logged a fallback from WatchList at warn level (once; then at debug). */
-  #fallbackLogged = false;
   #lastSyncRV = '';
   #rvUnavailable = false;
   #paginatedResult = false;
@@ -210,7 +208,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
   async #listAndWatch(signal: AbortSignal): Promise<void> {
     let pending: AsyncIterator<WatchEvent<T>> | undefined;
     let pendingAbort: AbortController | undefined;
-    if (this.#useWatchList && this.#watchListSupport.shouldTry()) {
+    if (this.#useWatchList && (await this.#watchListSupport.turn(signal))) {
       const streamed = await this.#watchList(signal);
       if (streamed) ({ iterator: pending, abort: pendingAbort } = streamed);
     }
@@ -321,11 +319,12 @@ export class Reflector<T extends KubeObject = KubeObject> {
    * 400, 403, 404, 405, 422, 504 …), an ERROR event, a stream that ends or breaks before the end bookmark, no
    * end bookmark within `watchListTimeoutMs` — falls back, and is remembered in the shared
    * {@link WatchListSupport} so that no reflector on that server retries WatchList before its re-probe
-   * interval. The fallback is logged at warn once per reflector (kind), then at debug.
+   * interval. The fallback is logged at warn once per record (one server), then at debug.
    */
   async #watchList(
     signal: AbortSignal,
   ): Promise<{ iterator: AsyncIterator<WatchEvent<T>>; abort: AbortController } | undefined> {
+    const support = this.#watchListSupport;
     let streamed: StreamedList<T>;
     try {
       streamed = await streamInitialList(this.#lw, {
@@ -335,21 +334,23 @@ export class Reflector<T extends KubeObject = KubeObject> {
         timeoutMs: this.#watchListTimeoutMs,
         clock: this.#clock,
         signal,
+        onAccepted: () => support.served(),
         ...(this.#prepare ? { prepare: this.#prepare } : {}),
       });
     } catch (err) {
-      if (signal.aborted) throw err;
-      if (isExpired(err) || isTooLargeResourceVersionError(err)) {
-        this.#rvUnavailable = true;
+      const retriable =
+        signal.aborted ||
+        isExpired(err) ||
+        isTooLargeResourceVersionError(err) ||
+        isTooManyRequests(err) ||
+        isConnectionError(err);
+      if (retriable) {
+        support.undecided();
+        if (signal.aborted) throw err;
+        if (isExpired(err) || isTooLargeResourceVersionError(err)) this.#rvUnavailable = true;
         this.#listResult(err);
         throw err;
       }
-      if (isTooManyRequests(err) || isConnectionError(err)) {
-        this.#listResult(err);
-        throw err;
-      }
-      this.#watchListSupport.refused(err);
-      const timedOut = err instanceof WatchListTimeoutError;
       const se = asStatusError(err);
       const fields = {
         reflector: this.#name,
@@ -358,15 +359,14 @@ export class Reflector<T extends KubeObject = KubeObject> {
         reason: se?.reason,
         timeoutMs: this.#watchListTimeoutMs,
       };
-      const msg = timedOut
-        ? 'streaming list sent no end bookmark in time; falling back to list and watch'
-        : 'streaming list not served; falling back to list and watch';
-      if (this.#fallbackLogged) this.#log.debug(fields, msg);
-      else this.#log.warn(fields, msg);
-      this.#fallbackLogged = true;
+      const msg =
+        err instanceof WatchListTimeoutError
+          ? 'streaming list sent no end bookmark in time; falling back to list and watch'
+          : 'streaming list not served; falling back to list and watch';
+      if (support.refused(err)) this.#log.warn(fields, msg);
+      else this.#log.debug(fields, msg);
       return undefined;
     }
-    this.#watchListSupport.served();
     this.#rvUnavailable = false;
     try {
       this.#replace(streamed.items, streamed.resourceVersion);

@@ -32,6 +32,8 @@ export interface StreamInitialListOptions<T extends KubeObject = KubeObject> {
   readonly signal: AbortSignal;
   /** Per-object work as each initial object arrives (the store's `prepare`); what it returns is gathered. */
   readonly prepare?: (obj: T) => T;
+  /** Called once, at the first event: the server accepted the streaming list (it may still fail later). */
+  readonly onAccepted?: () => void;
 }
 
 /**
@@ -56,6 +58,7 @@ export async function streamInitialList<T extends KubeObject>(
   const items: T[] = [];
   const prepare = o.prepare ?? ((obj: T) => obj);
   let ok = false;
+  let accepted = o.onAccepted;
   try {
     const it = lw
       .watch({
@@ -72,6 +75,10 @@ export async function streamInitialList<T extends KubeObject>(
       if (next.done) throw new WatchListEndedError('streaming list ended before its end bookmark');
       const ev = next.value;
       if (ev.type === 'ERROR') throw new StatusError(ev.object);
+      if (accepted) {
+        accepted();
+        accepted = undefined;
+      }
       if (ev.type === 'ADDED') {
         items.push(prepare(ev.object));
         continue;

@@ -243,3 +243,58 @@ describe('Reflector: WatchList refused in any way falls back to list + watch in 
     },
   );
 });
+
+describe('WatchListSupport: one reflector at a time probes a server whose answer is unknown', () => {
+  it('reflectors starting together on one record send one streaming request to a refusing server, and log one warning', async () => {
+    const srv = new FakeServer(2);
+    const clock = new FakeClock();
+    const support = new WatchListSupport({ clock });
+    let release!: () => void;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    // The refusal comes only after every reflector has started, so all of them ask while it is undecided.
+    const lw = refusingServer(srv, () => ({
+      [Symbol.asyncIterator]: () => ({
+        next: async () => {
+          await held;
+          throw statusError(500, 'InternalError', 'etcd');
+        },
+      }),
+    }));
+    const rs = Array.from({ length: 5 }, () => start(lw, { clock, watchListSupport: support }));
+    await rs[0]!.until(() => lw.streamCalls() === 1);
+    release();
+    for (const r of rs) await r.until(() => r.store.replaced === 1);
+    expect(lw.streamCalls()).toBe(1);
+    expect(srv.listCalls).toHaveLength(5);
+    const warns = rs
+      .flatMap((r) => r.records)
+      .filter((x) => x.level === 'warn' && /streaming list/.test(x.msg));
+    expect(warns).toHaveLength(1);
+    for (const r of rs) await r.stop();
+  });
+
+  it('once the server answers the first streaming list (its first event), the waiting reflectors stream too', async () => {
+    const srv = new FakeServer(2);
+    const clock = new FakeClock();
+    const support = new WatchListSupport({ clock });
+    const rs = Array.from({ length: 3 }, () => start(srv, { clock, watchListSupport: support }));
+    for (const r of rs) await r.until(() => r.store.replaced === 1);
+    expect(srv.listCalls).toHaveLength(0);
+    expect(srv.watchCalls.filter((w) => w.sendInitialEvents)).toHaveLength(3);
+    for (const r of rs) await r.stop();
+  });
+
+  it('a retriable failure of the deciding attempt lets the next waiting reflector try (nothing is remembered)', async () => {
+    const support = new WatchListSupport({ clock: new FakeClock() });
+    const ac = new AbortController();
+    expect(await support.turn(ac.signal)).toBe(true);
+    const second = support.turn(ac.signal);
+    support.undecided();
+    expect(await second).toBe(true);
+    const third = support.turn(ac.signal);
+    ac.abort();
+    expect(await third).toBe(false);
+  });
+});
