@@ -79,6 +79,14 @@ export interface ControllerOptions {
    * @defaultValue 8
    */
   readonly fairnessWindow?: number;
+  /**
+   * Warm replicas (controller-runtime `EnableWarmup`): the manager starts this controller's sources — and so
+   * their informers — on every replica before leader election and waits for them to sync, so a replica that
+   * wins the lease starts its workers on a synced cache instead of waiting for a full list. Events seen while
+   * standing by wait in the queue. Costs a standby the memory and watches of a leader. Only for controllers
+   * that need leader election. @defaultValue false
+   */
+  readonly enableWarmup?: boolean;
   /** Clock of the queue, the rate limiter and reconcile timing (tests inject a `FakeClock`). @defaultValue the real clock */
   readonly clock?: Clock;
   /** Receives the controller's metrics. */

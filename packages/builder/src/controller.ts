@@ -57,8 +57,11 @@ export class Controller implements Runnable {
   readonly #needLeaderElection: boolean;
   readonly #handlerQueue: HandlerQueue;
   readonly #waitForOwnWrites: ControllerOptions['waitForOwnWrites'];
+  readonly #enableWarmup: boolean;
   #handlerErrors = 0;
   #started = false;
+  /** The sources were started (by `warmup` or `start`), on `#signal`. */
+  #sourcesStarted = false;
   #synced = false;
   #signal: AbortSignal | undefined;
 
@@ -73,6 +76,7 @@ export class Controller implements Runnable {
     this.#clock = options.clock ?? realClock;
     this.#metrics = options.metrics;
     this.#needLeaderElection = options.needLeaderElection ?? true;
+    this.#enableWarmup = options.enableWarmup ?? false;
     this.#waitForOwnWrites = options.waitForOwnWrites;
     this.#log = (options.logger ?? discardLogger).child({ controller: name });
     const common = {
@@ -136,7 +140,33 @@ export class Controller implements Runnable {
   }
 
   /**
-   * Starts the sources, waits for them to sync, runs the workers until `signal` aborts, then waits for the
+   * With `enableWarmup` (controller-runtime `Controller.Warmup`): starts the sources on `signal` and waits until
+   * they synced or `cacheSyncTimeoutMs` passed (logged; `start` waits again). The manager calls it on every
+   * replica before leader election; `start` then does not start the sources again. Without it: nothing.
+   */
+  async warmup(signal: AbortSignal): Promise<void> {
+    if (!this.#enableWarmup || this.#sourcesStarted || this.#started || signal.aborted) return;
+    this.#startSources(signal);
+    // A standby that never leads still stops cleanly: nothing waits on its queue once the manager stops.
+    onAbort(signal, () => this.queue.shutDown());
+    const wait = signalWithTimeout(signal, this.#syncTimeoutMs);
+    try {
+      const synced = (await Promise.all(this.#sources.map((s) => s.waitForSync(wait.signal)))).every(Boolean);
+      if (!synced && !signal.aborted)
+        this.#log.warn({ timeoutMs: this.#syncTimeoutMs }, 'warmup: sources not synced in time');
+    } finally {
+      wait.clear();
+    }
+  }
+
+  #startSources(signal: AbortSignal): void {
+    this.#sourcesStarted = true;
+    this.#signal = signal;
+    for (const s of this.#sources) s.start(signal, this.#handlerQueue);
+  }
+
+  /**
+   * Starts the sources (unless `warmup` did), waits for them to sync, runs the workers until `signal` aborts, then waits for the
    * reconciles in flight.
    * @throws ControllerError when started twice or when the sources do not sync in `cacheSyncTimeoutMs`
    *   (its `cause` is the last lookup error of a source, e.g. a NoKindMatchError, when there is one).
@@ -144,11 +174,10 @@ export class Controller implements Runnable {
   async start(signal: AbortSignal): Promise<void> {
     if (this.#started) throw new ControllerError(`controller ${this.name} was already started`);
     this.#started = true;
-    this.#signal = signal;
     // Through the client's per-signal fan-out: many controllers on one group signal add one listener.
     const off = onAbort(signal, () => this.queue.shutDown());
     try {
-      for (const s of this.#sources) s.start(signal, this.#handlerQueue);
+      if (!this.#sourcesStarted) this.#startSources(signal);
       const syncWait = signalWithTimeout(signal, this.#syncTimeoutMs);
       let synced: boolean;
       try {

@@ -124,6 +124,7 @@ export type {
   LeaderElectionCallbacks,
   LeaderElectorHook,
   Runnable,
+  WarmupRunnable,
 } from './manager/runnable.js';
 export {
   type ControllerMetrics,

@@ -31,3 +31,20 @@ export function whenAborted(signal: AbortSignal): {
   });
   return { promise, off };
 }
+
+/** Whether `p` settled before `deadline` aborted. */
+export async function settledBefore(p: Promise<unknown>, deadline: AbortSignal): Promise<boolean> {
+  if (deadline.aborted) return false;
+  const timedOut = whenAborted(deadline);
+  try {
+    return await Promise.race([
+      p.then(
+        () => true,
+        () => true,
+      ),
+      timedOut.promise.then(() => false),
+    ]);
+  } finally {
+    timedOut.off();
+  }
+}

@@ -7,7 +7,7 @@ import type { Registry } from 'prom-client';
 import { type Cluster, ClusterImpl } from '../cluster/cluster.js';
 import { ControllerError } from '../controller-options.js';
 import { type Checker, HealthProbeServer } from '../healthz/healthz.js';
-import { signalWithTimeout, whenAborted } from '../internal-signals.js';
+import { settledBefore, signalWithTimeout, whenAborted } from '../internal-signals.js';
 import { managerLeaderElector } from '../leaderelection/manager-elector.js';
 import type { Logger } from '../logger.js';
 import { registerCacheMetrics } from '../metrics/cache-metrics.js';
@@ -26,7 +26,7 @@ import {
   type ResolvedManagerOptions,
   resolveManagerOptions,
 } from './options.js';
-import type { HTTPServerRunnable, LeaderElectorHook, Runnable } from './runnable.js';
+import type { HTTPServerRunnable, LeaderElectorHook, Runnable, WarmupRunnable } from './runnable.js';
 import { RunnableGroup } from './runnable-group.js';
 
 export type { FieldIndexer, Manager } from './interfaces.js';
@@ -46,6 +46,8 @@ export class ControllerManager implements Manager {
   readonly #caches: RunnableGroup;
   readonly #others: RunnableGroup;
   readonly #leaderOnly: RunnableGroup;
+  /** Warmups of leader-only runnables (controller-runtime's `warmup` group), run before the election. */
+  readonly #warmups: RunnableGroup;
   readonly #elected: Promise<void>;
   #markElected!: () => void;
   #started = false;
@@ -87,6 +89,7 @@ export class ControllerManager implements Manager {
     this.#caches = new RunnableGroup('caches', onError);
     this.#others = new RunnableGroup('others', onError);
     this.#leaderOnly = new RunnableGroup('leader election', onError);
+    this.#warmups = new RunnableGroup('warmup', onError);
     this.#elected = new Promise<void>((resolve) => {
       this.#markElected = resolve;
     });
@@ -233,8 +236,11 @@ export class ControllerManager implements Manager {
       const name = typeof r.name === 'string' ? r.name : 'runnable';
       this.#syncing.push({ name, hasSynced: () => r.hasSynced?.() ?? true });
     }
-    const group = runnable.needLeaderElection?.() === false ? this.#others : this.#leaderOnly;
+    const leaderOnly = runnable.needLeaderElection?.() !== false;
+    const group = leaderOnly ? this.#leaderOnly : this.#others;
     group.add({ start: (signal) => runnable.start(signal) });
+    const warm = (runnable as Partial<WarmupRunnable>).warmup;
+    if (leaderOnly && typeof warm === 'function') this.#warmups.add({ start: (s) => warm.call(runnable, s) });
   }
 
   addHTTPServer(server: HTTPServerRunnable): void {
@@ -284,6 +290,8 @@ export class ControllerManager implements Manager {
         if (stop.signal.aborted) break;
         await group.start(stop.signal);
       }
+      // Before campaigning, not waited for: a standby warms its controllers' informers while it waits.
+      if (!stop.signal.aborted) void this.#warmups.start(stop.signal);
       if (!stop.signal.aborted) {
         if (elector) {
           this.#campaigning = true;
@@ -346,7 +354,7 @@ export class ControllerManager implements Manager {
       let electorOk = true;
       if (run) electorOk = await settledBefore(run, deadline.signal);
       let ok = leaderOk && electorOk;
-      for (const group of [this.#others, this.#caches, this.#http]) {
+      for (const group of [this.#warmups, this.#others, this.#caches, this.#http]) {
         ok = (await group.stop(deadline.signal)) && ok;
       }
       // Events recorded until now are written before the connections close (controller-runtime flushes
@@ -367,23 +375,6 @@ export class ControllerManager implements Manager {
       deadline.clear();
       this.#log.info({}, 'Manager stopped');
     }
-  }
-}
-
-/** Whether `p` settled before `deadline` aborted. */
-async function settledBefore(p: Promise<unknown>, deadline: AbortSignal): Promise<boolean> {
-  if (deadline.aborted) return false;
-  const timedOut = whenAborted(deadline);
-  try {
-    return await Promise.race([
-      p.then(
-        () => true,
-        () => true,
-      ),
-      timedOut.promise.then(() => false),
-    ]);
-  } finally {
-    timedOut.off();
   }
 }
 

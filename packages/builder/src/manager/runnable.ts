@@ -13,6 +13,16 @@ export interface Runnable {
 }
 
 /**
+ * A leader-only runnable that can prepare on every replica before the election (controller-runtime
+ * `WarmupRunnable`): the manager calls `warmup` once, after the caches started and before it campaigns, and
+ * does not wait for it. A `Controller` built with `enableWarmup` starts its sources there.
+ */
+export interface WarmupRunnable extends Runnable {
+  /** Prepares until ready (resolving), or until `signal` aborts (the manager stops); rejecting stops the manager. */
+  warmup(signal: AbortSignal): Promise<void>;
+}
+
+/**
  * An HTTP server the manager runs first and stops last (probes, metrics): controller-runtime's
  * `HTTPServers` group. Add it with `Manager.addHTTPServer`.
  */
