@@ -1,3 +1,4 @@
+import { onAbort } from '@kubeloop/core';
 import { describe, expect, it } from 'vitest';
 import {
   Controller,
@@ -37,7 +38,7 @@ function testElector() {
   const elector: LeaderElectorHook = {
     async run(signal, callbacks) {
       cb = callbacks;
-      await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
+      await new Promise<void>((r) => onAbort(signal, r));
     },
   };
   return { elector, running: () => cb !== undefined, win: () => cb?.onStartedLeading() };
