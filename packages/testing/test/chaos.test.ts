@@ -55,7 +55,7 @@ if (profile && real) profile.faultGapMs = Math.max(profile.faultGapMs ?? 0, 2500
 
 describe.skipIf(profileName === 'ryow')('chaos', () => {
   it(`${profileName} profile: no lost change, cache equals server once the reflector's backoff allows (≤ 40 s), no concurrent reconcile of a key, no unhandled rejection`, {
-    timeout: (profile?.durationMs ?? 0) + (real ? 600_000 : 120_000),
+    timeout: (profile?.durationMs ?? 0) + (real ? 900_000 : 120_000),
   }, async () => {
     expect(profile, `unknown CHAOS_PROFILE ${profileName}`).toBeDefined();
     const report = await runChaos({
@@ -63,7 +63,8 @@ describe.skipIf(profileName === 'ryow')('chaos', () => {
       ...(seed !== undefined ? { seed } : {}),
       ...(real
         ? {
-            realControlPlane: { assetsDir: String(process.env.CHAOS_ASSETS) },
+            // a loaded box can take minutes to start kube-apiserver (or to bring it back after a restart)
+            realControlPlane: { assetsDir: String(process.env.CHAOS_ASSETS), startTimeoutMs: 300_000 },
             faults: REAL_FAULT_KINDS,
           }
         : {}),

@@ -30,6 +30,39 @@ export async function measure(
   return { lost, divergent };
 }
 
+/**
+ * Measures every 100 ms until nothing is lost or divergent, at most `settleMs` **milliseconds**. A measurement
+ * that fails (a real server still recovering from its last restart, a list of many objects slower than the
+ * client's timeout on a loaded box) is tried again within the window rather than ending the run.
+ * @returns the last measurement and when it first came out clean (-1: not within the window).
+ * @throws the last measurement error when no measurement succeeded within the window.
+ */
+export async function settle(
+  manager: Manager,
+  client: ApiClient,
+  traffic: TrafficGenerator,
+  namespace: string,
+  probe: ReconcileProbe,
+  settleMs: number,
+): Promise<{ check: { lost: string[]; divergent: string[] }; settledAfterMs: number }> {
+  const start = Date.now();
+  let check: { lost: string[]; divergent: string[] } | undefined;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      check = await measure(manager, client, traffic, namespace, probe);
+      if (check.lost.length === 0 && check.divergent.length === 0)
+        return { check, settledAfterMs: Date.now() - start };
+    } catch (err) {
+      lastError = err;
+    }
+    if (Date.now() - start >= settleMs) break;
+    await sleep(100);
+  }
+  if (!check) throw lastError;
+  return { check, settledAfterMs: -1 };
+}
+
 export async function cachedKeys(
   manager: Manager,
   traffic: TrafficGenerator,

@@ -9,7 +9,7 @@ import { type Logger, type Manager, type ManagerOptions, newManager } from '@kub
 import { type ApiClient, Namespace, newClient } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
 import { type ApiServer, startApiServer } from '@kubeloop/envtest';
-import { cachedKeys, measure, waitUntil } from './measure.js';
+import { cachedKeys, settle, waitUntil } from './measure.js';
 import { ReconcileProbe } from './probe.js';
 import { type Random, randomSeed, seededRandom } from './random.js';
 import { RealControlPlane, type RealControlPlaneOptions } from './real/control-plane.js';
@@ -146,6 +146,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   let controlPlane: RealControlPlane | undefined;
   let ownControlPlane = false;
   let client: ApiClient;
+  // Setup and the settle phase's lists: on a real control plane a list of 10,000 objects on a loaded box outlasts
+  // the traffic client's 10 s timeout, so they get their own client with a longer one.
+  let checkClient: ApiClient;
   let config: RestConfig;
   let token = '';
   try {
@@ -162,6 +165,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         burst: 0,
         timeoutMs: 10_000,
         userAgent: 'kubeloop-chaos-traffic',
+      });
+      checkClient = newClient({
+        ...controlPlane.config,
+        qps: -1,
+        burst: 0,
+        timeoutMs: 120_000,
+        userAgent: 'kubeloop-chaos-check',
       });
       config = {
         ...controlPlane.proxiedConfig(),
@@ -183,6 +193,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         userAgent: 'kubeloop-chaos',
       };
       client = newClient({ ...base, bearerToken: server.token });
+      checkClient = client;
       config = { ...base, bearerToken: token };
     }
   } catch (e) {
@@ -194,9 +205,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const stop = new AbortController();
   let running: Promise<void> | undefined;
   try {
-    await client.create(Namespace, { metadata: { name: namespace } });
+    // Setup goes through the checks' client: on a loaded box creating thousands of objects must not fail on the
+    // traffic client's short timeout.
+    await checkClient.create(Namespace, { metadata: { name: namespace } });
     const tctx: TrafficContext = { client, namespace, random: trafficRandom };
-    await traffic.populate(tctx, objects);
+    await traffic.populate({ ...tctx, client: checkClient }, objects);
     log(`chaos: seed ${seed}, ${objects} objects, ${schedule.length} faults over ${durationMs} ms`);
 
     const manager = newManager(config, {
@@ -273,17 +286,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     log(`chaos: faults stopped after ${Date.now() - t0} ms; settling`);
 
     // Settle phase: the cache must equal the server and nothing be lost, within settleMs.
-    const settleStart = Date.now();
-    let check = await measure(manager, client, traffic, namespace, probe);
-    let settledAfterMs = -1;
-    while (Date.now() - settleStart < settleMs) {
-      if (check.lost.length === 0 && check.divergent.length === 0) {
-        settledAfterMs = Date.now() - settleStart;
-        break;
-      }
-      await sleep(100);
-      check = await measure(manager, client, traffic, namespace, probe);
-    }
+    const { check, settledAfterMs } = await settle(manager, checkClient, traffic, namespace, probe, settleMs);
     const violations = options.invariant ? await options.invariant(env) : [];
     const report: ChaosReport = {
       seed,
@@ -313,6 +316,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     stop.abort();
     await running?.catch(() => {});
     await client.close();
+    if (checkClient !== client) await checkClient.close();
     if (server) await server.stop();
     if (controlPlane) {
       if (ownControlPlane) await controlPlane.stop();
