@@ -22,7 +22,7 @@
 //   deadline). Max leaders at once = the most terms overlapping; failover = the next term's acquireTime minus
 //   the last renewTime of the term the fault ended.
 // - sharding: a member owns a key from the write of an acknowledgement that gives it the key (and not before
-//   every earlier owner of it was released as the protocol lets the member know: that owner's acknowledgement
+//   every owner whose claim the server took first was released as the protocol lets the member know: that owner's acknowledgement
 //   dropping the key, or its last renew + leaseDuration), until it drops the key or its last renew +
 //   renewDeadline. Max owners of a key at once over these intervals; every "pod count of an owned namespace"
 //   line a replica logged must fall inside its ownership of that namespace; the hand-over time of a round is the

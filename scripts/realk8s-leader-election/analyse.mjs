@@ -72,6 +72,8 @@ export function ownership(history, shardName, keys, T) {
     else if (h.renewTime !== undefined)
       w.push({
         at: h.renewTime,
+        // when the server took it (the watch's receipt; the send time where unknown)
+        committedAt: h.at ?? h.renewTime,
         ack: h.drainedFor === undefined ? undefined : h.drainedFor.split(',').filter(Boolean),
       });
   }
@@ -94,7 +96,8 @@ export function ownership(history, shardName, keys, T) {
         }
         if (open && w.at - open.lastRenew > T.renewMs) close(open.lastRenew + T.renewMs, false);
         const mine = w.ack !== undefined && rendezvousOwner(k, w.ack) === id;
-        if (mine && !open) open = { id, key: k, claimedAt: w.at, lastRenew: w.at };
+        if (mine && !open)
+          open = { id, key: k, claimedAt: w.at, committedAt: w.committedAt, lastRenew: w.at };
         else if (mine) open.lastRenew = w.at;
         else if (open) close(w.at, true); // it drained the key before writing the acknowledgement without it
       }
@@ -104,8 +107,10 @@ export function ownership(history, shardName, keys, T) {
     for (const c of claims) {
       let start = c.claimedAt;
       // only other members gate a claim: a member's own earlier claim (before a fence) is no other owner
+      // A member acts on a claim after the server took it and a later read of the others: every other claim
+      // the server took before it is seen (a write sent before a partition can be taken long after).
       for (const o of claims)
-        if (o.id !== c.id && o.claimedAt <= c.claimedAt && o.releasedAt > start) start = o.releasedAt;
+        if (o.id !== c.id && o.committedAt <= c.committedAt && o.releasedAt > start) start = o.releasedAt;
       c.start = start;
     }
     byKey.set(
