@@ -41,6 +41,10 @@ function standIn(server: ApiServer, proxy: FaultProxy, calls: Call[]): RealContr
     host: server.url,
     tlsClientConfig: { caData: server.caPem },
     bearerToken: server.token,
+    qps: -1,
+    burst: 0,
+    timeoutMs: 30_000,
+    userAgent: 'real-target-test',
   };
   let paused = false;
   const cp = Object.create(RealControlPlane.prototype) as RealControlPlane;
