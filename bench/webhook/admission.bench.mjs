@@ -4,6 +4,9 @@
 // the same apiVersion/kind/uid checks and the same serialize, and nothing else. Same TLS key (P-256, made by
 // openssl in setup), same keep-alive client (undici Pool, CALLERS concurrent callers) in the same process as
 // the server, one fresh process per implementation. Knobs: WEBHOOK_SECONDS (5), WEBHOOK_CALLERS (16).
+// A second scenario takes HTTP and TLS away: CPU per review of the library path alone (AdmissionWebhook.serve of
+// a Buffer body with the same metrics the server records, then the serialize) against the bare parse/check/
+// serialize, WEBHOOK_REVIEWS (30000) reviews in a row; CPU time, so it holds up better on a loaded box.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
@@ -14,6 +17,10 @@ import { cpuMs, knob, quantile, ratio, round, SMOKE } from '../lib/common.mjs';
 const SECONDS = SMOKE ? 0.3 : knob('WEBHOOK_SECONDS', 5);
 const CALLERS = knob('WEBHOOK_CALLERS', 16, 2);
 const SCENARIO = `admission review, trivial validator, ${CALLERS} callers`;
+const REVIEWS = knob('WEBHOOK_REVIEWS', 30_000, 200);
+const LIBRARY = 'admission review in process (no HTTP/TLS), trivial validator';
+const KUBELOOP_LIB = 'kubeloop AdmissionWebhook.serve + metrics';
+const BARE_LIB = 'bare parse/check/serialize';
 const KUBELOOP = 'kubeloop-webhook-server';
 const BARE = 'bare-node-https (limit)';
 
@@ -199,10 +206,68 @@ const task = (impl, make) => ({
   },
 });
 
+/** One review through the library path, as the server runs it (metrics included), minus HTTP and TLS. */
+async function kubeloopLibrary() {
+  const { Registry } = await import('prom-client');
+  const { AdmissionWebhook, validatingHandler, webhookMetrics } = await import('@kubeloop/webhook');
+  const webhook = new AdmissionWebhook('validate', validatingHandler({ validateCreate: () => undefined }));
+  const m = webhookMetrics(new Registry());
+  const labels = { webhook: '/validate' };
+  return async (body) => {
+    const started = process.hrtime.bigint();
+    m.requestsInFlight.inc(labels);
+    const reply = await webhook.serve(body, null);
+    const text = JSON.stringify(reply.body);
+    m.requestsTotal.inc({ webhook: '/validate', code: String(reply.status) });
+    m.latencySeconds.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+    m.requestsInFlight.dec(labels);
+    return text;
+  };
+}
+
+/** The bare handler's work on one body: parse, the checks, serialize. */
+async function bareLibrary() {
+  return async (body) => {
+    const r = JSON.parse(body.toString('utf8'));
+    if (r?.apiVersion !== 'admission.k8s.io/v1' || r.kind !== 'AdmissionReview')
+      throw new Error('bad review');
+    const text = JSON.stringify({
+      apiVersion: r.apiVersion,
+      kind: 'AdmissionReview',
+      response: { uid: r.request.uid, allowed: true },
+    });
+    await null; // a handler's answer is awaited in both
+    return text;
+  };
+}
+
+const libraryTask = (impl, make) => ({
+  scenario: LIBRARY,
+  impl,
+  measure: async () => {
+    const serve = await make();
+    const bodies = Array.from({ length: 64 }, (_, i) => Buffer.from(review(i)));
+    for (let i = 0; i < Math.min(REVIEWS, 5000); i++) await serve(bodies[i & 63]); // JIT first
+    const cpu0 = cpuMs();
+    const t0 = performance.now();
+    for (let i = 0; i < REVIEWS; i++) await serve(bodies[i & 63]);
+    const wall = performance.now() - t0;
+    const cpu = cpuMs() - cpu0;
+    return {
+      opsPerSec: Math.max(1, Math.round((REVIEWS / wall) * 1000)),
+      reviews: REVIEWS,
+      cpuUsPerReview: round((cpu * 1000) / REVIEWS, 2),
+      smoke: SMOKE,
+    };
+  },
+});
+
 export function tasks() {
   return [
     task(KUBELOOP, (dir) => kubeloopServer(dir)),
     task(BARE, (_dir, key, cert) => bareServer(key, cert)),
+    libraryTask(KUBELOOP_LIB, kubeloopLibrary),
+    libraryTask(BARE_LIB, bareLibrary),
   ];
 }
 
@@ -213,6 +278,10 @@ export function summary(results) {
   };
   const k = get(KUBELOOP);
   const b = get(BARE);
+  const lib = (impl) => {
+    const r = results.find((x) => x.scenario === LIBRARY && x.impl === impl);
+    return r?.medians ?? r;
+  };
   return [
     {
       scenario: SCENARIO,
@@ -223,6 +292,13 @@ export function summary(results) {
         p99Ms: { kubeloop: k?.p99Ms ?? null, limit: b?.p99Ms ?? null, ratio: ratio(k?.p99Ms, b?.p99Ms) },
         cpuPerReview: ratio(k?.cpuUsPerReview, b?.cpuUsPerReview),
       },
+    },
+    {
+      scenario: LIBRARY,
+      impl: `${KUBELOOP_LIB} vs ${BARE_LIB}`,
+      ratio: ratio(lib(KUBELOOP_LIB)?.cpuUsPerReview, lib(BARE_LIB)?.cpuUsPerReview),
+      ratioOf:
+        'CPU µs per review of the library path ÷ the bare parse/serialize (context: what kubeloop adds)',
     },
   ];
 }

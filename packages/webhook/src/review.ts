@@ -37,7 +37,11 @@ export function decodeReview(
   kind: string,
   apiVersions: readonly string[],
 ): { readonly review: Record<string, unknown>; readonly request: Record<string, unknown> } | string {
-  const text = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
+  // a view on the caller's bytes, not a copy (Buffer.from(uint8Array) copies)
+  const text =
+    typeof body === 'string'
+      ? body
+      : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
   if (text.length === 0) return 'request body is empty';
   let parsed: unknown;
   try {

@@ -152,6 +152,24 @@ describe('admission: Validator', () => {
     expect(aborted).toBe(true);
   });
 
+  it("a handler's signal follows the server's stop, also when it is read after the stop", async () => {
+    const stop = new AbortController();
+    const seen: boolean[] = [];
+    const webhook = new AdmissionWebhook('validate-stop', async (_req, ctx) => {
+      seen.push(ctx.signal.aborted);
+      stop.abort(new Error('server stopping'));
+      seen.push(ctx.signal.aborted);
+      return { allowed: true };
+    });
+    await webhook.serve(JSON.stringify(admissionReview({ object: w({}) })), null, stop.signal);
+    const late = new AdmissionWebhook('validate-late', async (_req, ctx) => ({
+      allowed: !ctx.signal.aborted,
+    }));
+    const reply = await late.serve(JSON.stringify(admissionReview({ object: w({}) })), null, stop.signal);
+    expect(seen).toEqual([false, true]);
+    expect((reply.body as { response: AdmissionResponse }).response.allowed).toBe(false);
+  });
+
   it('answers the review in the apiVersion it came in (v1beta1 too)', async () => {
     const reply = await wh.serve(
       JSON.stringify(admissionReview({ object: w({ size: 2 }) }, 'admission.k8s.io/v1beta1')),

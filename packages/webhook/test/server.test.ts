@@ -52,6 +52,15 @@ describe('WebhookServer', () => {
       response: { uid: 'uid-1', allowed: true },
     });
     expect((await post(port, '/nowhere', '{}', caPem)).status).toBe(404);
+    // targets other than a plain path are normalized as WHATWG URLs are (dot segments, percent-encoding)
+    const dotted = await post(
+      port,
+      '/x/../validate-ok?timeout=5s',
+      JSON.stringify(admissionReview({})),
+      caPem,
+    );
+    expect(dotted.status).toBe(200);
+    expect((await post(port, '/validate%2Dok', JSON.stringify(admissionReview({})), caPem)).status).toBe(404);
     expect((await post(port, '/validate-ok', '', caPem, {}, 'GET')).status).toBe(405);
     const ct = await post(port, '/validate-ok', '{}', caPem, { 'content-type': 'text/plain' });
     expect(ct.status).toBe(400);

@@ -54,8 +54,13 @@ function typedContext<T extends KubeObject>(
   request: AdmissionRequest,
   ctx: AdmissionContext,
 ): TypedAdmissionContext<T> {
+  // not `...ctx`: spreading would read (and so make) the lazily made `signal`
   return {
-    ...ctx,
+    get signal() {
+      return ctx.signal;
+    },
+    logger: ctx.logger,
+    webhook: ctx.webhook,
     request: request as AdmissionRequest<T>,
     operation: request.operation,
     userInfo: request.userInfo ?? {},

@@ -4,7 +4,7 @@
  */
 import type { KubeObject } from '@kubeloop/client';
 import type { Logger } from '@kubeloop/core';
-import { discardLogger, withDeadline } from '@kubeloop/core';
+import { discardLogger, onAbort } from '@kubeloop/core';
 import { decodeReview, isObj, statusBody, type WebhookReply } from '../review.js';
 import { deepFreeze } from './freeze.js';
 import { type AdmissionResult, errored } from './response.js';
@@ -121,7 +121,7 @@ export class AdmissionWebhook {
   }
 
   /** Runs the handler for a decoded request; never throws (a throw answers 500 naming the webhook). */
-  async handle(
+  handle(
     request: AdmissionRequest,
     serverTimeout?: string | null,
     signal?: AbortSignal,
@@ -130,33 +130,82 @@ export class AdmissionWebhook {
     let timeoutMs = this.#timeoutMs;
     const fromServer = serverTimeout ? parseGoDuration(serverTimeout) : undefined;
     if (fromServer !== undefined) timeoutMs = Math.max(1, Math.min(timeoutMs, fromServer - 100));
-    // the handler's signal: the server's stop or the per-request deadline (core's one deadline helper)
-    const deadline = withDeadline(signal, timeoutMs);
-    const timedOut = new Promise<AdmissionResult>((resolve) =>
-      deadline.signal.addEventListener(
-        'abort',
-        () => {
-          if (deadline.timedOut)
-            resolve(errored(`webhook "${this.name}" did not answer within ${timeoutMs} ms`, 500));
-        },
-        { once: true },
-      ),
-    );
-    let result: AdmissionResult;
-    try {
-      const running = Promise.resolve().then(() =>
-        this.#handler(request, { signal: deadline.signal, logger: this.#logger, webhook: this.name }),
-      );
-      // a handler abandoned at the deadline may still reject later: that must not be an unhandled rejection
-      running.catch(() => {});
-      result = await Promise.race([running, timedOut]);
-    } catch (e) {
-      this.#logger.error({ err: e, uid: request.uid }, 'admission handler threw');
-      result = errored(`webhook "${this.name}" failed: ${e instanceof Error ? e.message : String(e)}`, 500);
-    } finally {
-      deadline.dispose();
+    return new Promise<AdmissionResponse>((resolve) => {
+      const deadline = new LazyDeadline(signal);
+      let answered = false;
+      const answer = (result: AdmissionResult): void => {
+        if (answered) return;
+        answered = true;
+        clearTimeout(timer);
+        deadline.dispose();
+        resolve(encodeResponse(request.uid, result));
+      };
+      // The per-request deadline is a plain timer: the handler's signal (an AbortController and its listeners,
+      // the larger share of a trivial review's cost) is only made if the handler reads it.
+      const timer = setTimeout(() => {
+        deadline.expire(timeoutMs);
+        answer(errored(`webhook "${this.name}" did not answer within ${timeoutMs} ms`, 500));
+      }, timeoutMs);
+      timer.unref();
+      const failed = (e: unknown): void => {
+        this.#logger.error({ err: e, uid: request.uid }, 'admission handler threw');
+        answer(errored(`webhook "${this.name}" failed: ${e instanceof Error ? e.message : String(e)}`, 500));
+      };
+      try {
+        const context: AdmissionContext = {
+          get signal() {
+            return deadline.signal;
+          },
+          logger: this.#logger,
+          webhook: this.name,
+        };
+        // a handler abandoned at the deadline may still settle later: `answer` ignores it
+        Promise.resolve(this.#handler(request, context)).then(answer, failed);
+      } catch (e) {
+        failed(e);
+      }
+    });
+  }
+}
+
+/**
+ * The signal a handler gets (controller-runtime passes the request's `context.Context`): it aborts when the
+ * deadline passes or `parent` (the server's stop) aborts, and exists only once read.
+ */
+class LazyDeadline {
+  readonly #parent: AbortSignal | undefined;
+  #controller: AbortController | undefined;
+  #off: (() => void) | undefined;
+  #expired: DOMException | undefined;
+  #disposed = false;
+
+  constructor(parent: AbortSignal | undefined) {
+    this.#parent = parent;
+  }
+
+  get signal(): AbortSignal {
+    if (this.#controller) return this.#controller.signal;
+    const ac = new AbortController();
+    this.#controller = ac;
+    if (this.#expired) ac.abort(this.#expired);
+    // once answered, a handler still reading its signal must not subscribe to the long-lived server signal
+    else if (this.#parent && !this.#disposed) {
+      const parent = this.#parent;
+      this.#off = onAbort(parent, () => ac.abort(parent.reason));
     }
-    return encodeResponse(request.uid, result);
+    return ac.signal;
+  }
+
+  expire(timeoutMs: number): void {
+    this.#expired = new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError');
+    this.#off?.();
+    this.#controller?.abort(this.#expired);
+  }
+
+  dispose(): void {
+    this.#disposed = true;
+    this.#off?.();
+    this.#off = undefined;
   }
 }
 

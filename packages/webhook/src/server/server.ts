@@ -15,7 +15,7 @@ import { CertWatcher } from '../certs/certwatcher.js';
 import type { CertificateSource } from '../certs/source.js';
 import type { ConversionWebhook } from '../conversion/conversion.js';
 import { statusBody, type WebhookReply } from '../review.js';
-import { webhookMetrics } from './metrics.js';
+import { type WebhookMetrics, webhookMetrics } from './metrics.js';
 
 /** kube-apiserver's bound on a request body (3 MiB), which the webhook server applies to reviews too. */
 export const DEFAULT_MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -84,11 +84,13 @@ export class WebhookServer {
   #idle: (() => void) | undefined;
   readonly #sockets = new Set<Socket>();
   readonly #stop = new AbortController();
+  readonly #metrics: WebhookMetrics | undefined;
 
   constructor(options: WebhookServerOptions = {}) {
     this.#options = options;
     this.#logger = (options.logger ?? discardLogger).child({ component: 'webhook-server' });
     this.#maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    this.#metrics = options.metricsRegistry ? webhookMetrics(options.metricsRegistry) : undefined;
     const bind = options.bindAddress ?? ':9443';
     this.#disabled = bind === '0';
     if (!this.#disabled) parseBindAddress(bind);
@@ -256,14 +258,14 @@ export class WebhookServer {
   }
 
   #onRequest(req: IncomingMessage, res: ServerResponse): void {
-    const url = new URL(req.url ?? '/', 'https://webhook');
-    const handler = this.#handlers.get(url.pathname);
+    const { pathname, timeout } = target(req.url ?? '/');
+    const handler = this.#handlers.get(pathname);
     if (!handler) {
-      this.#send(res, { status: 404, body: statusBody(404, `no webhook is registered at ${url.pathname}`) });
+      this.#send(res, { status: 404, body: statusBody(404, `no webhook is registered at ${pathname}`) });
       return;
     }
-    const label = url.pathname;
-    const metrics = this.#options.metricsRegistry ? webhookMetrics(this.#options.metricsRegistry) : undefined;
+    const label = pathname;
+    const metrics = this.#metrics;
     const started = process.hrtime.bigint();
     this.#inFlight++;
     metrics?.requestsInFlight.inc({ webhook: label });
@@ -324,9 +326,9 @@ export class WebhookServer {
         });
         return;
       }
-      const body = Buffer.concat(chunks);
+      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
       Promise.resolve()
-        .then(() => handler.serve(body, url.searchParams.get('timeout'), this.#stop.signal))
+        .then(() => handler.serve(body, timeout, this.#stop.signal))
         .then(finish, (e: unknown) => {
           this.#logger.error({ err: (e as Error)?.message, path: label }, 'webhook handler threw');
           finish({ status: 500, body: statusBody(500, `webhook ${label} failed`) });
@@ -343,6 +345,21 @@ export class WebhookServer {
     });
     res.end(text);
   }
+}
+
+/**
+ * The path and `?timeout=` of a request target. The API server sends the configured path as it is, so a plain
+ * split serves it; anything else (percent-encoding, dot segments) goes through WHATWG URL parsing as before.
+ */
+function target(raw: string): { pathname: string; timeout: string | null } {
+  const q = raw.indexOf('?');
+  const path = q < 0 ? raw : raw.slice(0, q);
+  if (path.startsWith('/') && !/[%\\]|\/\.|\/\//.test(path)) {
+    if (q < 0) return { pathname: path, timeout: null };
+    return { pathname: path, timeout: new URLSearchParams(raw.slice(q + 1)).get('timeout') };
+  }
+  const url = new URL(raw, 'https://webhook');
+  return { pathname: url.pathname, timeout: url.searchParams.get('timeout') };
 }
 
 function drain(req: IncomingMessage, then: () => void): void {
