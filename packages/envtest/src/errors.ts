@@ -52,8 +52,8 @@ export class ApiStatusError extends Error {
   readonly code = 'ENVTEST_API_STATUS';
   readonly httpCode: number;
   readonly status: Status;
-  readonly headers: Readonly<Record<string, string>>;
-  constructor(status: Status, httpCode?: number, headers: Record<string, string> = {}) {
+  readonly headers: Readonly<Record<string, string | string[]>>;
+  constructor(status: Status, httpCode?: number, headers: Record<string, string | string[]> = {}) {
     super(status.message ?? status.reason ?? 'API error');
     this.name = 'ApiStatusError';
     this.status = status;

@@ -14,7 +14,7 @@ import {
   pathNotFound,
 } from './errors.js';
 import type { RequestContext } from './faults/index.js';
-import type { HandlerEnv, ResourceRequest } from './handlers/context.js';
+import { type HandlerEnv, type ResourceRequest, warningHeaders } from './handlers/context.js';
 import { handleCreate } from './handlers/create.js';
 import { handleDelete, handleDeleteCollection } from './handlers/delete.js';
 import { handleGet } from './handlers/get.js';
@@ -205,17 +205,26 @@ export async function handleResource(
             ? handleServiceAccountToken
             : HANDLERS[info.verb];
   if (!handler) throw methodNotSupported(rt.resource, rt.group, info.verb);
-  await handler({
-    env,
-    rt,
-    info,
-    ctx,
-    req,
-    res,
-    q,
-    ns: rt.namespaced ? info.namespace : undefined,
-    name: info.name,
-    sub,
-    warnings: [],
-  });
+  const warnings: string[] = [];
+  try {
+    await handler({
+      env,
+      rt,
+      info,
+      ctx,
+      req,
+      res,
+      q,
+      ns: rt.namespaced ? info.namespace : undefined,
+      name: info.name,
+      sub,
+      warnings,
+    });
+  } catch (e) {
+    // kube-apiserver sends the warnings gathered before a refusal with it (a denying webhook's own warnings
+    // reach the client as Warning headers on the 4xx, as recorded from 1.32)
+    if (e instanceof ApiStatusError && warnings.length > 0)
+      throw new ApiStatusError(e.status, e.httpCode, { ...e.headers, ...warningHeaders(warnings) });
+    throw e;
+  }
 }

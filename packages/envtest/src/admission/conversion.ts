@@ -91,6 +91,8 @@ async function convertBatch(
         apiVersion: `apiextensions.k8s.io/${reviewVersion}`,
         kind: 'ConversionReview',
         request: { uid, desiredAPIVersion: to, objects },
+        // kube-apiserver serializes the review's zero response too (recorded from 1.32)
+        response: { uid: '', convertedObjects: null, result: { metadata: {} } },
       },
       30,
       undefined,

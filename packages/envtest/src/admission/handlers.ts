@@ -42,7 +42,8 @@ function attrs(
       apiVersion: 'meta.k8s.io/v1',
       kind,
       ...(dryRun ? { dryRun: ['All'] } : {}),
-      ...(fieldManager && operation !== 'DELETE' ? { fieldManager } : {}),
+      // only a fieldManager the client gave: the real server's options carry no defaulted one (recorded, 1.32)
+      ...(fieldManager && r.q.has('fieldManager') && operation !== 'DELETE' ? { fieldManager } : {}),
     },
   };
 }
