@@ -16,6 +16,7 @@ import {
   kind,
   Namespace,
   newClient,
+  Secret,
   type StatusError,
 } from '@kubeloop/client';
 import { runCli } from '@kubeloop/crd';
@@ -47,9 +48,14 @@ describe('example: webhooks for a two-version kind (Widget)', () => {
   const stop = new AbortController();
   let running: Promise<void>;
 
+  // USE_EXISTING_CLUSTER=true runs it against a real cluster that can reach this process: the webhooks' clientConfig
+  // is then a URL on 127.0.0.1 (a real API server cannot resolve the Service to us), and what it creates goes again
+  const existing = process.env.USE_EXISTING_CLUSTER === 'true';
+  const cleanUp: (() => Promise<unknown>)[] = [];
+
   beforeAll(async () => {
     env = new Environment({
-      useExistingCluster: false,
+      useExistingCluster: existing,
       server: {
         webhooks: {
           resolveService: (s) =>
@@ -84,8 +90,9 @@ describe('example: webhooks for a two-version kind (Widget)', () => {
           'generate',
           module,
           '--stdout',
-          '--service',
-          'system/widget-webhook',
+          ...(existing
+            ? ['--url', `https://127.0.0.1:${web.port()}`]
+            : ['--service', 'system/widget-webhook']),
           '--ca-bundle',
           'ca.crt',
         ],
@@ -100,17 +107,32 @@ describe('example: webhooks for a two-version kind (Widget)', () => {
       ...crd,
       spec: { ...(crd as { spec: object }).spec, ...conversion?.spec },
     } as KubeObject;
-    await client.create(kind('apiextensions.k8s.io/v1', 'CustomResourceDefinition'), withConversion);
-    for (const m of manifests.filter((x) => x.kind !== 'CustomResourceDefinition'))
-      await client.create(kind(m.apiVersion as string, m.kind as string), m);
+    const CRD = kind('apiextensions.k8s.io/v1', 'CustomResourceDefinition');
+    const installed = [
+      [CRD, withConversion] as const,
+      ...manifests
+        .filter((x) => x.kind !== 'CustomResourceDefinition')
+        .map((m) => [kind(m.apiVersion as string, m.kind as string), m as KubeObject] as const),
+    ];
+    for (const [k, o] of installed) {
+      const name = o.metadata?.name ?? '';
+      if (existing) cleanUp.push(() => client.delete(k, { name }).catch(() => undefined));
+      await client.create(k, o);
+    }
     await vi.waitFor(() => client.list(WidgetV1alpha1), { timeout: 30_000 });
     ns = `widgets-${process.pid}-${randomBytes(3).toString('hex')}`;
     await client.create(Namespace, { metadata: { name: ns } });
+    if (existing) cleanUp.push(() => client.delete(Namespace, { name: ns }).catch(() => undefined));
   }, 120_000);
 
   afterAll(async () => {
     stop.abort();
     await running;
+    for (const undo of cleanUp) await undo();
+    if (existing)
+      await client
+        .delete(Secret, { namespace: 'default', name: 'widget-webhook-certs' })
+        .catch(() => undefined);
     await env?.stop();
   });
 
