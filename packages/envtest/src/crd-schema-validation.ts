@@ -162,7 +162,7 @@ export function validateCrdSchemas(crd: Record<string, unknown>): FieldError[] {
           field: `${e.schemaPath}.x-kubernetes-validations[${e.index}].${e.field}`,
           detail: `Invalid value: ${goValidationRule(e.rule)}: ${e.detail}`,
         });
-    errs.push(...own);
+    for (const e of own) errs.push(e);
   });
   return errs;
 }

@@ -86,10 +86,11 @@ export function validateCustomResource(
   const oldBody = old ? schemaView(old, schema) : undefined;
   const errs = validateAgainstSchema(body, schema, old ? { old: oldBody, hasOld: true } : {});
   const listErrs = validateListTypes(o, schema);
-  if (!old || validateListTypes(old, schema).length === 0) errs.push(...listErrs);
+  // loops, not push(...list): a spread passes every element as an argument, and a long list's errors overflow the stack
+  if (!old || validateListTypes(old, schema).length === 0) for (const e of listErrs) errs.push(e);
   if (rules) {
     if (hasBlockingError(errs)) errs.push(NOT_CHECKED);
-    else errs.push(...rules(o, old));
+    else for (const e of rules(o, old)) errs.push(e);
   }
   return errs;
 }

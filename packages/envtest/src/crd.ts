@@ -54,7 +54,7 @@ export function validateCrd(o: KObject): FieldError[] {
     errs.push(
       fieldInvalid('spec.versions', versions, 'must have exactly one version marked as storage version'),
     );
-  errs.push(...validateCrdSchemas(o));
+  for (const e of validateCrdSchemas(o)) errs.push(e);
   return errs;
 }
 

@@ -67,7 +67,7 @@ function qualifiedName(s: string): string[] {
     ];
   if (parts.length === 2) {
     if ((parts[0] as string).length === 0) out.push('prefix part must be non-empty');
-    else out.push(...dns1123Subdomain(parts[0] as string).map((m) => `prefix part ${m}`));
+    else for (const m of dns1123Subdomain(parts[0] as string)) out.push(`prefix part ${m}`);
   }
   if (name.length === 0) out.push('name part must be non-empty');
   else if (name.length > 63) out.push('name part must be no more than 63 characters');

@@ -8,6 +8,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RestConfig } from '@kubeloop/config';
+import { withDeadline } from '@kubeloop/core';
 import { ControlPlane } from '@kubeloop/envtest';
 import { FaultProxy } from './proxy.js';
 
@@ -126,14 +127,20 @@ export class RealControlPlane {
   async compactEtcd(): Promise<number> {
     const url = this.controlPlane.etcdUrl;
     const post = async (path: string, body: unknown) => {
-      const res = await fetch(`${url}${path}`, {
-        method: 'POST',
-        body: JSON.stringify(body),
-        signal: AbortSignal.timeout(10_000),
-      });
-      const text = await res.text();
-      if (!res.ok) throw new Error(`etcd ${path} answered ${res.status}: ${text.slice(0, 200)}`);
-      return JSON.parse(text) as { header?: { revision?: string } };
+      // core's deadline, not AbortSignal.timeout: Node may collect a timeout signal nobody references
+      const deadline = withDeadline(undefined, 10_000);
+      try {
+        const res = await fetch(`${url}${path}`, {
+          method: 'POST',
+          body: JSON.stringify(body),
+          signal: deadline.signal,
+        });
+        const text = await res.text();
+        if (!res.ok) throw new Error(`etcd ${path} answered ${res.status}: ${text.slice(0, 200)}`);
+        return JSON.parse(text) as { header?: { revision?: string } };
+      } finally {
+        deadline.dispose();
+      }
     };
     // a range read of one key gives the store's current revision in its header
     const range = await post('/v3/kv/range', { key: Buffer.from('/').toString('base64'), limit: 1 });
