@@ -258,6 +258,11 @@ export class Sharding implements Runnable {
   #wakeSoon = false;
 
   #onFenced(): void {
+    // While fenced this replica owns nothing, so the ownership filter drops the events of its keys: forget
+    // which keys were permitted, so that the next refresh enqueues every permitted key again. (The fence timer
+    // can fire and a renew in flight succeed between two refreshes, which then saw the keys permitted before
+    // and after, and the changes made meanwhile were never reconciled.)
+    for (const att of this.#attachments) att.permitted = new Set();
     this.#log.error({}, 'Member Lease not renewed within the renew deadline: stopped reconciling');
   }
 

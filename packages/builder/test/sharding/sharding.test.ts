@@ -1,4 +1,5 @@
 import { ConfigMap, isNotFound, Namespace, newClient } from '@kubeloop/client';
+import { FakeClock } from '@kubeloop/core/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { newControllerManagedBy, newManager, newMetricsRegistry, type Request } from '../../src/index.js';
 import { LeaseKind } from '../../src/leaderelection/resource-lock.js';
@@ -153,6 +154,92 @@ describe('Sharding on one replica (envtest)', () => {
       .get(LeaseKind, { namespace: ns, name: 'cms-shard-solo' })
       .catch((e: unknown) => e);
     expect(isNotFound(after)).toBe(true);
+    await api.close();
+  });
+
+  it('reconciles a change whose event came while the fence timer had fenced it, once a renew in flight succeeds', async () => {
+    // Seen as lost changes in the multi-cluster chaos profile (seed 2127074336) on a starved event loop: the fence timer fired
+    // while a renew was in flight (the view went empty, so the event was filtered out as not owned), the renew
+    // then succeeded and the view came back before the next refresh, which saw the key as permitted already
+    // and never enqueued it again.
+    const api = newClient(env.config);
+    const ns = 'shard-fence-timer';
+    await api.create(Namespace, { metadata: { name: ns } });
+    await api.create(ConfigMap, { metadata: { namespace: ns, name: 'cm' }, data: { v: '0' } });
+    const mgr = newManager(env.config, {
+      cache: { defaultNamespaces: [ns] },
+      metrics: { registry: newMetricsRegistry() },
+    });
+    const clock = new FakeClock(1_000_000);
+    const sharding = newSharding(mgr, {
+      name: 'cms',
+      namespace: ns,
+      identity: 'solo',
+      clock,
+      leaseDurationMs: 60_000,
+      renewDeadlineMs: 30_000,
+      retryPeriodMs: 1000,
+    });
+    const seen: string[] = [];
+    sharding.complete(newControllerManagedBy(mgr), ConfigMap, {
+      async reconcile(_ctx, req) {
+        const cm = await mgr.getClient().get(ConfigMap, req);
+        seen.push(cm.data?.v ?? '');
+      },
+    });
+    const stop = new AbortController();
+    const done = mgr.start(stop.signal);
+    let held: { hits: number; clear(): void } | undefined;
+    try {
+      // Ticks run on the fake clock: step it until the key was reconciled.
+      await vi.waitFor(
+        () => {
+          clock.step(1000);
+          expect(seen).toContain('0');
+        },
+        { timeout: 15_000, interval: 50 },
+      );
+      // Hold the next renew at the server, and let the tick send it.
+      held = env.server.faults.delayRequests({
+        match: { resource: 'leases', namespace: ns, method: 'PUT' },
+        barrier: 1_000_000,
+        delayMs: 60_000,
+      });
+      await vi.waitFor(
+        () => {
+          clock.step(1000);
+          expect(held?.hits).toBeGreaterThanOrEqual(1);
+        },
+        { timeout: 15_000, interval: 50 },
+      );
+      // The renew deadline of the last successful renew passes while this one (sent later) is in flight: fenced.
+      clock.step(sharding.state.fenceAt() - clock.now());
+      expect(sharding.state.fenced).toBe(true);
+      await api.patch(
+        ConfigMap,
+        { namespace: ns, name: 'cm' },
+        { type: 'merge', data: { data: { v: '1' } } },
+      );
+      await vi.waitFor(async () =>
+        expect((await mgr.getClient().get(ConfigMap, { namespace: ns, name: 'cm' })).data?.v).toBe('1'),
+      );
+      // The renew sent before the deadline succeeds (the clock stands still meanwhile): no longer fenced, the
+      // view is back, and the change is reconciled on the following ticks.
+      held.clear();
+      await vi.waitFor(() => expect(sharding.state.view).toEqual(['solo']), { timeout: 15_000 });
+      await vi.waitFor(
+        () => {
+          clock.step(1000);
+          expect(seen).toContain('1');
+        },
+        { timeout: 10_000, interval: 50 },
+      );
+    } finally {
+      held?.clear();
+      stop.abort();
+      clock.step(60_000);
+      await done;
+    }
     await api.close();
   });
 });
