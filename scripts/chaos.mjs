@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run test:chaos [-- --seed N] [--profile ci|short|long|ryow] [--target envtest|real --assets <dir>]: runs the chaos
+// npm run test:chaos [-- --seed N] [--profile ci|short|long|ryow|multicluster] [--target envtest|real --assets <dir>]: runs the chaos
 // suite of @kubeloop/testing. The default is the ci profile on envtest that `npm test` runs, so the replay line a
 // CI failure prints (`-- --seed N`) replays it exactly. `--target real` runs the same controller against a real
 // kube-apiserver + etcd that the harness starts from `--assets` (a folder with kube-apiserver and etcd, as
@@ -24,8 +24,10 @@ if (values.seed !== undefined && !/^\d+$/.test(values.seed)) {
   console.error(`--seed must be a non-negative integer, not ${JSON.stringify(values.seed)}`);
   process.exit(2);
 }
-if (!['ci', 'short', 'long', 'ryow'].includes(values.profile)) {
-  console.error(`--profile must be ci, short, long or ryow, not ${JSON.stringify(values.profile)}`);
+if (!['ci', 'short', 'long', 'ryow', 'multicluster'].includes(values.profile)) {
+  console.error(
+    `--profile must be ci, short, long, ryow or multicluster, not ${JSON.stringify(values.profile)}`,
+  );
   process.exit(2);
 }
 if (!['envtest', 'real'].includes(values.target)) {

@@ -12,7 +12,13 @@
  * real kube-apiserver + etcd (`RealControlPlane`: paused, killed, restarted, compacted; `FaultProxy`: reset,
  * dropped, delayed and partitioned connections).
  */
-export { type KeyObservations, ReconcileProbe } from './chaos/probe.js';
+export {
+  type ChaosCluster,
+  type MultiClusterChaosEnv,
+  type MultiClusterChaosOptions,
+  runMultiClusterChaos,
+} from './chaos/multicluster.js';
+export { type KeyObservations, probeKey, ReconcileProbe } from './chaos/probe.js';
 export { type Random, randomSeed, seededRandom } from './chaos/random.js';
 export {
   RealControlPlane,
@@ -20,7 +26,13 @@ export {
   realControlPlaneAssetsMissing,
 } from './chaos/real/control-plane.js';
 export { FaultProxy, type FaultProxyOptions } from './chaos/real/proxy.js';
-export { type ChaosReport, chaosPassed, formatChaosReport } from './chaos/report.js';
+export {
+  type ChaosReport,
+  type ClusterChaosFigures,
+  chaosPassed,
+  formatChaosReport,
+  type MultiClusterChaosReport,
+} from './chaos/report.js';
 export { type ChaosEnv, type ChaosOptions, runChaos } from './chaos/run.js';
 export {
   applyFault,

@@ -4,7 +4,7 @@
 // CHAOS_ASSETS) with process and network faults.
 
 import type { Logger, ReconcileContext, Request } from '@kubeloop/builder';
-import { newControllerManagedBy } from '@kubeloop/builder';
+import { newControllerManagedBy, newMultiClusterControllerManagedBy } from '@kubeloop/builder';
 import {
   type CachedClient,
   ConfigMap,
@@ -20,8 +20,10 @@ import {
   type ChaosOptions,
   chaosPassed,
   formatChaosReport,
+  type MultiClusterChaosOptions,
   REAL_FAULT_KINDS,
   runChaos,
+  runMultiClusterChaos,
 } from '../src/index.js';
 
 /**
@@ -39,6 +41,25 @@ const PROFILES: Record<
   // Read-your-own-writes: only delayed watch events (every ~150 ms, 50-1000 ms each), and a controller that
   // writes (see below); run twice, with the manager cache's readYourWrites off and on.
   ryow: { objects: 100, durationMs: 15_000, faultGapMs: 150, writesPerSecond: 20, settleMs: 40_000 },
+  // Multi-cluster (runMultiClusterChaos): the sizes below are per member cluster; see MULTICLUSTER.
+  multicluster: { objects: 100, durationMs: 30_000, faultGapMs: 1000, writesPerSecond: 10, settleMs: 40_000 },
+};
+
+/**
+ * Multi-cluster shapes: the `multicluster` profile (4 member clusters, 3 replicas sharding (cluster, key); its sizes
+ * above are per cluster) and the small run `npm test` makes beside the `ci` profile (2 clusters × 40 objects,
+ * 2 replicas, 6 s of faults).
+ */
+const MULTICLUSTER: Record<string, Pick<MultiClusterChaosOptions, 'clusters' | 'replicas'>> = {
+  multicluster: { clusters: 4, replicas: 3 },
+  ci: { clusters: 2, replicas: 2 },
+};
+const MULTICLUSTER_CI_SIZES = {
+  objects: 40,
+  durationMs: 6000,
+  faultGapMs: 500,
+  writesPerSecond: 15,
+  settleMs: 40_000,
 };
 
 const profileName = process.env.CHAOS_PROFILE ?? 'ci';
@@ -53,7 +74,7 @@ const real = process.env.CHAOS_TARGET === 'real';
 // A real control plane's faults take seconds each (a restart waits for /healthz): at most one every 2.5 s on average.
 if (profile && real) profile.faultGapMs = Math.max(profile.faultGapMs ?? 0, 2500);
 
-describe.skipIf(profileName === 'ryow')('chaos', () => {
+describe.skipIf(profileName === 'ryow' || profileName === 'multicluster')('chaos', () => {
   it(`${profileName} profile: no lost change, cache equals server once the reflector's backoff allows (≤ 40 s), no concurrent reconcile of a key, no unhandled rejection`, {
     timeout: (profile?.durationMs ?? 0) + (real ? 900_000 : 120_000),
   }, async () => {
@@ -96,6 +117,48 @@ describe.skipIf(profileName === 'ryow')('chaos', () => {
     // The run did exercise the faults and the controller.
     expect(Object.keys(report.faultsApplied).length).toBeGreaterThan(3);
     expect(report.reconciles).toBeGreaterThan(report.objects);
+  });
+});
+
+describe.skipIf(MULTICLUSTER[profileName] === undefined || real)('chaos: multi-cluster', () => {
+  const shape = MULTICLUSTER[profileName];
+  const sizes = profileName === 'ci' ? MULTICLUSTER_CI_SIZES : profile;
+  it(`${profileName === 'ci' ? 'small multi-cluster run' : 'multicluster profile'}: per-cluster faults, sharded replicas; 0 lost, 0 divergent, 0 concurrent reconciles of a (cluster, key) across all clusters and replicas`, {
+    timeout: (sizes?.durationMs ?? 0) + 180_000,
+  }, async () => {
+    const report = await runMultiClusterChaos({
+      ...sizes,
+      ...shape,
+      ...(seed !== undefined ? { seed } : {}),
+      profile: profileName,
+      setup(env) {
+        const mgr = env.manager;
+        const b = newMultiClusterControllerManagedBy(mgr)
+          .for(env.kind)
+          .named('chaos-fleet')
+          .withOptions({ maxConcurrentReconciles: 4 });
+        (env.sharding ? b.withSharding(env.sharding) : b).complete(
+          env.probe.wrap(env.kind, (c) => mgr.getCluster(c).getClient(), {
+            async reconcile() {
+              // Read-only, as the single-cluster profile: what is checked is what each reconcile was shown.
+              return undefined;
+            },
+          }),
+        );
+      },
+      log: (line) => console.log(line),
+      ...(process.env.CHAOS_DEBUG ? { logger: debugLogger() } : {}),
+    });
+    console.log(formatChaosReport(report));
+    expect(chaosPassed(report), formatChaosReport(report)).toBe(true);
+    expect(report.lostChanges).toBe(0);
+    expect(report.divergentCacheEntries).toBe(0);
+    expect(report.concurrentReconciles).toBe(0);
+    // Every cluster was faulted and reconciled.
+    for (const c of report.clusters) {
+      expect(Object.keys(c.faultsApplied).length, c.name).toBeGreaterThan(0);
+      expect(c.reconciles, c.name).toBeGreaterThan(report.objects / 2);
+    }
   });
 });
 

@@ -1,29 +1,37 @@
-/** What the settle phase of a chaos run compares: the server's objects, the manager's cache and the probe's observations. */
+/** What the settle phase of a chaos run compares: the server's objects, the managers' caches and the probe's observations. */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Manager } from '@kubeloop/builder';
-import type { ApiClient, DeepReadonly, KubeObject } from '@kubeloop/client';
-import type { ReconcileProbe } from './probe.js';
+import type { Manager, Sharding } from '@kubeloop/builder';
+import type { ApiClient, CacheReader, DeepReadonly, Kind, KubeObject } from '@kubeloop/client';
+import { probeKey, type ReconcileProbe } from './probe.js';
 import type { TrafficGenerator } from './traffic.js';
 
+/**
+ * The lost and divergent keys of one cluster: `caches` are the caches of that cluster (one per replica),
+ * `client` reads the server's truth, `cluster` is the probe's key prefix (undefined for a single-cluster run).
+ * Keys are the probe's keys (`[cluster/]namespace/name`).
+ */
 export async function measure(
-  manager: Manager,
+  caches: readonly CacheReader[],
   client: ApiClient,
-  traffic: TrafficGenerator,
+  kind: Kind,
   namespace: string,
   probe: ReconcileProbe,
+  cluster?: string,
 ): Promise<{ lost: string[]; divergent: string[] }> {
   const server = new Map<string, string>();
-  for (const o of (await client.list(traffic.kind, { namespace })).items)
-    server.set(keyOf(o), o.metadata?.resourceVersion ?? '');
-  const cache = await cachedKeys(manager, traffic, namespace);
+  for (const o of (await client.list(kind, { namespace })).items)
+    server.set(keyOf(o, cluster), o.metadata?.resourceVersion ?? '');
   const divergent: string[] = [];
-  for (const [k, rv] of server) if (cache.get(k) !== rv) divergent.push(k);
-  for (const k of cache.keys()) if (!server.has(k)) divergent.push(k);
+  for (const c of caches) {
+    const cache = await cachedKeys(c, kind, namespace, cluster);
+    for (const [k, rv] of server) if (cache.get(k) !== rv) divergent.push(k);
+    for (const k of cache.keys()) if (!server.has(k)) divergent.push(k);
+  }
   const lost: string[] = [];
   for (const [k, rv] of server) if (!probe.observations(k)?.seen.has(rv)) lost.push(k);
   // A deleted object the controller had seen must have been reconciled as gone.
   for (const k of probe.knownKeys()) {
-    if (server.has(k)) continue;
+    if (server.has(k) || (cluster ? !k.startsWith(`${cluster}/`) : probeKeyHasCluster(k))) continue;
     const o = probe.observations(k);
     if (o !== undefined && o.seen.size > 0 && !o.lastWasGone) lost.push(k);
   }
@@ -50,7 +58,7 @@ export async function settle(
   let lastError: unknown;
   for (;;) {
     try {
-      check = await measure(manager, client, traffic, namespace, probe);
+      check = await measure([manager.getClient()], client, traffic.kind, namespace, probe);
       if (check.lost.length === 0 && check.divergent.length === 0)
         return { check, settledAfterMs: Date.now() - start };
     } catch (err) {
@@ -63,21 +71,29 @@ export async function settle(
   return { check, settledAfterMs: -1 };
 }
 
+/** The cached objects of `kind` in `namespace`: probe key → resourceVersion. */
 export async function cachedKeys(
-  manager: Manager,
-  traffic: TrafficGenerator,
+  cache: CacheReader,
+  kind: Kind,
   namespace: string,
+  cluster?: string,
 ): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  for (const o of (await manager.getClient().list(traffic.kind, { namespace })).items)
-    out.set(keyOf(o), o.metadata?.resourceVersion ?? '');
+  for (const o of (await cache.list(kind, { namespace })).items)
+    out.set(keyOf(o, cluster), o.metadata?.resourceVersion ?? '');
   return out;
 }
 
-function keyOf(o: DeepReadonly<KubeObject>): string {
-  return `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+function keyOf(o: DeepReadonly<KubeObject>, cluster: string | undefined): string {
+  return probeKey({ cluster, namespace: o.metadata?.namespace ?? '', name: o.metadata?.name ?? '' });
 }
 
+/** Whether a probe key names a cluster (`cluster/namespace/name` has two slashes). */
+function probeKeyHasCluster(k: string): boolean {
+  return k.indexOf('/') !== k.lastIndexOf('/');
+}
+
+/** Polls `cond` every 50 ms until it holds. @throws Error after `timeoutMs` **milliseconds**. */
 export async function waitUntil(cond: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -90,4 +106,29 @@ export async function waitUntil(cond: () => Promise<boolean>, timeoutMs: number)
       throw new Error(`chaos: the manager's cache did not sync within ${timeoutMs} ms`);
     await sleep(50);
   }
+}
+
+/**
+ * Why a key may be lost, for the failure message: what the probe saw and, with sharding, each replica's
+ * view of the key (owner under its view, permitted to start, fenced).
+ */
+export function explainLost(
+  key: string,
+  probe: ReconcileProbe,
+  replicas: ReadonlyArray<{ readonly replica: number; readonly sharding: Sharding | undefined }>,
+): string {
+  const [cluster = '', namespace = '', name = ''] = key.split('/');
+  const o = probe.observations(key);
+  const seen = o
+    ? `seen ${o.seen.size} versions, ${o.reconciles} reconciles, last gone ${o.lastWasGone}`
+    : 'never reconciled';
+  const views = replicas.flatMap((e) => {
+    const s = e.sharding;
+    if (!s) return [];
+    const req = { cluster, namespace, name };
+    return [
+      `replica-${e.replica}: owns ${s.owns(req)} permitted ${s.state.permitted(s.shardKey(req))} fenced ${s.state.fenced} view ${s.state.view.length}`,
+    ];
+  });
+  return [seen, ...views].join('; ');
 }

@@ -5,6 +5,14 @@
 import type { ReconcileContext, Reconciler, Request, Result } from '@kubeloop/builder';
 import { type CacheReader, isNotFound, type Kind, type KubeObject, type Reader } from '@kubeloop/client';
 
+/**
+ * The probe's key of a request: `namespace/name`, or `cluster/namespace/name` for a request that names its
+ * cluster (cluster names hold no `/`), so the same object in two clusters is two keys.
+ */
+export function probeKey(req: Pick<Request, 'cluster' | 'namespace' | 'name'>): string {
+  return req.cluster ? `${req.cluster}/${req.namespace}/${req.name}` : `${req.namespace}/${req.name}`;
+}
+
 /** What the reconciles of one key saw. */
 export interface KeyObservations {
   /** resourceVersions the cache held for the key when a reconcile started. */
@@ -30,12 +38,17 @@ export class ReconcileProbe {
   /**
    * A reconciler that records what it saw for {@link ChaosReport} and then calls `inner`.
    * @param kind the kind the controller is `for` (the traffic's kind).
-   * @param reader the manager's cached client (`mgr.getClient()`).
+   * @param reader the manager's cached client (`mgr.getClient()`); for a multi-cluster controller, a function
+   *   of the request's cluster (`(c) => mgr.getCluster(c).getClient()`).
    */
-  wrap<T extends KubeObject>(kind: Kind<T>, reader: Reader | CacheReader, inner: Reconciler): Reconciler {
+  wrap<T extends KubeObject>(
+    kind: Kind<T>,
+    reader: Reader | CacheReader | ((cluster: string | undefined) => Reader | CacheReader),
+    inner: Reconciler,
+  ): Reconciler {
     return {
       reconcile: async (ctx: ReconcileContext, req: Request): Promise<Result | undefined> => {
-        const key = `${req.namespace}/${req.name}`;
+        const key = probeKey(req);
         const running = (this.#inFlight.get(key) ?? 0) + 1;
         this.#inFlight.set(key, running);
         if (running > 1) this.#concurrent++;
@@ -45,7 +58,8 @@ export class ReconcileProbe {
           const obs = this.#observe(key);
           obs.reconciles++;
           try {
-            const o = await (reader as Reader).get(kind, req);
+            const from = typeof reader === 'function' ? reader(req.cluster) : reader;
+            const o = await (from as Reader).get(kind, req);
             const rv = o.metadata?.resourceVersion;
             if (rv !== undefined) obs.seen.add(rv);
             obs.lastWasGone = false;
@@ -80,7 +94,7 @@ export class ReconcileProbe {
     return this.#observations.keys();
   }
 
-  /** What the reconciles of `key` (`namespace/name`) saw, if any ran. */
+  /** What the reconciles of `key` (see {@link probeKey}) saw, if any ran. */
   observations(key: string): Readonly<KeyObservations> | undefined {
     return this.#observations.get(key);
   }

@@ -36,6 +36,33 @@ export interface ChaosReport {
   readonly examples: readonly string[];
 }
 
+/** One member cluster's share of a {@link MultiClusterChaosReport}. */
+export interface ClusterChaosFigures {
+  readonly name: string;
+  /** Faults applied to this cluster's server, per kind. */
+  readonly faultsApplied: Readonly<Partial<Record<FaultKind, number>>>;
+  readonly writes: number;
+  readonly writeErrors: number;
+  /** Reconciles of this cluster's keys (every replica). */
+  readonly reconciles: number;
+  /** Must be 0: this cluster's objects whose last write no reconcile saw. */
+  readonly lostChanges: number;
+  /** Must be 0: this cluster's entries where a replica's cache differs from the server. */
+  readonly divergentCacheEntries: number;
+}
+
+/**
+ * The figures of a multi-cluster run ({@link runMultiClusterChaos}): the totals over every member cluster in the
+ * {@link ChaosReport} fields (`objects` is per cluster; `concurrentReconciles` counts overlaps of one
+ * (cluster, key) on any replicas), and each cluster's share.
+ */
+export interface MultiClusterChaosReport extends ChaosReport {
+  /** The replay command's profile (`npm run test:chaos -- --profile <profile> --seed <seed>`). */
+  readonly profile: string;
+  readonly replicas: number;
+  readonly clusters: readonly ClusterChaosFigures[];
+}
+
 /** Whether every promise held. */
 export function chaosPassed(r: ChaosReport): boolean {
   return (
@@ -48,21 +75,29 @@ export function chaosPassed(r: ChaosReport): boolean {
 }
 
 /** The report as the lines a run prints (the seed first, so a failing run can be replayed). */
-export function formatChaosReport(r: ChaosReport): string {
+export function formatChaosReport(r: ChaosReport | MultiClusterChaosReport): string {
+  const multi = 'clusters' in r ? r : undefined;
   const faults = Object.entries(r.faultsApplied)
     .map(([k, n]) => `${k}=${n}`)
     .join(' ');
   const failed = Object.entries(r.faultsFailed)
     .map(([k, n]) => `${k}=${n}`)
     .join(' ');
-  const replay = `npm run test:chaos -- --seed ${r.seed}${r.target === 'real' ? ' --target real --assets <dir>' : ''}`;
+  const replay = multi
+    ? `npm run test:chaos -- --profile ${multi.profile} --seed ${r.seed}`
+    : `npm run test:chaos -- --seed ${r.seed}${r.target === 'real' ? ' --target real --assets <dir>' : ''}`;
+  const shape = multi ? ` clusters=${multi.clusters.length} replicas=${multi.replicas}` : '';
   return [
-    `chaos target=${r.target} seed=${r.seed} objects=${r.objects} durationMs=${r.durationMs} (replay: ${replay})`,
+    `chaos target=${r.target}${shape} seed=${r.seed} objects=${r.objects}${multi ? ' per cluster' : ''} durationMs=${r.durationMs} (replay: ${replay})`,
     `  faults: ${faults || 'none'}${failed ? `  (not applied: ${failed})` : ''}${r.faultsSkipped ? `  (${r.faultsSkipped} dropped: the phase had ended)` : ''}`,
     `  writes=${r.writes} writeErrors=${r.writeErrors} reconciles=${r.reconciles} reconcileErrors=${r.reconcileErrors}`,
     `  lost changes=${r.lostChanges}  divergent cache entries=${r.divergentCacheEntries} (settled after ${r.settledAfterMs} ms)`,
     `  concurrent reconciles of one key=${r.concurrentReconciles}  unhandled rejections=${r.unhandledRejections}`,
     `  invariant violations=${r.invariantViolations.length}${r.invariantViolations.length ? `: ${r.invariantViolations.slice(0, 5).join('; ')}` : ''}`,
+    ...(multi?.clusters.map(
+      (c) =>
+        `  ${c.name}: faults=${Object.values(c.faultsApplied).reduce((a, b) => a + (b ?? 0), 0)} writes=${c.writes} reconciles=${c.reconciles} lost=${c.lostChanges} divergent=${c.divergentCacheEntries}`,
+    ) ?? []),
     ...(r.examples.length ? [`  examples: ${r.examples.join(', ')}`] : []),
     `  ${chaosPassed(r) ? 'PASS' : 'FAIL'}`,
   ].join('\n');

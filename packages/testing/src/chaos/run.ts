@@ -223,7 +223,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     running = manager.start(stop.signal);
     running.catch(() => {});
     await waitUntil(
-      async () => (await cachedKeys(manager, traffic, namespace)).size >= Math.min(1, objects),
+      async () =>
+        (await cachedKeys(manager.getClient(), traffic.kind, namespace)).size >= Math.min(1, objects),
       60_000,
     );
 
