@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Least privilege of pod-counter on a real kube-apiserver with RBAC (not in CI: it needs the real server of
-# ../shared/realk8s/, started with AUTHZ=RBAC and an audit log; see docs/compatibility.md).
+# Least privilege of pod-counter on a real kube-apiserver with RBAC (not in CI: it needs a real kube-apiserver
+# started with AUTHZ=RBAC and an audit log; docs/compatibility.md says how it is built and started).
 #
 # What it does, as a cluster would:
 #  1. applies apps/pod-counter/deploy (kustomize) as the admin: the Namespace, the ServiceAccount, the RBAC, the
