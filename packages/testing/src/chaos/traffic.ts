@@ -10,6 +10,8 @@ import {
   type Kind,
   type KubeObject,
 } from '@kubeloop/client';
+import { retryOnError } from '@kubeloop/client/apiutil';
+import { asStatusError, isTooManyRequests } from '@kubeloop/client/errors';
 import type { Random } from './random.js';
 
 /** What a traffic generator gets for each call. */
@@ -48,18 +50,12 @@ export function configMapTraffic(namePrefix = 'chaos-'): TrafficGenerator {
     namePrefix,
     async populate(ctx, count) {
       space = Math.max(2 * count, 10);
-      const batch = 16;
-      for (let i = 0; i < count; i += batch) {
-        const writes: Promise<unknown>[] = [];
-        for (let j = i; j < Math.min(count, i + batch); j++)
-          writes.push(
-            ctx.client.create(ConfigMap, {
-              metadata: { namespace: ctx.namespace, name: name(j) },
-              data: { v: '0' },
-            }),
-          );
-        await Promise.all(writes);
-      }
+      await createAll(count, (j) =>
+        ctx.client.create(ConfigMap, {
+          metadata: { namespace: ctx.namespace, name: name(j) },
+          data: { v: '0' },
+        }),
+      );
     },
     async step(ctx) {
       const key = { namespace: ctx.namespace, name: name(ctx.random.int(0, space - 1)) };
@@ -79,4 +75,40 @@ export function configMapTraffic(namePrefix = 'chaos-'): TrafficGenerator {
       }
     },
   };
+}
+
+/** Creates in flight at once while populating: a real server on a loaded box answers each create in 50-500 ms. */
+const POPULATE_IN_FLIGHT = 48;
+/** 8 attempts, 0.2 s apart doubling: a create survives ~50 s of a server that sheds load or restarts. */
+const POPULATE_RETRY = { steps: 8, durationMs: 200, factor: 2, jitter: 0.2 } as const;
+
+/**
+ * Runs `create(0) … create(count - 1)` with at most {@link POPULATE_IN_FLIGHT} in flight (a fixed pool of
+ * workers taking the next index, so one slow create never holds a whole batch back). A create that fails with
+ * a 429, a 5xx or no HTTP answer at all (a timeout, a reset) is tried again (client-go `retry.OnError` with
+ * a backoff), and AlreadyExists then counts as done: the attempt that timed out may have been taken. Any other
+ * error ends the populate.
+ */
+async function createAll(count: number, create: (i: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const transient = (err: unknown) => {
+    const se = asStatusError(err);
+    return !se || isTooManyRequests(err) || se.httpStatus >= 500;
+  };
+  const worker = async () => {
+    for (let i = next++; i < count; i = next++) {
+      let attempt = 0;
+      await retryOnError(POPULATE_RETRY, transient, async () => {
+        try {
+          await create(i);
+        } catch (err) {
+          if (attempt > 0 && isAlreadyExists(err)) return;
+          throw err;
+        } finally {
+          attempt++;
+        }
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(POPULATE_IN_FLIGHT, count) }, worker));
 }
