@@ -32,7 +32,7 @@
 // markers <!-- realk8s-leader-election:begin --> and <!-- realk8s-leader-election:end --> of that file.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
@@ -118,12 +118,14 @@ for (const ns of KEYS) {
 
 // ---- the Leases' write history -------------------------------------------------------------------------------
 let deadline = Number.POSITIVE_INFINITY;
+let stoppedEarly; // the signal that ended the run, or '--minutes', when it ended before all its rounds
 // SIGTERM / Ctrl-C end the run after the round in flight, with its figures; before the rounds, at once. Either way
 // the 'exit' handler stops every process the run started.
 let roundsStarted = false;
 for (const sig of ['SIGTERM', 'SIGINT'])
   process.on(sig, () => {
     deadline = 0;
+    stoppedEarly ??= sig;
     if (!roundsStarted) process.exit(143);
   });
 const history = []; // { rv, type, name, holder, acquireTime, renewTime, transitions, drainedFor, at }
@@ -331,10 +333,14 @@ function leaderReplica() {
   }
   return best?.r;
 }
-async function until(cond, ms, what) {
+// A stop (SIGINT/SIGTERM, --minutes) ends the waits between rounds at once (`stoppable`), never a wait inside a
+// round: the round in flight is finished, so every round in the table is a whole one.
+class Stopped extends Error {}
+async function until(cond, ms, what, stoppable = false) {
   const end = Date.now() + ms;
   while (!cond()) {
-    if (Date.now() > end || deadline === 0) throw new Error(`timed out waiting for ${what}`);
+    if (stoppable && deadline === 0) throw new Stopped('stopped');
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await sleep(100);
   }
 }
@@ -344,10 +350,14 @@ async function steady() {
     () => leHolder() && shardsSteady() && replicas.every((r) => r.child) && leaderReplica(),
     240_000,
     'a leader and three acknowledged shard members',
+    true,
   );
 }
 
 const tStart = Date.now();
+// The box is shared: the 1-minute load average is sampled through the run and printed with the figures.
+const loads = [loadavg()[0]];
+setInterval(() => loads.push(loadavg()[0]), 30_000).unref();
 deadline = Math.min(deadline, tStart + Number(values.minutes) * 60_000);
 roundsStarted = true;
 let unsteady = 0;
@@ -358,7 +368,8 @@ try {
       if (Date.now() >= deadline) break;
       try {
         await steady();
-      } catch {
+      } catch (e) {
+        if (e instanceof Stopped) break;
         unsteady++;
         say(`${kind} ${i + 1}: not steady within 240 s, round skipped`);
         continue;
@@ -419,6 +430,8 @@ try {
         `${kind} ${i + 1}/${rounds} (${Math.round((Date.now() - round.start) / 100) / 10} s)${round.error ? ` ${round.error}` : ''}`,
       );
     }
+  if (roundsLog.length + unsteady < rounds * faultKinds.length)
+    stoppedEarly ??= historyLost ? 'the lost Lease history' : `--minutes ${values.minutes}`;
   await sleep(T.leaseMs + 1000);
 } finally {
   stopping = true;
@@ -469,7 +482,9 @@ function renderTable(r) {
   const fmt = (ms) => (ms === undefined ? '—' : `${(ms / 1000).toFixed(2)} s`);
   const bound = T.leaseMs + 1.2 * T.retryMs;
   const lines = [
-    `Run of ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: kube-apiserver ${version}, ${minutes} min, ` +
+    `Run of ${new Date(tStart).toISOString().slice(0, 16).replace('T', ' ')}–${new Date().toISOString().slice(11, 16)} UTC: kube-apiserver ${version}, ${minutes} min, ` +
+      `load average ${Math.round(Math.min(...loads))}–${Math.round(Math.max(...loads))} (1-minute, sampled every 30 s), ` +
+      `${stoppedEarly ? `**stopped by ${stoppedEarly} before the ${rounds} rounds asked**, ` : ''}` +
       `lease ${T.leaseMs / 1000} s / renew deadline ${T.renewMs / 1000} s / retry ${T.retryMs / 1000} s, ` +
       `${r.writes} Lease writes recorded (watch resumed ${watchRestarts} times), ${r.restarts} replica restarts${unsteady ? `, ${unsteady} rounds skipped (not steady within 240 s)` : ''}. ` +
       '`node scripts/realk8s-leader-election.mjs --assets <dir> --write docs/reliability.md`.',

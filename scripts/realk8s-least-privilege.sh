@@ -16,7 +16,7 @@
 #     ServiceAccount (any 403 fails the run, as does any request the audit log shows for another user name).
 #
 # Usage: KUBECONFIG=<admin kubeconfig of the RBAC server> AUDIT_LOG=<its --audit-log-path> \
-#          [REMOVE_RULE=<group>/<resource>/<verb>] scripts/realk8s-least-privilege.sh [seconds, default 20]
+#          [REMOVE_RULE=<group>/<resource>/<verb>] [READY_TIMEOUT=180] scripts/realk8s-least-privilege.sh [seconds, default 20]
 # REMOVE_RULE (core group: empty, e.g. /pods/watch) takes that one verb out of the applied RBAC: the run must then
 # be refused (at least one 403) and break a named behaviour; it prints `RESULT <rule> | <403s> | <what broke>`
 # and exits 0 when both happened (scripts/realk8s-rule-removal.sh runs every rule this way).
@@ -111,7 +111,9 @@ unshare --mount --propagation private env -i PATH="$PATH" HOME="$WORK" \
     exec node "$CLI" --duration "$DURATION" "$@"' pod-counter "${RUN_ARGS[@]}" > "$LOG" 2>&1 &
 PC=$!
 ready=no
-for _ in $(seq 100); do
+# Time-based, not a count of tries: on a starved box pod-counter's start alone can take a minute.
+ready_by=$(($(date +%s) + ${READY_TIMEOUT:-180}))
+while [ "$(date +%s)" -lt "$ready_by" ]; do
   if [ "$(curl -s --max-time 2 "http://127.0.0.1:$PROBE_PORT/readyz" || true)" = ok ]; then ready=yes; break; fi
   kill -0 "$PC" 2>/dev/null || break
   sleep 0.3
