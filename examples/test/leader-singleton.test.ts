@@ -18,8 +18,11 @@ describe('example: leader-elected singleton', () => {
           namespace: ns,
           leaseName: 'singleton',
           identity,
-          leaseDurationMs: 3_000,
-          renewDeadlineMs: 2_000,
+          // The test never waits for the Lease to expire (a stop releases it), so the lease and renew deadline
+          // can be long: with a 2 s renew deadline the leader lost the Lease on a loaded real kube-apiserver
+          // (renews slower than 2 s) before the test had checked it led.
+          leaseDurationMs: 15_000,
+          renewDeadlineMs: 10_000,
           retryPeriodMs: 200,
           work: async (signal) => {
             leading.add(identity);
