@@ -32,6 +32,12 @@ export interface CacheInformerInfo {
   readonly metadataOnly: boolean;
   /** The namespaces it watches; empty: all. */
   readonly namespaces: readonly string[];
+  /**
+   * The namespaces that have an informer of this kind running now (a namespace-restricted cache runs one per
+   * namespace; one removed with `setDefaultNamespaces` counts until its informer has stopped, so a leak shows
+   * here); empty for a single informer (every namespace, or a cluster-scoped kind).
+   */
+  readonly namespaceInformers: readonly string[];
   readonly synced: boolean;
   readonly started: boolean;
   readonly stopped: boolean;
@@ -41,7 +47,27 @@ export interface CacheInformerInfo {
 }
 
 /**
- * Cache knows how to serve reads from informers (controller-runtime `cache.Cache` = Reader + Informers). Its
- * reads are `Cached` (read-only: the objects are frozen and shared); `deepCopy` one to change it.
+ * The namespaces a namespace-restricted cache watches, changeable while it runs (not in controller-runtime,
+ * whose `DefaultNamespaces` is fixed at construction: its #2829). See `InformerCache.setDefaultNamespaces`.
  */
-export interface Cache extends CacheReader, Informers {}
+export interface DynamicNamespaces {
+  /** The default namespaces watched now; empty: all. */
+  defaultNamespaces(): readonly string[];
+  /**
+   * Makes `namespaces` the default namespaces: informers start for added ones and stop for removed ones.
+   * Resolves `true` once removed ones stopped and every informer has synced (`false` if `signal` aborts first).
+   * @throws CacheOptionsError when the cache watches every namespace, or `namespaces` is empty or invalid.
+   */
+  setDefaultNamespaces(namespaces: readonly string[], signal?: AbortSignal): Promise<boolean>;
+  /** `setDefaultNamespaces` with one namespace added. */
+  addNamespace(namespace: string, signal?: AbortSignal): Promise<boolean>;
+  /** `setDefaultNamespaces` with one namespace removed (a namespace not watched changes nothing). */
+  removeNamespace(namespace: string, signal?: AbortSignal): Promise<boolean>;
+}
+
+/**
+ * Cache knows how to serve reads from informers (controller-runtime `cache.Cache` = Reader + Informers), and
+ * how to change the namespaces it watches while it runs ({@link DynamicNamespaces}). Its reads are `Cached`
+ * (read-only: the objects are frozen and shared); `deepCopy` one to change it.
+ */
+export interface Cache extends CacheReader, Informers, DynamicNamespaces {}

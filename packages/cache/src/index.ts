@@ -16,7 +16,7 @@ export {
   UnknownNamespaceError,
 } from './cache-errors.js';
 export { type ByObject, DEFAULT_SYNC_PERIOD_MS, type InformerCacheOptions } from './cache-options.js';
-export type { Cache, CacheInformerInfo, Informers } from './cache-types.js';
+export type { Cache, CacheInformerInfo, DynamicNamespaces, Informers } from './cache-types.js';
 export { CompactIndexer, type CompactIndexerOptions } from './compact-store.js';
 export {
   type Delta,

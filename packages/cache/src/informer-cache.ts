@@ -18,17 +18,20 @@ import {
   InformerSyncError,
   ResourceNotCachedError,
   syncTimeoutError,
-  UnknownNamespaceError,
 } from './cache-errors.js';
 import { type ByObject, checkCacheOptions, type InformerCacheOptions } from './cache-options.js';
 import type { Cache, CacheInformerInfo } from './cache-types.js';
 import type { Informer } from './informer.js';
+import { readYourWritesOf, watchListSupportOf } from './internal/cache-parts.js';
 import { informerInfo, informerKey, storeKey, trackerKey } from './internal/informer-keys.js';
 import { newKindInformer } from './internal/kind-informer.js';
-import { ReadYourWrites } from './read-your-writes.js';
+import { MultiNamespaceInformer } from './internal/multi-namespace-informer.js';
+import { NamespaceScope } from './internal/namespace-scope.js';
+import { firstSyncError } from './internal/sync-error.js';
+import type { ReadYourWrites } from './read-your-writes.js';
 import { byFieldIndexes, fieldIndexName, labelRequirements } from './selectors.js';
 import { NAMESPACE_INDEX, storeReader } from './store.js';
-import { WatchListSupport } from './watch-list-support.js';
+import type { WatchListSupport } from './watch-list-support.js';
 import { WriteTrackingClient } from './write-tracking-client.js';
 
 interface Entry {
@@ -54,6 +57,7 @@ export class InformerCache implements Cache {
   readonly #options: InformerCacheOptions;
   readonly #entries = new Map<string, Entry>();
   readonly #byObject: ReadonlyMap<string, ByObject>;
+  readonly #namespaces: NamespaceScope;
   readonly #log: Logger;
   /** What the server said about streaming lists, shared by this cache's reflectors (one server per cache). */
   readonly #watchListSupport: WatchListSupport;
@@ -73,25 +77,9 @@ export class InformerCache implements Cache {
     this.#options = options;
     this.#log = options.logger ?? discardLogger;
     this.#byObject = checkCacheOptions(options, informerKey);
-    this.#watchListSupport =
-      options.reflector?.watchListSupport ??
-      new WatchListSupport({
-        ...(options.clock ? { clock: options.clock } : {}),
-        ...(options.watchListReprobeIntervalMs !== undefined
-          ? { reprobeIntervalMs: options.watchListReprobeIntervalMs }
-          : {}),
-      });
-    const ryow = options.readYourWrites;
-    try {
-      this.#ryow = ryow
-        ? new ReadYourWrites({
-            ...(typeof ryow === 'object' ? ryow : {}),
-            ...(options.clock ? { clock: options.clock } : {}),
-          })
-        : undefined;
-    } catch (err) {
-      throw new CacheOptionsError((err as Error).message, { cause: err });
-    }
+    this.#namespaces = new NamespaceScope(options, this.#byObject, () => options.client.restMapper);
+    this.#watchListSupport = watchListSupportOf(options);
+    this.#ryow = readYourWritesOf(options);
   }
 
   /** The read-your-own-writes tracker (its counters feed metrics), or `undefined` when the option is off. */
@@ -141,19 +129,61 @@ export class InformerCache implements Cache {
     return entry.informer as unknown as Informer<T>;
   }
 
-  /** The namespaces the kind's informers watch; empty: all (a `''` among them also means all). */
-  #namespacesOf(key: string): readonly string[] {
-    const o = this.#options;
-    const ns =
-      this.#byObject.get(key)?.namespaces ?? o.defaultNamespaces ?? (o.namespace ? [o.namespace] : []);
-    return ns.includes('') ? [] : ns;
+  /** The default namespaces the cache watches now (`defaultNamespaces` as last set); empty: all. */
+  defaultNamespaces(): readonly string[] {
+    return this.#namespaces.defaults();
+  }
+
+  /**
+   * Changes the namespaces a namespace-restricted cache watches, while it runs (controller-runtime fixes
+   * `DefaultNamespaces` at construction, #2829; this follows its `multiNamespaceCache` per namespace, the way
+   * the Java Operator SDK changes target namespaces). Every kind that follows the defaults (no
+   * `byObject.namespaces`; cluster-scoped kinds are unaffected) gets, for an added namespace, a new informer
+   * carrying the handlers and indexers registered so far — so a controller's handlers see its objects as adds
+   * from an initial list and reconcile them — and, for a removed namespace, its informer's handlers detached,
+   * then the informer stopped and its objects gone from `get`/`list` at once (a read naming that namespace
+   * then throws `UnknownNamespaceError`). No delete event is delivered for a removed namespace's objects: they
+   * left the cache's scope, not the server; reconciles already queued for them still run and read NotFound
+   * from the cache. Kinds whose informer is made later watch the new set.
+   *
+   * Resolves once the removed namespaces' informers have stopped and then, if the cache runs, every informer
+   * has synced (`waitForCacheSync`): `true`; `false` when `signal` aborts or the cache stops first. Before
+   * `start` it resolves `true` at once.
+   * @param namespaces the full new set (duplicates collapse).
+   * @throws CacheOptionsError (as a rejection) when the cache watches every namespace,
+   *   `namespaces` is empty, or an entry is not a non-empty string (named `namespaces[i]`); InformerSyncError
+   *   as `waitForCacheSync`.
+   */
+  async setDefaultNamespaces(namespaces: readonly string[], signal?: AbortSignal): Promise<boolean> {
+    const { added, removed } = this.#namespaces.change(namespaces);
+    const stops: Promise<void>[] = [];
+    for (const [key, e] of this.#entries) {
+      if (!(e.informer instanceof MultiNamespaceInformer) || !this.#namespaces.followsDefaults(key)) continue;
+      for (const ns of added) e.informer.addNamespace(ns);
+      for (const ns of removed) stops.push(e.informer.removeNamespace(ns));
+    }
+    await Promise.all(stops);
+    return this.isStarted() ? this.waitForCacheSync(signal) : true;
+  }
+
+  /** {@link setDefaultNamespaces} with `namespace` added to the current set. */
+  addNamespace(namespace: string, signal?: AbortSignal): Promise<boolean> {
+    return this.setDefaultNamespaces([...this.#namespaces.defaults(), namespace], signal);
+  }
+
+  /** {@link setDefaultNamespaces} without `namespace` (a namespace not watched changes nothing). */
+  removeNamespace(namespace: string, signal?: AbortSignal): Promise<boolean> {
+    return this.setDefaultNamespaces(
+      this.#namespaces.defaults().filter((ns) => ns !== namespace),
+      signal,
+    );
   }
 
   #newInformer<T extends KubeObject>(kind: Kind<T>, key: string): Entry['informer'] {
     return newKindInformer<T>(kind, key, {
       options: this.#options,
       byObject: this.#byObject.get(key) as ByObject<T> | undefined,
-      namespaces: this.#namespacesOf(key),
+      namespaces: this.#namespaces.of(key),
       readYourWrites: this.#ryow,
       watchListSupport: this.#watchListSupport,
       logger: this.#log,
@@ -230,7 +260,11 @@ export class InformerCache implements Cache {
    */
   informers(): CacheInformerInfo[] {
     const out: CacheInformerInfo[] = [];
-    for (const [key, e] of this.#entries) out.push(informerInfo(key, e.informer, this.#namespacesOf(key)));
+    for (const [key, e] of this.#entries) {
+      const inf = e.informer;
+      const running = inf instanceof MultiNamespaceInformer ? inf.runningNamespaces().filter(Boolean) : [];
+      out.push(informerInfo(key, inf, this.#namespaces.of(key), running));
+    }
     return out;
   }
 
@@ -247,34 +281,7 @@ export class InformerCache implements Cache {
    * for the first unsynced one. For a caller whose wait for the sync ran out (a manager's sync timeout).
    */
   syncError(): InformerSyncError | undefined {
-    let first: Entry | undefined;
-    for (const e of this.#entries.values()) {
-      if (e.informer.hasSynced()) continue;
-      first ??= e;
-      const st = e.informer.status();
-      if (st.terminalError !== undefined)
-        return new InformerSyncError(e.gvk, true, { cause: st.terminalError });
-      if (st.lastListError !== undefined)
-        return new InformerSyncError(e.gvk, st.stopped, { cause: st.lastListError });
-    }
-    if (!first) return undefined;
-    return new InformerSyncError(first.gvk, first.informer.isStopped(), {
-      reason: first.informer.isStarted() ? 'no list has completed yet' : 'the cache has not started it',
-    });
-  }
-
-  /**
-   * A namespace-restricted cache refuses a read of a namespaced kind outside its namespaces
-   * (controller-runtime `multiNamespaceCache`): `namespace` is the key's or the list's (`undefined`: a list
-   * of every watched namespace, allowed). Cluster-scoped kinds are never refused.
-   */
-  async #checkNamespace(kind: Kind, namespace: string | undefined, name?: string): Promise<void> {
-    const watched = this.#namespacesOf(informerKey(kind));
-    if (watched.length === 0) return;
-    if (namespace === undefined && name === undefined) return;
-    if (namespace && watched.includes(namespace)) return;
-    if (!(await this.#options.client.restMapper.isNamespaced(gvkOf(kind)))) return;
-    throw new UnknownNamespaceError(gvkString(gvkOf(kind)), namespace ?? '', watched, name);
+    return firstSyncError(this.#entries.values());
   }
 
   async #syncedInformer<T extends KubeObject>(kind: Kind<T>, signal?: AbortSignal): Promise<Informer<T>> {
@@ -329,7 +336,7 @@ export class InformerCache implements Cache {
    *   does not serve, or no longer serves), ResourceNotCachedError (`readerFailOnMissingInformer`).
    */
   async get<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, options?: GetOptions): Promise<Cached<T>> {
-    await this.#checkNamespace(kind, key.namespace ?? '', key.name);
+    await this.#namespaces.check(kind, informerKey(kind), key.namespace ?? '', key.name);
     const inf = await this.#syncedInformer(kind, options?.signal);
     if (this.#ryow) await this.#ryow.waitForKey(trackerKey(kind), storeKey(key), options?.signal);
     const store = storeReader(inf.getIndexer());
@@ -366,7 +373,7 @@ export class InformerCache implements Cache {
     // Parse the selectors before waiting for a sync: a bad selector fails at once.
     const labelReqs = labelRequirements(options.labelSelector);
     const fieldReqs = fieldRequirementsOf(options.fieldSelector);
-    await this.#checkNamespace(kind, options.namespace || undefined);
+    await this.#namespaces.check(kind, informerKey(kind), options.namespace || undefined);
     const inf = await this.#syncedInformer(kind, options.signal);
     if (this.#ryow) await this.#ryow.waitForKind(trackerKey(kind), options.namespace, options.signal);
     const store = storeReader(inf.getIndexer());

@@ -1,4 +1,4 @@
-import { ConfigMap, type KubeObject, kind } from '@kubeloop/client';
+import { ConfigMap, type KubeObject } from '@kubeloop/client';
 import { onAbort } from '@kubeloop/core';
 import { FakeClock } from '@kubeloop/core/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -10,39 +10,13 @@ import {
   UnknownNamespaceError,
 } from '../src/index.js';
 import { FakeClient } from './support/fake-client.js';
-
-const Namespace = kind('v1', 'Namespace');
-const Secret = kind('v1', 'Secret');
+import { Namespace, names, Secret, seed, startCache as startWith } from './support/namespaced-cache.js';
 
 const running: AbortController[] = [];
 afterEach(() => {
   for (const ac of running.splice(0)) ac.abort();
 });
-
-function startCache(fc: FakeClient, opts: Partial<InformerCacheOptions>) {
-  const cache = new InformerCache({ client: fc.asClient(), clock: new FakeClock(), ...opts });
-  const ac = new AbortController();
-  running.push(ac);
-  const done = cache.start(ac.signal);
-  return {
-    cache,
-    ac,
-    stop: async () => {
-      ac.abort();
-      await done;
-    },
-  };
-}
-
-function seed(fc: FakeClient) {
-  const s = fc.server('ConfigMap');
-  for (const ns of ['a', 'b', 'c']) s.create('cm0', {}, ns);
-  fc.server('Secret').create('s0', {}, 'c');
-  fc.server('Namespace').create('c', {}, '');
-}
-
-const names = (items: readonly { metadata?: { namespace?: string; name?: string } }[]) =>
-  items.map((o) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name}`).sort();
+const startCache = (fc: FakeClient, opts: Partial<InformerCacheOptions>) => startWith(fc, opts, running);
 
 describe('InformerCache restricted to namespaces (controller-runtime multiNamespaceCache)', () => {
   it('get and list in a namespace the cache does not watch throw UnknownNamespaceError naming the kind, the key and the watched namespaces — never NotFound or an empty list', async () => {

@@ -3,18 +3,8 @@ import { type CacheInformerInfo, InformerCache, listWatchFor, SharedIndexInforme
 import { ConfigMap } from '@kubeloop/client';
 import { describe, expect, it } from 'vitest';
 import { realCluster, useFaultServer } from './support/fault-server.js';
+import { series } from './support/prometheus.js';
 import { waitFor } from './support.js';
-
-/** The value of one series of a Prometheus text exposition (`undefined`: no such series). */
-function series(text: string, name: string, labels: Record<string, string>): number | undefined {
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`)) continue;
-    const body = line.slice(name.length + 1, line.lastIndexOf('}'));
-    if (Object.entries(labels).every(([k, v]) => body.includes(`${k}="${v}"`)))
-      return Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return undefined;
-}
 
 // What a user sees of the manager's caches: the informer_* metrics and /debug/cache, scraped over HTTP.
 describe.skipIf(realCluster)('cache observability: informer metrics and /debug/cache', () => {

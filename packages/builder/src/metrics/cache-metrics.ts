@@ -88,6 +88,13 @@ function registerInformerMetrics(registry: Registry, caches: Set<InformerCache>)
   informerGauge(
     registry,
     caches,
+    'informer_namespace_informers',
+    'Per-namespace informers running for the kind in a namespace-restricted cache (one still stopping after its namespace was removed included); 0 for a single informer.',
+    (i) => i.namespaceInformers.length,
+  );
+  informerGauge(
+    registry,
+    caches,
     'informer_store_resource_version',
     'The 15 least significant digits of the resource version of the store.',
     (i) => {
@@ -144,7 +151,7 @@ function registerInformerMetrics(registry: Registry, caches: Set<InformerCache>)
 /**
  * The manager cache's metrics on `registry`, read from the cache when scraped. Per informer (labels `name`,
  * `group`, `version`, `kind`), in client-go's `informer_*` style: `informer_store_objects`,
- * `informer_store_bytes`, `informer_last_event_age_seconds`, `informer_synced`,
+ * `informer_store_bytes`, `informer_last_event_age_seconds`, `informer_synced`, `informer_namespace_informers`,
  * `informer_store_resource_version`, `informer_relists_total`, `informer_watch_restarts_total`,
  * `informer_events_total{type}`, `informer_handler_notifications_total`, `informer_handler_seconds_total`,
  * `informer_handler_max_seconds`. Read-your-own-writes:

@@ -25,6 +25,7 @@ export function informerInfo(
   key: string,
   inf: Informer<KubeObject>,
   namespaces: readonly string[],
+  namespaceInformers: readonly string[],
 ): CacheInformerInfo {
   const st = inf.status();
   const slash = key.lastIndexOf('/');
@@ -38,6 +39,7 @@ export function informerInfo(
     kind: key.slice(slash + 1).replace(/#metadata$/, ''),
     metadataOnly: key.endsWith('#metadata'),
     namespaces,
+    namespaceInformers,
     synced: inf.hasSynced(),
     started: inf.isStarted(),
     stopped: inf.isStopped(),
