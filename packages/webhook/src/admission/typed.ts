@@ -50,24 +50,44 @@ export interface Defaulter<T extends KubeObject> {
   default(obj: T, ctx: TypedAdmissionContext<T>): void | Promise<void>;
 }
 
-function typedContext<T extends KubeObject>(
-  request: AdmissionRequest,
-  ctx: AdmissionContext,
-): TypedAdmissionContext<T> {
-  // not `...ctx`: spreading would read (and so make) the lazily made `signal`
-  return {
-    get signal() {
-      return ctx.signal;
-    },
-    logger: ctx.logger,
-    webhook: ctx.webhook,
-    request: request as AdmissionRequest<T>,
-    operation: request.operation,
-    userInfo: request.userInfo ?? {},
-    dryRun: request.dryRun === true,
-    namespace: request.namespace || undefined,
-    subResource: request.subResource || undefined,
-  };
+const NO_USER: UserInfo = Object.freeze({});
+
+/**
+ * The typed context: the request's attributes are read from the (frozen) request when the handler reads them,
+ * not copied into a new object per review; `signal` is still made only when read.
+ */
+class TypedContext<T extends KubeObject> implements TypedAdmissionContext<T> {
+  readonly request: AdmissionRequest<T>;
+  readonly #ctx: AdmissionContext;
+
+  constructor(request: AdmissionRequest, ctx: AdmissionContext) {
+    this.request = request as AdmissionRequest<T>;
+    this.#ctx = ctx;
+  }
+  get signal(): AbortSignal {
+    return this.#ctx.signal;
+  }
+  get logger(): AdmissionContext['logger'] {
+    return this.#ctx.logger;
+  }
+  get webhook(): string {
+    return this.#ctx.webhook;
+  }
+  get operation(): Operation {
+    return this.request.operation;
+  }
+  get userInfo(): UserInfo {
+    return this.request.userInfo ?? NO_USER;
+  }
+  get dryRun(): boolean {
+    return this.request.dryRun === true;
+  }
+  get namespace(): string | undefined {
+    return this.request.namespace || undefined;
+  }
+  get subResource(): string | undefined {
+    return this.request.subResource || undefined;
+  }
 }
 
 function deniedResult(e: unknown): AdmissionResult | undefined {
@@ -90,38 +110,59 @@ export function validatingHandler<T extends KubeObject>(
   validator: Validator<T>,
   kind?: Kind<T>,
 ): AdmissionHandler {
-  return async (request, ctx) => {
-    const tctx = typedContext<T>(request, ctx);
+  // not async: a validator that answers synchronously is answered without a promise
+  return (request, ctx) => {
     const obj = request.object as T | null | undefined;
     const old = request.oldObject as T | null | undefined;
+    let warnings: AdmissionWarnings | Promise<AdmissionWarnings>;
     try {
-      let warnings: AdmissionWarnings;
       switch (request.operation) {
-        case 'CREATE':
+        case 'CREATE': {
           if (!obj) return errored('request.object: required on CREATE', 400);
-          if (checkKind(kind, obj)) return errored(checkKind(kind, obj) as string, 400);
-          warnings = await validator.validateCreate?.(obj, tctx);
+          const wrongKind = checkKind(kind, obj);
+          if (wrongKind) return errored(wrongKind, 400);
+          warnings = validator.validateCreate?.(obj, new TypedContext<T>(request, ctx));
           break;
-        case 'UPDATE':
+        }
+        case 'UPDATE': {
           if (!obj) return errored('request.object: required on UPDATE', 400);
           if (!old) return errored('request.oldObject: required on UPDATE', 400);
-          if (checkKind(kind, obj)) return errored(checkKind(kind, obj) as string, 400);
-          warnings = await validator.validateUpdate?.(old, obj, tctx);
+          const wrongKind = checkKind(kind, obj);
+          if (wrongKind) return errored(wrongKind, 400);
+          warnings = validator.validateUpdate?.(old, obj, new TypedContext<T>(request, ctx));
           break;
+        }
         case 'DELETE':
           if (!old) return errored('request.oldObject: required on DELETE', 400);
-          warnings = await validator.validateDelete?.(old, tctx);
+          warnings = validator.validateDelete?.(old, new TypedContext<T>(request, ctx));
           break;
         default:
           return allowed();
       }
-      return allowed('', warnings ?? []);
     } catch (e) {
-      const d = deniedResult(e);
-      if (d) return d;
-      throw e;
+      return deniedOrThrow(e);
     }
+    if (isPromiseLike(warnings)) return Promise.resolve(warnings).then(allowedWith, deniedOrThrow);
+    return allowedWith(warnings);
   };
+}
+
+/** The answer of a validator that returned `warnings`: a shared frozen result when there are none. */
+function allowedWith(warnings: AdmissionWarnings): AdmissionResult {
+  return warnings && warnings.length > 0 ? allowed('', warnings) : ALLOWED;
+}
+
+const ALLOWED: AdmissionResult = Object.freeze({ allowed: true, result: Object.freeze({ code: 200 }) });
+
+/** A typed denial's result; any other error is thrown on (the webhook answers it 500). */
+function deniedOrThrow(e: unknown): AdmissionResult {
+  const d = deniedResult(e);
+  if (d) return d;
+  throw e;
+}
+
+function isPromiseLike<T>(v: T | Promise<T>): v is Promise<T> {
+  return v !== null && typeof v === 'object' && typeof (v as { then?: unknown }).then === 'function';
 }
 
 /**
@@ -139,7 +180,7 @@ export function defaultingHandler<T extends KubeObject>(
     if (checkKind(kind, obj)) return errored(checkKind(kind, obj) as string, 400);
     const copy = structuredClone(obj) as T;
     try {
-      await defaulter.default(copy, typedContext<T>(request, ctx));
+      await defaulter.default(copy, new TypedContext<T>(request, ctx));
     } catch (e) {
       const d = deniedResult(e);
       if (d) return d;

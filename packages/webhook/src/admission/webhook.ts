@@ -54,8 +54,10 @@ export function decodeAdmissionReview(body: string | Uint8Array): AdmissionRevie
   const req = decoded.request;
   if (typeof req.operation !== 'string' || !OPERATIONS.has(req.operation))
     return `request.operation: must be one of CREATE, UPDATE, DELETE, CONNECT, got ${JSON.stringify(req.operation)}`;
-  for (const f of ['object', 'oldObject'] as const)
-    if (req[f] !== undefined && req[f] !== null && !isObj(req[f])) return `request.${f}: must be an object`;
+  if (req.object !== undefined && req.object !== null && !isObj(req.object))
+    return 'request.object: must be an object';
+  if (req.oldObject !== undefined && req.oldObject !== null && !isObj(req.oldObject))
+    return 'request.oldObject: must be an object';
   return decoded.review as unknown as AdmissionReview;
 }
 
@@ -105,7 +107,7 @@ export class AdmissionWebhook {
    * Answers one HTTP body. `serverTimeout` is the request's `?timeout=` query value, if any; `signal` aborts
    * the handler (server stopping). Never throws.
    */
-  async serve(
+  serve(
     body: string | Uint8Array,
     serverTimeout?: string | null,
     signal?: AbortSignal,
@@ -113,11 +115,14 @@ export class AdmissionWebhook {
     const review = decodeAdmissionReview(body);
     if (typeof review === 'string') {
       this.#logger.debug({ reason: review }, 'bad AdmissionReview');
-      return { status: 400, body: statusBody(400, review) };
+      return Promise.resolve({ status: 400, body: statusBody(400, review) });
     }
-    const request = review.request as AdmissionRequest;
-    const response = await this.handle(request, serverTimeout, signal);
-    return { status: 200, body: { apiVersion: review.apiVersion, kind: 'AdmissionReview', response } };
+    const apiVersion = review.apiVersion;
+    const response = this.#respond(review.request as AdmissionRequest, serverTimeout, signal);
+    // one promise for a handler that answered at once; one more hop only for an asynchronous one
+    return isThenable(response)
+      ? response.then((r) => reviewReply(apiVersion, r))
+      : Promise.resolve(reviewReply(apiVersion, response));
   }
 
   /** Runs the handler for a decoded request; never throws (a throw answers 500 naming the webhook). */
@@ -126,60 +131,101 @@ export class AdmissionWebhook {
     serverTimeout?: string | null,
     signal?: AbortSignal,
   ): Promise<AdmissionResponse> {
+    return Promise.resolve(this.#respond(request, serverTimeout, signal));
+  }
+
+  /**
+   * The handler's answer, synchronously when the handler answered synchronously: no deadline timer, promise or
+   * closure is made for it then (a sync handler cannot be interrupted anyway). Only an asynchronous answer
+   * runs under the deadline.
+   */
+  #respond(
+    request: AdmissionRequest,
+    serverTimeout: string | null | undefined,
+    signal: AbortSignal | undefined,
+  ): AdmissionResponse | Promise<AdmissionResponse> {
     deepFreeze(request);
+    const context = new HandlerContext(this.#logger, this.name, signal);
+    let result: AdmissionResult | Promise<AdmissionResult>;
+    try {
+      result = this.#handler(request, context);
+    } catch (e) {
+      context.dispose();
+      return encodeResponse(request.uid, this.#failed(request, e));
+    }
+    if (!isThenable(result)) {
+      context.dispose();
+      return encodeResponse(request.uid, this.#checked(request, result));
+    }
     let timeoutMs = this.#timeoutMs;
     const fromServer = serverTimeout ? parseGoDuration(serverTimeout) : undefined;
     if (fromServer !== undefined) timeoutMs = Math.max(1, Math.min(timeoutMs, fromServer - 100));
     return new Promise<AdmissionResponse>((resolve) => {
-      const deadline = new LazyDeadline(signal);
       let answered = false;
-      const answer = (result: AdmissionResult): void => {
+      const answer = (r: AdmissionResult): void => {
         if (answered) return;
         answered = true;
         clearTimeout(timer);
-        deadline.dispose();
-        resolve(encodeResponse(request.uid, result));
+        context.dispose();
+        resolve(encodeResponse(request.uid, r));
       };
-      // The per-request deadline is a plain timer: the handler's signal (an AbortController and its listeners,
-      // the larger share of a trivial review's cost) is only made if the handler reads it.
+      // The per-request deadline is a plain timer: the handler's signal (an AbortController and its listeners)
+      // is only made if the handler reads it.
       const timer = setTimeout(() => {
-        deadline.expire(timeoutMs);
+        context.expire(timeoutMs);
         answer(errored(`webhook "${this.name}" did not answer within ${timeoutMs} ms`, 500));
       }, timeoutMs);
       timer.unref();
-      const failed = (e: unknown): void => {
-        this.#logger.error({ err: e, uid: request.uid }, 'admission handler threw');
-        answer(errored(`webhook "${this.name}" failed: ${e instanceof Error ? e.message : String(e)}`, 500));
-      };
-      try {
-        const context: AdmissionContext = {
-          get signal() {
-            return deadline.signal;
-          },
-          logger: this.#logger,
-          webhook: this.name,
-        };
-        // a handler abandoned at the deadline may still settle later: `answer` ignores it
-        Promise.resolve(this.#handler(request, context)).then(answer, failed);
-      } catch (e) {
-        failed(e);
-      }
+      // a handler abandoned at the deadline may still settle later: `answer` ignores it
+      Promise.resolve(result).then(
+        (r) => answer(this.#checked(request, r)),
+        (e: unknown) => answer(this.#failed(request, e)),
+      );
     });
+  }
+
+  #failed(request: AdmissionRequest, e: unknown): AdmissionResult {
+    this.#logger.error({ err: e, uid: request.uid }, 'admission handler threw');
+    return errored(`webhook "${this.name}" failed: ${e instanceof Error ? e.message : String(e)}`, 500);
+  }
+
+  /** A raw handler that answers something other than a result object answers 500, never a crash or a hang. */
+  #checked(request: AdmissionRequest, r: AdmissionResult): AdmissionResult {
+    if (r !== null && typeof r === 'object' && typeof r.allowed === 'boolean') return r;
+    return this.#failed(request, new TypeError(`handler answered ${describe(r)}, not an AdmissionResult`));
   }
 }
 
+function describe(v: unknown): string {
+  if (v === null || typeof v !== 'object') return String(v);
+  return 'an object without a boolean "allowed"';
+}
+
+function isThenable<T>(v: T | Promise<T>): v is Promise<T> {
+  return v !== null && typeof v === 'object' && typeof (v as { then?: unknown }).then === 'function';
+}
+
+function reviewReply(apiVersion: string, response: AdmissionResponse): WebhookReply {
+  return { status: 200, body: { apiVersion, kind: 'AdmissionReview', response } };
+}
+
 /**
- * The signal a handler gets (controller-runtime passes the request's `context.Context`): it aborts when the
- * deadline passes or `parent` (the server's stop) aborts, and exists only once read.
+ * The context a handler gets (controller-runtime passes the request's `context.Context`). Its `signal`
+ * aborts when the deadline passes or `parent` (the server's stop) aborts, and exists only once read: the
+ * AbortController and its listeners are most of a trivial review's cost otherwise.
  */
-class LazyDeadline {
+class HandlerContext implements AdmissionContext {
+  readonly logger: Logger;
+  readonly webhook: string;
   readonly #parent: AbortSignal | undefined;
   #controller: AbortController | undefined;
   #off: (() => void) | undefined;
   #expired: DOMException | undefined;
   #disposed = false;
 
-  constructor(parent: AbortSignal | undefined) {
+  constructor(logger: Logger, webhook: string, parent: AbortSignal | undefined) {
+    this.logger = logger;
+    this.webhook = webhook;
     this.#parent = parent;
   }
 
@@ -209,16 +255,15 @@ class LazyDeadline {
   }
 }
 
+/** The wire response: fields set one by one in the wire order, no spread of temporary objects. */
 function encodeResponse(uid: string, r: AdmissionResult): AdmissionResponse {
-  const patch = r.patch && r.patch.length > 0 ? r.patch : undefined;
-  return {
-    uid,
-    allowed: r.allowed,
-    ...(r.result ? { status: r.result } : {}),
-    ...(patch
-      ? { patch: Buffer.from(JSON.stringify(patch)).toString('base64'), patchType: 'JSONPatch' as const }
-      : {}),
-    ...(r.warnings?.length ? { warnings: r.warnings } : {}),
-    ...(r.auditAnnotations ? { auditAnnotations: r.auditAnnotations } : {}),
-  };
+  const out: { -readonly [K in keyof AdmissionResponse]: AdmissionResponse[K] } = { uid, allowed: r.allowed };
+  if (r.result) out.status = r.result;
+  if (r.patch && r.patch.length > 0) {
+    out.patch = Buffer.from(JSON.stringify(r.patch)).toString('base64');
+    out.patchType = 'JSONPatch';
+  }
+  if (r.warnings?.length) out.warnings = r.warnings;
+  if (r.auditAnnotations) out.auditAnnotations = r.auditAnnotations;
+  return out;
 }

@@ -16,18 +16,12 @@ import type { CertificateSource } from '../certs/source.js';
 import type { ConversionWebhook } from '../conversion/conversion.js';
 import { statusBody, type WebhookReply } from '../review.js';
 import { type WebhookMetrics, webhookMetrics } from './metrics.js';
+import { codeLabels, drain, mediaType, type RawWebhookHandler, type Route, target } from './request.js';
 
 /** kube-apiserver's bound on a request body (3 MiB), which the webhook server applies to reviews too. */
 export const DEFAULT_MAX_BODY_BYTES = 3 * 1024 * 1024;
 
-/** A raw handler for a path: gets the body and the `?timeout=` value, answers status + JSON. Must not throw. */
-export interface RawWebhookHandler {
-  serve(
-    body: Uint8Array,
-    serverTimeout: string | null,
-    signal: AbortSignal,
-  ): WebhookReply | Promise<WebhookReply>;
-}
+export type { RawWebhookHandler } from './request.js';
 
 /** Options of {@link WebhookServer}. */
 export interface WebhookServerOptions {
@@ -70,7 +64,7 @@ export function parseBindAddress(addr: string): { host: string | undefined; port
  * it runs; each path answers only POST with `Content-Type: application/json`.
  */
 export class WebhookServer {
-  readonly #handlers = new Map<string, RawWebhookHandler>();
+  readonly #handlers = new Map<string, Route>();
   readonly #options: WebhookServerOptions;
   readonly #logger: Logger;
   readonly #maxBody: number;
@@ -109,7 +103,11 @@ export class WebhookServer {
     if (!urlPath.startsWith('/'))
       throw new TypeError(`webhook path must start with "/", got ${JSON.stringify(urlPath)}`);
     if (this.#handlers.has(urlPath)) throw new TypeError(`webhook path ${urlPath} is registered already`);
-    this.#handlers.set(urlPath, handler as RawWebhookHandler);
+    this.#handlers.set(urlPath, {
+      handler: handler as RawWebhookHandler,
+      labels: { webhook: urlPath },
+      byCode: new Map(),
+    });
     this.#logger.info({ path: urlPath }, 'registering webhook');
   }
 
@@ -259,24 +257,28 @@ export class WebhookServer {
 
   #onRequest(req: IncomingMessage, res: ServerResponse): void {
     const { pathname, timeout } = target(req.url ?? '/');
-    const handler = this.#handlers.get(pathname);
-    if (!handler) {
+    const route = this.#handlers.get(pathname);
+    if (!route) {
       this.#send(res, { status: 404, body: statusBody(404, `no webhook is registered at ${pathname}`) });
       return;
     }
     const label = pathname;
     const metrics = this.#metrics;
-    const started = process.hrtime.bigint();
+    const started = performance.now();
     this.#inFlight++;
-    metrics?.requestsInFlight.inc({ webhook: label });
+    metrics?.requestsInFlight.inc(route.labels);
     let finished = false;
-    const finish = (reply: WebhookReply): void => {
+    const finish = (answer: WebhookReply): void => {
       if (finished) return;
       finished = true;
+      // a raw handler that answers something other than a reply gets a 500, never a crash
+      const reply = isReply(answer) ? answer : badReply(this.#logger, label);
       this.#send(res, reply);
-      metrics?.requestsTotal.inc({ webhook: label, code: String(reply.status) });
-      metrics?.latencySeconds.observe({ webhook: label }, Number(process.hrtime.bigint() - started) / 1e9);
-      metrics?.requestsInFlight.dec({ webhook: label });
+      if (metrics) {
+        metrics.requestsTotal.inc(codeLabels(route, reply.status));
+        metrics.latencySeconds.observe(route.labels, (performance.now() - started) / 1000);
+        metrics.requestsInFlight.dec(route.labels);
+      }
       this.#inFlight--;
       if (this.#inFlight === 0 && this.#idle) this.#idle();
     };
@@ -286,9 +288,7 @@ export class WebhookServer {
       );
       return;
     }
-    const ct = String(req.headers['content-type'] ?? '')
-      .split(';')[0]
-      ?.trim();
+    const ct = mediaType(req.rawHeaders);
     if (ct !== 'application/json') {
       drain(req, () =>
         finish({
@@ -318,6 +318,10 @@ export class WebhookServer {
     req.on('close', () => {
       if (!req.complete) broken();
     });
+    const failed = (e: unknown): void => {
+      this.#logger.error({ err: (e as Error)?.message, path: label }, 'webhook handler threw');
+      finish({ status: 500, body: statusBody(500, `webhook ${label} failed`) });
+    };
     req.on('end', () => {
       if (tooLarge) {
         finish({
@@ -327,43 +331,44 @@ export class WebhookServer {
         return;
       }
       const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-      Promise.resolve()
-        .then(() => handler.serve(body, timeout, this.#stop.signal))
-        .then(finish, (e: unknown) => {
-          this.#logger.error({ err: (e as Error)?.message, path: label }, 'webhook handler threw');
-          finish({ status: 500, body: statusBody(500, `webhook ${label} failed`) });
-        });
+      // one hop from the body's end to the write: the handler is called here, and only a promise it returns is
+      // waited for
+      let reply: WebhookReply | Promise<WebhookReply>;
+      try {
+        reply = route.handler.serve(body, timeout, this.#stop.signal);
+      } catch (e) {
+        failed(e);
+        return;
+      }
+      if (
+        reply !== null &&
+        typeof reply === 'object' &&
+        typeof (reply as Promise<WebhookReply>).then === 'function'
+      )
+        (reply as Promise<WebhookReply>).then(finish, failed);
+      else finish(reply as WebhookReply);
     });
   }
 
   #send(res: ServerResponse, reply: WebhookReply): void {
     if (res.headersSent || res.destroyed) return;
     const text = JSON.stringify(reply.body);
-    res.writeHead(reply.status, {
-      'content-type': 'application/json',
-      'content-length': Buffer.byteLength(text),
-    });
+    // a flat [name, value, …] array: no header object for Node to walk
+    res.writeHead(reply.status, [
+      'content-type',
+      'application/json',
+      'content-length',
+      String(Buffer.byteLength(text)),
+    ]);
     res.end(text);
   }
 }
 
-/**
- * The path and `?timeout=` of a request target. The API server sends the configured path as it is, so a plain
- * split serves it; anything else (percent-encoding, dot segments) goes through WHATWG URL parsing as before.
- */
-function target(raw: string): { pathname: string; timeout: string | null } {
-  const q = raw.indexOf('?');
-  const path = q < 0 ? raw : raw.slice(0, q);
-  if (path.startsWith('/') && !/[%\\]|\/\.|\/\//.test(path)) {
-    if (q < 0) return { pathname: path, timeout: null };
-    return { pathname: path, timeout: new URLSearchParams(raw.slice(q + 1)).get('timeout') };
-  }
-  const url = new URL(raw, 'https://webhook');
-  return { pathname: url.pathname, timeout: url.searchParams.get('timeout') };
+function isReply(r: unknown): r is WebhookReply {
+  return r !== null && typeof r === 'object' && typeof (r as WebhookReply).status === 'number';
 }
 
-function drain(req: IncomingMessage, then: () => void): void {
-  req.resume();
-  req.on('end', then);
-  req.on('error', then);
+function badReply(logger: Logger, label: string): WebhookReply {
+  logger.error({ path: label }, 'webhook handler answered no reply');
+  return { status: 500, body: statusBody(500, `webhook ${label} failed`) };
 }
