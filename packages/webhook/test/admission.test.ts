@@ -116,6 +116,36 @@ describe('admission: Validator', () => {
     expect(missingOld.status?.code).toBe(400);
   });
 
+  it('a raw handler answering no result (sync or async) answers 500 naming the webhook, never a hang', async () => {
+    for (const answer of [undefined, null, 'yes', {}]) {
+      const sync = new AdmissionWebhook('validate-sync-bad', () => answer as never);
+      const asyncBad = new AdmissionWebhook('validate-async-bad', async () => answer as never);
+      for (const wh of [sync, asyncBad]) {
+        const r = await run(wh, { object: w({}) });
+        expect(r.allowed).toBe(false);
+        expect(r.status?.code).toBe(500);
+        expect(r.status?.message).toMatch(new RegExp(`webhook "${wh.name}" failed: handler answered`));
+      }
+    }
+  });
+
+  it('a validator answering at once and one answering through a promise give the same response', async () => {
+    const at = (v: (o: Widget) => string[] | Promise<string[]>) =>
+      new AdmissionWebhook('validate-x', validatingHandler<Widget>({ validateCreate: (o) => v(o) }));
+    for (const warnings of [[], ['careful']]) {
+      const sync = await run(
+        at(() => warnings),
+        { object: w({}) },
+      );
+      const later = await run(
+        at(async () => warnings),
+        { object: w({}) },
+      );
+      expect(sync).toEqual(later);
+      expect(sync.status).toEqual({ code: 200 });
+    }
+  });
+
   it('an unexpected throw answers allowed:false code 500 naming the webhook', async () => {
     const boom = new AdmissionWebhook(
       'validate-boom',

@@ -70,6 +70,33 @@ describe('WebhookServer', () => {
     expect(() => server.register('/validate-ok', new ConversionWebhook())).toThrow(/registered already/);
   });
 
+  it('reads the media type from the first Content-Type header in any case of its name, parameters aside', async () => {
+    const body = JSON.stringify(admissionReview({}));
+    const upper = await post(port, '/validate-ok', body, caPem, {
+      'Content-Type': 'application/json; charset=utf-8',
+    });
+    expect(upper.status).toBe(200);
+    const none = await post(port, '/validate-ok', body, caPem, {});
+    expect(none.status).toBe(400);
+    expect((none.body as { message: string }).message).toBe('contentType=(none), expected application/json');
+  });
+
+  it('a raw handler that answers no reply, or throws, answers 500 and the server goes on serving', async () => {
+    server.register('/raw-nothing', { serve: () => undefined as never });
+    server.register('/raw-later', { serve: async () => null as never });
+    server.register('/raw-throws', {
+      serve: () => {
+        throw new Error('boom');
+      },
+    });
+    for (const path of ['/raw-nothing', '/raw-later', '/raw-throws']) {
+      const r = await post(port, path, '{}', caPem);
+      expect(r.status).toBe(500);
+      expect((r.body as { message: string }).message).toBe(`webhook ${path} failed`);
+    }
+    expect((await post(port, '/validate-ok', JSON.stringify(admissionReview({})), caPem)).status).toBe(200);
+  });
+
   it('a 10 MiB body answers 400 naming the limit, and the server goes on serving', async () => {
     const big = Buffer.alloc(10 * 1024 * 1024, 'a');
     const r = await post(port, '/validate-ok', big, caPem);
