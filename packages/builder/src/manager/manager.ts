@@ -11,7 +11,7 @@ import { settledBefore, signalWithTimeout, whenAborted } from '../internal-signa
 import { managerLeaderElector } from '../leaderelection/manager-elector.js';
 import type { Logger } from '../logger.js';
 import { registerCacheMetrics } from '../metrics/cache-metrics.js';
-import { DEBUG_CACHE_PATH, debugCacheHandler } from '../metrics/debug-cache.js';
+import { DEBUG_CACHE_PATH, debugCacheHandler, type MemberCache } from '../metrics/debug-cache.js';
 import { withAuthenticationAndAuthorization } from '../metrics/filters.js';
 import { type ManagerMetrics, managerMetrics } from '../metrics/manager-metrics.js';
 import { profilingHandlers } from '../metrics/profiling.js';
@@ -114,7 +114,7 @@ export class ControllerManager implements Manager {
       registry: this.#metrics.registry,
       // The cache's state as JSON beside /metrics; a handler the user gives for the same path wins.
       extraHandlers: {
-        [DEBUG_CACHE_PATH]: debugCacheHandler(this.#cache),
+        [DEBUG_CACHE_PATH]: debugCacheHandler(this.#cache, () => this.memberCaches()),
         ...(o.metrics.profiling ? profilingHandlers() : {}),
         ...o.metrics.extraHandlers,
       },
@@ -164,6 +164,10 @@ export class ControllerManager implements Manager {
   }
   getFieldIndexer(): FieldIndexer {
     return this.#cache;
+  }
+  /** The caches of other clusters `/debug/cache` lists after the manager's own (a multi-cluster manager's). @internal */
+  protected memberCaches(): readonly MemberCache[] {
+    return [];
   }
   getRESTMapper(): RESTMapper {
     return this.#live.restMapper;

@@ -1,21 +1,30 @@
 import type { CacheInformerInfo, InformerCache } from '@kubeloop/cache';
 import { Counter, Gauge, type Registry } from 'prom-client';
 
-/** The caches each registry reports (a shared registry may serve several managers' caches). */
-const families = new WeakMap<Registry, Set<InformerCache>>();
+/**
+ * The caches each registry reports (a shared registry may serve several managers' caches), each with the cluster
+ * it caches (`undefined`: the manager's own cluster).
+ */
+type Caches = Map<InformerCache, string | undefined>;
+const families = new WeakMap<Registry, Caches>();
 
-/** The labels of an informer's series, as client-go's informer metrics name it (`resource` is the kind here). */
-const LABELS = ['name', 'group', 'version', 'kind'] as const;
-type Labels = Record<(typeof LABELS)[number], string>;
+/**
+ * The labels of an informer's series, as client-go's informer metrics name it (`resource` is the kind here), and
+ * `cluster` for a multi-cluster manager's member cluster (absent for the manager's own cluster).
+ */
+const LABELS = ['name', 'group', 'version', 'kind', 'cluster'] as const;
+type Labels = Partial<Record<(typeof LABELS)[number], string>>;
 
-function labelsOf(i: CacheInformerInfo): Labels {
-  return { name: i.name, group: i.group, version: i.version, kind: i.kind };
+function labelsOf(i: CacheInformerInfo, cluster: string | undefined): Labels {
+  const l: Labels = { name: i.name, group: i.group, version: i.version, kind: i.kind };
+  if (cluster) l.cluster = cluster;
+  return l;
 }
 
 /** A gauge of every informer of every cache on the registry, set when scraped. */
 function informerGauge(
   registry: Registry,
-  caches: Set<InformerCache>,
+  caches: Caches,
   name: string,
   help: string,
   value: (i: CacheInformerInfo) => number | undefined,
@@ -27,10 +36,10 @@ function informerGauge(
     registers: [registry],
     collect() {
       this.reset();
-      for (const c of caches)
+      for (const [c, cluster] of caches)
         for (const i of c.informers()) {
           const v = value(i);
-          if (v !== undefined) this.set(labelsOf(i), v);
+          if (v !== undefined) this.set(labelsOf(i, cluster), v);
         }
     },
   });
@@ -39,7 +48,7 @@ function informerGauge(
 /** A counter of every informer of every cache on the registry, read from the informers when scraped. */
 function informerCounter(
   registry: Registry,
-  caches: Set<InformerCache>,
+  caches: Caches,
   name: string,
   help: string,
   values: (i: CacheInformerInfo) => ReadonlyArray<[extra: Record<string, string>, n: number]>,
@@ -52,15 +61,15 @@ function informerCounter(
     registers: [registry],
     collect() {
       this.reset();
-      for (const c of caches)
+      for (const [c, cluster] of caches)
         for (const i of c.informers())
-          for (const [extra, n] of values(i)) this.inc({ ...labelsOf(i), ...extra }, n);
+          for (const [extra, n] of values(i)) this.inc({ ...labelsOf(i, cluster), ...extra }, n);
     },
   });
 }
 
 /** The informer metrics, in the style of client-go's `informer_*` metrics (subsystem `informer`). */
-function registerInformerMetrics(registry: Registry, caches: Set<InformerCache>): void {
+function registerInformerMetrics(registry: Registry, caches: Caches): void {
   informerGauge(
     registry,
     caches,
@@ -154,20 +163,21 @@ function registerInformerMetrics(registry: Registry, caches: Set<InformerCache>)
  * `informer_store_bytes`, `informer_last_event_age_seconds`, `informer_synced`, `informer_namespace_informers`,
  * `informer_store_resource_version`, `informer_relists_total`, `informer_watch_restarts_total`,
  * `informer_events_total{type}`, `informer_handler_notifications_total`, `informer_handler_seconds_total`,
- * `informer_handler_max_seconds`. Read-your-own-writes:
+ * `informer_handler_max_seconds`; a member cluster's cache (`cluster` given: a multi-cluster manager's engaged
+ * cluster) adds the label `cluster` to its series. Read-your-own-writes:
  * `kubeloop_cache_read_your_writes_pending` (writes whose version the cache has not stored yet),
  * `kubeloop_cache_read_your_writes_waits_total{outcome}` (reads and reconcile starts that waited, by
  * `observed` / `timeout` / `aborted`) and `kubeloop_cache_read_your_writes_wait_seconds_total`. Several
  * caches on one registry are summed. Returns the function that stops reporting `cache`.
  */
-export function registerCacheMetrics(registry: Registry, cache: InformerCache): () => void {
+export function registerCacheMetrics(registry: Registry, cache: InformerCache, cluster?: string): () => void {
   let caches = families.get(registry);
   if (!caches) {
-    const set = new Set<InformerCache>();
+    const set: Caches = new Map();
     caches = set;
     families.set(registry, set);
     registerInformerMetrics(registry, set);
-    const stats = () => [...set].flatMap((c) => c.readYourWrites()?.stats() ?? []);
+    const stats = () => [...set.keys()].flatMap((c) => c.readYourWrites()?.stats() ?? []);
     new Gauge({
       name: 'kubeloop_cache_read_your_writes_pending',
       help: "Writes of this process whose resourceVersion the cache's informers have not stored yet (read-your-own-writes).",
@@ -200,7 +210,7 @@ export function registerCacheMetrics(registry: Registry, cache: InformerCache): 
       },
     });
   }
-  caches.add(cache);
+  caches.set(cache, cluster);
   const mine = caches;
   return () => {
     mine.delete(cache);

@@ -1,3 +1,4 @@
+import { InformerCache } from '@kubeloop/cache';
 import type { RestConfig } from '@kubeloop/config';
 import { onAbort } from '@kubeloop/core';
 import { Gauge } from 'prom-client';
@@ -6,6 +7,8 @@ import { whenAborted } from '../internal-signals.js';
 import type { Manager } from '../manager/interfaces.js';
 import { ControllerManager } from '../manager/manager.js';
 import type { ManagerOptions } from '../manager/options.js';
+import { registerCacheMetrics } from '../metrics/cache-metrics.js';
+import type { MemberCache } from '../metrics/debug-cache.js';
 import {
   type Aware,
   anySignal,
@@ -137,12 +140,21 @@ class MultiClusterControllerManager extends ControllerManager implements MultiCl
     const running = this.#running;
     if (!running || e.run) return;
     const both = anySignal(running, e.stop.signal);
+    // Its informers in the manager's metrics (label `cluster`) while it runs; `/debug/cache` lists them too.
+    const cache = e.cluster.getCache();
+    const release =
+      cache instanceof InformerCache
+        ? registerCacheMetrics(this.getMetricsRegistry(), cache, e.name)
+        : () => undefined;
     e.run = e.cluster
       .start(both.signal)
       .catch((err: unknown) =>
         this.getLogger().error({ cluster: e.name, err }, 'cluster stopped with an error'),
       )
-      .finally(both.off);
+      .finally(() => {
+        both.off();
+        release();
+      });
     for (const h of this.#hooks) this.#tell(h, e);
   }
 
@@ -174,6 +186,13 @@ class MultiClusterControllerManager extends ControllerManager implements MultiCl
     this.#hooks.add(h);
     onAbort(signal, () => this.#hooks.delete(h));
     for (const e of this.#engaged.values()) if (e.run) this.#tell(h, e);
+  }
+
+  protected override memberCaches(): readonly MemberCache[] {
+    return [...this.#engaged.values()].flatMap((e) => {
+      const cache = e.cluster.getCache();
+      return e.run && cache instanceof InformerCache ? [{ cluster: e.name, cache }] : [];
+    });
   }
 
   getCluster(name: string | undefined): Cluster {
