@@ -20,7 +20,7 @@ import {
   waiter,
 } from '../lib/common.mjs';
 
-const CLUSTERS = knob('MC_CLUSTERS', 20, 3);
+const CLUSTERS = knob('MC_CLUSTERS', 20, 2);
 const OBJECTS = knob('MC_OBJECTS', 1000, 20);
 const SHAPE = process.env.POD === 'small' ? 'small' : 'realistic';
 const TOTAL = CLUSTERS * OBJECTS;
