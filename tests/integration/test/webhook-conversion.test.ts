@@ -188,39 +188,57 @@ describe('webhook conversion through envtest', () => {
   it('webhook-conversion-down: with the conversion webhook down a write through the other version fails with 500', async () => {
     server.admission.faults.clear();
     // the resolver cannot reach a stopped server: point the CRD at a port nobody listens on
-    const crd = (await api.get(CRD, { name: 'widgets.example.com' })) as KubeObject & {
-      spec: { conversion: { webhook: { clientConfig: Record<string, unknown> } } };
-    };
+    type Crd = KubeObject & { spec: { conversion: { webhook: { clientConfig: Record<string, unknown> } } } };
+    const getCrd = async () => (await api.get(CRD, { name: 'widgets.example.com' })) as Crd;
+    const crd = await getCrd();
     const cc = crd.spec.conversion.webhook.clientConfig;
-    await api.update(CRD, {
-      ...crd,
-      spec: {
-        ...crd.spec,
-        conversion: {
-          ...crd.spec.conversion,
-          webhook: {
-            ...crd.spec.conversion.webhook,
-            clientConfig: { url: 'https://127.0.0.1:1/convert', caBundle: cc.caBundle },
+    const withClientConfig = (crd: Crd, clientConfig: Record<string, unknown>) =>
+      ({
+        ...crd,
+        spec: {
+          ...crd.spec,
+          conversion: {
+            ...crd.spec.conversion,
+            webhook: { ...crd.spec.conversion.webhook, clientConfig },
           },
         },
-      },
-    } as KubeObject);
-    await vi.waitFor(async () => {
-      const e = await api
-        .create(WidgetV1alpha1, {
+      }) as KubeObject;
+    await api.update(
+      CRD,
+      withClientConfig(crd, { url: 'https://127.0.0.1:1/convert', caBundle: cc.caBundle }),
+    );
+    try {
+      await vi.waitFor(async () => {
+        const e = await api
+          .create(WidgetV1alpha1, {
+            apiVersion: WidgetV1alpha1.apiVersion,
+            kind: 'Widget',
+            metadata: { name: 'w3', namespace: 'conv' },
+            spec: { size: 1, colour: 'x' },
+          })
+          .then(
+            () => undefined,
+            (err: { status?: { code?: number; message?: string } }) => err,
+          );
+        expect(e?.status?.code).toBe(500);
+        expect(e?.status?.message).toMatch(
+          /conversion webhook for example.com\/v1alpha1, Kind=Widget failed: .*connection refused/,
+        );
+      });
+    } finally {
+      // The file's other test converts through the webhook and may run after this one (--sequence.shuffle: it
+      // failed a shuffled soak run on the broken clientConfig): put the CRD back and wait until a read converts.
+      await api.update(CRD, withClientConfig(await getCrd(), cc));
+      const probe = { namespace: 'default', name: 'conversion-restored' };
+      await vi.waitFor(() =>
+        api.create(WidgetV1alpha1, {
           apiVersion: WidgetV1alpha1.apiVersion,
           kind: 'Widget',
-          metadata: { name: 'w3', namespace: 'conv' },
+          metadata: probe,
           spec: { size: 1, colour: 'x' },
-        })
-        .then(
-          () => undefined,
-          (err: { status?: { code?: number; message?: string } }) => err,
-        );
-      expect(e?.status?.code).toBe(500);
-      expect(e?.status?.message).toMatch(
-        /conversion webhook for example.com\/v1alpha1, Kind=Widget failed: .*connection refused/,
+        }),
       );
-    });
+      await api.delete(WidgetV1alpha1, probe);
+    }
   });
 });
