@@ -4,10 +4,17 @@ import { describe, expect, it } from 'vitest';
 import { type Replica, startReplica, watchLeases } from './support/leader-election.js';
 import { captureLogger, type LogRecord, testConfig, useLiveCluster, waitFor } from './support.js';
 
+/** Lease 30 s, renew deadline 20 s: a leader that is not meant to lose its Lease keeps it on a loaded box. */
+const STEADY = { leaseDurationMs: 30_000, renewDeadlineMs: 20_000, retryPeriodMs: 500 } as const;
+
 describe('C23 standby that is stopping (leader election, observed through the API)', () => {
   const live = useLiveCluster();
 
-  async function setup() {
+  /**
+   * A leading, B campaigning. `timings` for a test in which A must not lose the Lease (nothing there waits for it
+   * to expire): at load 50 (a soak of two suites) A's PUT with FAST's 3 s renew deadline failed and A lost it.
+   */
+  async function setup(timings?: typeof STEADY) {
     const { api, ns } = await live.namespace('c23');
     const config = testConfig();
     const history = watchLeases(api, ns);
@@ -17,11 +24,14 @@ describe('C23 standby that is stopping (leader election, observed through the AP
       for (const r of started) r.stop.abort();
       for (const r of started) await r.done;
     });
-    const a = startReplica(config, 'a', ns, 'lock');
+    const a = startReplica(config, 'a', ns, 'lock', timings ? { timings } : {});
     started.push(a);
     await a.mgr.elected();
     const records: LogRecord[] = [];
-    const b = startReplica(config, 'b', ns, 'lock', { logger: captureLogger(records) });
+    const b = startReplica(config, 'b', ns, 'lock', {
+      logger: captureLogger(records),
+      ...(timings ? { timings } : {}),
+    });
     started.push(b);
     // B has read the Lease and seen A hold it: it is campaigning.
     await waitFor(
@@ -32,7 +42,7 @@ describe('C23 standby that is stopping (leader election, observed through the AP
   }
 
   it('C23: a standby stopped while it waits never starts leader-only work, writes no Lease and stops', async () => {
-    const { api, ns, history, a, b } = await setup();
+    const { api, ns, history, a, b } = await setup(STEADY);
     // leader_election_master_status{name}: 1 on the leader, 0 on the standby.
     expect(await a.registry.metrics()).toContain('leader_election_master_status{name="lock"} 1');
     expect(await b.registry.metrics()).toContain('leader_election_master_status{name="lock"} 0');

@@ -67,22 +67,25 @@ export function useLiveCluster(): LiveCluster {
 }
 
 /**
- * Waits until `cond` is true, on vitest's `vi.waitFor` (polled every 20 ms); fails with `what` after
- * `deadlineMs`. A thin shape over vi.waitFor for conditions that return a boolean; never a fixed sleep.
+ * Waits until `cond` is true, on vitest's `vi.waitFor` (polled every 20 ms); fails with `what` when the wait ends.
+ * The wait lasts until the test's own timeout is nearly up, or `deadlineMs` if that is longer
+ * (scripts/vitest/wait-for-defaults.ts): a short timer of its own failed conditions that were about to hold on a
+ * loaded box. A thin shape over vi.waitFor for conditions that return a boolean; never a fixed sleep.
  */
 export async function waitFor(
   cond: () => boolean | Promise<boolean>,
   what: string | (() => string),
-  deadlineMs = 20_000,
+  deadlineMs?: number,
 ): Promise<void> {
+  const started = Date.now();
   await vi.waitFor(
     async () => {
       if (!(await cond()))
         throw new Error(
-          `timed out after ${deadlineMs} ms waiting for ${typeof what === 'string' ? what : what()}`,
+          `timed out after ${Date.now() - started} ms waiting for ${typeof what === 'string' ? what : what()}`,
         );
     },
-    { timeout: deadlineMs, interval: 20 },
+    { ...(deadlineMs === undefined ? {} : { timeout: deadlineMs }), interval: 20 },
   );
 }
 
