@@ -8,7 +8,7 @@
 //   3. @kubeloop/builder (and what it depends on): the seed's PodCounter reaches the server's pod count;
 //   4. @kubeloop/webhook: a validator denies and a defaulter patches an AdmissionReview.
 //   5. @kubeloop/crd: a kind from a TypeBox schema gives its CRD and validates an object.
-//   6. create-kubeloop: `npm create kubeloop` (npm exec of the packed generator) scaffolds an operator into an empty
+//   6. create-kubeloop: `npm create kubeloop` (npm exec of the packed generator, `--from-tarballs`) scaffolds an operator into an empty
 //      folder, whose npm install (the tarballs; the registry for third-party packages) and `kubeloop create api` /
 //      `create webhook` run, then its `npm test` (generate CRDs + RBAC + webhook configurations, unit and envtest
 //      tests) passes on this Node, then on Node 22 and 24 (npx node@V; PACK_INSTALL_NODES="" skips). Prints each step's wall time.
@@ -21,11 +21,13 @@
 //      declarations that `npm i @kubeloop/builder` installs; prints its wall and CPU time and the load.
 // Prints one line per check and `pack-install: N passed, N failed` at the end; exits 1 on any failure.
 // Run after `npm run build` (the tarballs hold dist/). Usage: node scripts/pack-install.mjs [--keep]
+// (PACK_INSTALL_CHECKS="6" runs only check 6; the others print `skip`).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { packPublic, publicPackages } from './pack-local.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const keep = process.argv.includes('--keep');
@@ -33,26 +35,7 @@ const work = fs.mkdtempSync(path.join(os.tmpdir(), 'kubeloop-pack-'));
 const tarballs = path.join(work, 'tarballs');
 fs.mkdirSync(tarballs);
 
-const rootPkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
-const publicPackages = rootPkg.workspaces
-  .map((dir) => ({ dir, pkg: JSON.parse(fs.readFileSync(path.join(root, dir, 'package.json'), 'utf8')) }))
-  .filter(({ pkg }) => !pkg.private && (pkg.name.startsWith('@kubeloop/') || pkg.name === 'create-kubeloop'));
-
-const tarballOf = new Map();
-for (const { dir, pkg } of publicPackages) {
-  const out = execFileSync('npm', ['pack', '--json', '--pack-destination', tarballs], {
-    cwd: path.join(root, dir),
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const [info] = JSON.parse(out);
-  const leaked = info.files
-    .map((f) => f.path)
-    .filter((p) => /(^|\/)(test|src\/.*\.test\.ts|node_modules)\//.test(p));
-  if (leaked.length > 0)
-    throw new Error(`${pkg.name}: the tarball holds files that are not for users: ${leaked.join(', ')}`);
-  tarballOf.set(pkg.name, path.join(tarballs, info.filename));
-}
+const tarballOf = packPublic(tarballs);
 
 let passed = 0;
 let failed = 0;
@@ -94,7 +77,19 @@ function project(name, names) {
   return { dir, installed };
 }
 
+/** PACK_INSTALL_CHECKS="2 6": run only those checks (numbered as above; 7 and 8 read the installs of 1-6). */
+const only = (process.env.PACK_INSTALL_CHECKS ?? '')
+  .split(/[\s,]+/)
+  .filter(Boolean)
+  .map(Number);
+let checkNumber = 0;
+
 function check(what, fn) {
+  checkNumber++;
+  if (only.length > 0 && !only.includes(checkNumber)) {
+    process.stdout.write(`skip ${checkNumber}. ${what}\n`);
+    return;
+  }
   try {
     fn();
     passed++;
@@ -312,7 +307,9 @@ check('create-kubeloop: scaffold, install, create api + webhook, npm test on Nod
   };
   const parent = path.join(work, 'scaffold');
   fs.mkdirSync(parent);
-  // what `npm create kubeloop@latest web-op` runs, with the tarball standing in for @latest
+  // what `npm create kubeloop@latest web-op` runs, with the tarball standing in for @latest; --from-tarballs (the
+  // README's path before publishing) points the project's @kubeloop/* and create-kubeloop at the tarballs, with
+  // overrides for the transitive ones
   timed('npm create kubeloop', parent, 'npm', [
     'exec',
     '--yes',
@@ -320,16 +317,16 @@ check('create-kubeloop: scaffold, install, create api + webhook, npm test on Nod
     '--',
     'create-kubeloop',
     'web-op',
+    '--from-tarballs',
+    tarballs,
   ]);
   const dir = path.join(parent, 'web-op');
-  // the project's @kubeloop/* and create-kubeloop ranges, pointed at the tarballs (overrides: transitive ones too)
-  const file = path.join(dir, 'package.json');
-  const pkg = JSON.parse(fs.readFileSync(file, 'utf8'));
-  for (const field of ['dependencies', 'devDependencies'])
-    for (const name of Object.keys(pkg[field] ?? {}))
-      if (tarballOf.has(name)) pkg[field][name] = `file:${tarballOf.get(name)}`;
-  pkg.overrides = Object.fromEntries([...tarballOf].map(([n, f]) => [n, `file:${f}`]));
-  fs.writeFileSync(file, JSON.stringify(pkg, null, 2));
+  const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
+  const pinned = Object.entries({ ...pkg.dependencies, ...pkg.devDependencies }).filter(([n]) =>
+    tarballOf.has(n),
+  );
+  if (pinned.length === 0 || pinned.some(([n, spec]) => spec !== `file:${tarballOf.get(n)}`))
+    throw new Error(`--from-tarballs left a kubeloop dependency off its tarball: ${JSON.stringify(pinned)}`);
   projects.set('scaffold', dir);
   timed('npm install', dir, 'npm', [
     'install',
@@ -450,7 +447,7 @@ check(
   () => {
     const problems = [];
     const rows = [];
-    for (const { dir, pkg } of publicPackages) {
+    for (const { dir, pkg } of publicPackages()) {
       const f = footprint([pkg.name]);
       if (!f) {
         problems.push(`${pkg.name}: installed by no check above (a check failed before installing it?)`);

@@ -24,14 +24,31 @@ function report(io: CreateIo, results: readonly FileResult[]): void {
   if (same > 0) io.stdout(`unchanged   ${same} file${same === 1 ? '' : 's'}\n`);
 }
 
-function initAndReport(io: CreateIo, dir: string, o: { name?: string; force?: boolean }): void {
+/** The options `create-kubeloop <dir>` and `init` share. */
+interface InitFlags {
+  name?: string;
+  force?: boolean;
+  fromTarballs?: string;
+}
+
+function initAndReport(io: CreateIo, dir: string, o: InitFlags): void {
   const target = path.resolve(io.cwd, dir);
-  report(io, init(target, { ...(o.name ? { name: o.name } : {}), ...(o.force ? { force: true } : {}) }));
+  report(
+    io,
+    init(target, {
+      ...(o.name ? { name: o.name } : {}),
+      ...(o.force ? { force: true } : {}),
+      ...(o.fromTarballs ? { fromTarballs: path.resolve(io.cwd, o.fromTarballs) } : {}),
+    }),
+  );
   const cd = path.relative(io.cwd, target);
   io.stdout(
     `\nNext:\n${cd ? `  cd ${cd}\n` : ''}  npm install\n  npx kubeloop create api --group apps.example.com --version v1alpha1 --kind WebApp\n  npm test && npm run dev\n`,
   );
 }
+
+const TARBALLS_HELP =
+  'install @kubeloop/* and create-kubeloop from the tarballs in this folder (npm run pack:local writes them), not the registry';
 
 function program(io: CreateIo): Command {
   const root = new Command('create-kubeloop')
@@ -42,9 +59,10 @@ function program(io: CreateIo): Command {
     .argument('[dir]', 'folder of the new project (created; must be empty)')
     .option('--name <name>', 'project name (default: the folder name)')
     .option('--force', 'write into a non-empty folder, overwriting files that differ')
+    .option('--from-tarballs <dir>', TARBALLS_HELP)
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: () => {} })
-    .action((dir: string | undefined, o: { name?: string; force?: boolean }) => {
+    .action((dir: string | undefined, o: InitFlags) => {
       if (dir === undefined)
         throw new UsageError('give the folder of the new project: create-kubeloop my-operator');
       initAndReport(io, dir, o);
@@ -55,8 +73,9 @@ function program(io: CreateIo): Command {
     .option('--dir <dir>', 'folder of the new project', '.')
     .option('--name <name>', 'project name (default: the folder name)')
     .option('--force', 'write into a non-empty folder, overwriting files that differ')
+    .option('--from-tarballs <dir>', TARBALLS_HELP)
     .exitOverride()
-    .action((o: { dir: string; name?: string; force?: boolean }) => initAndReport(io, o.dir, o));
+    .action((o: InitFlags & { dir: string }) => initAndReport(io, o.dir, o));
   const create = root.command('create').description('add an API or a webhook to the project').exitOverride();
   create
     .command('api')

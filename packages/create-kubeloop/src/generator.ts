@@ -8,6 +8,7 @@ import path from 'node:path';
 import { checkGroup, checkKind, checkVersion, kebab, lowerCamel, NameError } from './names.js';
 import { type FileResult, Plan } from './plan.js';
 import { type Project, projectOf } from './project.js';
+import { pointAtTarballs, tarballsIn } from './tarballs.js';
 import {
   type ApiSpec,
   apiIndexTs,
@@ -43,11 +44,17 @@ export interface InitOptions extends GenerateOptions {
   readonly name?: string;
   /** The version of `@kubeloop/*` to depend on (`^version`). @defaultValue this generator's version */
   readonly kubeloopVersion?: string;
+  /**
+   * A folder of package tarballs (`npm run pack:local` in the kubeloop repository writes them) to install every
+   * `@kubeloop/*` package and `create-kubeloop` from (`file:` dependencies plus `overrides`), instead of the registry.
+   */
+  readonly fromTarballs?: string;
 }
 
 /**
  * Creates a new project in `dir` (created when missing). `dir` must be empty or missing, unless `force`.
- * @throws NameError when the name is not a DNS-1123 label, or `dir` is a non-empty folder (without `force`).
+ * @throws NameError when the name is not a DNS-1123 label, `dir` is a non-empty folder (without `force`), or
+ *   `fromTarballs` is not a folder holding a tarball of every kubeloop package the project depends on.
  */
 export function init(dir: string, options: InitOptions = {}): FileResult[] {
   const name = options.name ?? path.basename(path.resolve(dir));
@@ -56,8 +63,15 @@ export function init(dir: string, options: InitOptions = {}): FileResult[] {
     throw new NameError(
       `${dir} exists and is not empty: init needs an empty or new folder (or --force to write over what is there)`,
     );
+  const files = initFiles(project);
+  if (options.fromTarballs !== undefined)
+    files['package.json'] = pointAtTarballs(
+      files['package.json']!,
+      tarballsIn(options.fromTarballs),
+      options.fromTarballs,
+    );
   const plan = new Plan(dir, options.force);
-  for (const [rel, text] of Object.entries(initFiles(project))) plan.file(rel, text);
+  for (const [rel, text] of Object.entries(files)) plan.file(rel, text);
   return plan.commit();
 }
 
@@ -74,7 +88,11 @@ export function readProject(root: string): Project {
     dependencies?: Record<string, string>;
   };
   const range = pkg.dependencies?.['@kubeloop/builder'];
-  return projectOf(pkg.name ?? '', range?.replace(/^[\^~]/, ''));
+  // a `file:` tarball (--from-tarballs) names no version: the generator's own stands in
+  return projectOf(
+    pkg.name ?? '',
+    range && /^[\^~]?\d/.test(range) ? range.replace(/^[\^~]/, '') : undefined,
+  );
 }
 
 /** What {@link createApi} takes: `--group`, `--version`, `--kind`, `--namespaced` / `--cluster`. */
