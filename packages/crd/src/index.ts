@@ -12,6 +12,7 @@ export {
   WithRules,
 } from './builders.js';
 export { type CliIo, runCli } from './cli-main.js';
+export { StatusCondition, type StatusConditionObject, StatusConditions } from './conditions.js';
 export { customResourceDefinition, customResourceDefinitions } from './crd.js';
 export { applyDefaults, prune } from './defaults.js';
 export { CelCompileError, SchemaError } from './errors.js';

@@ -28,7 +28,7 @@ export function kindTs(a: ApiSpec): string {
  * ${a.group}/${a.version} ${a.kind}. The schema below is the one source of the TypeScript type (\`${a.kind}Object\`),
  * the kind descriptor the client and the builder take, the CRD (\`npm run generate:crd\`) and in-process validation.
  */
-import { defineKind, type KindObject } from '@kubeloop/crd';
+import { defineKind, type KindObject, StatusConditions } from '@kubeloop/crd';
 import { Type } from 'typebox';
 
 export const ${a.kind} = defineKind({
@@ -50,6 +50,8 @@ export const ${a.kind} = defineKind({
   status: Type.Object({
     readyReplicas: Type.Optional(Type.Integer({ description: 'Ready pods of the Deployment.' })),
     observedGeneration: Type.Optional(Type.Integer({ description: 'The generation the status reflects.' })),
+    // metav1.Condition entries, one per type (list-type map), validated as controller-gen's schema does
+    conditions: Type.Optional(StatusConditions()),
   }),
   printerColumns: [
     { name: 'Image', type: 'string', jsonPath: '.spec.image' },
@@ -86,7 +88,8 @@ export function controllerTs(a: ApiSpec): string {
   const depNamespace = cluster ? 'app.spec.namespace' : 'req.namespace';
   return `/**
  * The ${a.kind} controller: runs every ${a.kind} as a Deployment of the same name that the ${a.kind} controls (deleted
- * with it by the garbage collector), and copies the Deployment's ready replicas into the ${a.kind}'s status.
+ * with it by the garbage collector), and copies the Deployment's ready replicas into the ${a.kind}'s status, with an
+ * \`Available\` condition that says whether every replica is ready.
  */
 import {
   createOrUpdate,
@@ -98,6 +101,7 @@ import {
   setControllerReference,
 } from '@kubeloop/builder';
 import { type Cached, type DeepReadonly, deepCopy } from '@kubeloop/client';
+import { setStatusCondition } from '@kubeloop/client/conditions';
 import { controllerRbac } from '@kubeloop/crd';
 import { ${a.kind}, type ${a.kind}Object } from '../api/${a.version}/index.js';
 
@@ -151,16 +155,27 @@ export function ${v}Reconciler(mgr: Manager): Reconciler {
           setControllerReference(app, d);
         },
       );
-      const status = {
-        readyReplicas: deployment.status?.readyReplicas ?? 0,
-        ...(app.metadata?.generation !== undefined ? { observedGeneration: app.metadata.generation } : {}),
-      };
-      if (
-        app.status?.readyReplicas !== status.readyReplicas ||
-        app.status?.observedGeneration !== status.observedGeneration
-      ) {
-        await client.status().update(${a.kind}, { ...deepCopy(app), status });
-      }
+      const wanted = app.spec.replicas ?? 1;
+      const ready = deployment.status?.readyReplicas ?? 0;
+      const generation = app.metadata?.generation;
+      const next = deepCopy(app);
+      next.status ??= {};
+      const status = next.status;
+      status.conditions ??= [];
+      let changed = status.readyReplicas !== ready || status.observedGeneration !== generation;
+      status.readyReplicas = ready;
+      if (generation !== undefined) status.observedGeneration = generation;
+      // the last transition time changes only when the condition's status does (apimachinery SetStatusCondition)
+      const available = ready >= wanted;
+      changed =
+        setStatusCondition(status.conditions, {
+          type: 'Available',
+          status: available ? 'True' : 'False',
+          reason: available ? 'ReplicasReady' : 'ReplicasNotReady',
+          message: \`\${ready} of \${wanted} replicas ready\`,
+          observedGeneration: generation,
+        }) || changed;
+      if (changed) await client.status().update(${a.kind}, next);
       return {};
     },
   };
@@ -234,6 +249,17 @@ describe('${a.kind} controller', () => {
           expect(d.spec?.replicas).toBe(2);
           expect(d.spec?.template?.spec?.containers[0]?.image).toBe('nginx:1.27');
           expect(d.metadata?.ownerReferences?.[0]).toMatchObject({ kind: '${a.kind}', name, controller: true });
+        },
+        { timeout: 30_000, interval: 100 },
+      );
+      // the status condition the server accepted (its schema is metav1.Condition's); envtest runs no Deployment
+      // controller, so no replica gets ready there
+      await vi.waitFor(
+        async () => {
+          const app = await client.get(${a.kind}, ${meta});
+          const available = app.status?.conditions?.find((c) => c.type === 'Available');
+          expect(available?.observedGeneration).toBe(app.metadata?.generation);
+          expect(available?.reason).toMatch(/^Replicas(Not)?Ready$/);
         },
         { timeout: 30_000, interval: 100 },
       );
