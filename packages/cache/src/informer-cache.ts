@@ -32,7 +32,7 @@ import type { ReadYourWrites } from './read-your-writes.js';
 import { byFieldIndexes, fieldIndexName, labelRequirements } from './selectors.js';
 import { NAMESPACE_INDEX, storeReader } from './store.js';
 import type { WatchListSupport } from './watch-list-support.js';
-import { WriteTrackingClient } from './write-tracking-client.js';
+import { trackingClient } from './write-tracking-client.js';
 
 interface Entry {
   /** The kind's GVK, as errors and logs name it. */
@@ -94,7 +94,7 @@ export class InformerCache implements Cache {
   trackWrites(live: Client): Client {
     const ryow = this.#ryow;
     if (!ryow) return live;
-    return new WriteTrackingClient(live, (kind) => {
+    return trackingClient(live, (kind) => {
       const key = trackerKey(kind);
       const entry = this.#entries.get(informerKey(kind));
       return ryow.beginWrite(key, (k) =>

@@ -55,7 +55,6 @@ export {
   type RecordingClient,
   recordCalls,
 } from './fake/fake-client.js';
-export { type Interceptor, type InterceptorFuncs, interceptClient } from './fake/interceptor.js';
 export { InProcessTransport, type InProcessTransportOptions } from './fake/transport.js';
 export {
   type EnqueuedRequest,

@@ -5,6 +5,7 @@
  * paging and watch are envtest's own code, reached through the same request path as over HTTPS.
  */
 import { ApiClient, type Client, isNotFound, type Kind, type KubeObject, Namespace } from '@kubeloop/client';
+import { type Interceptor, interceptClient } from '@kubeloop/client/interceptor';
 import {
   type ApiServer,
   createInProcessApiServer,
@@ -13,8 +14,7 @@ import {
   type RequestQuery,
   type RequestRecord,
 } from '@kubeloop/envtest';
-import { type Interceptor, interceptClient } from './interceptor.js';
-import { type FakeCall, LoggedClient, type RecordingClient, recorder } from './recording.js';
+import { type FakeCall, LoggedClient, type RecordingClient } from './recording.js';
 import { InProcessTransport } from './transport.js';
 
 export { type FakeCall, type FakeVerb, type RecordingClient, recordCalls } from './recording.js';
@@ -65,7 +65,7 @@ class InProcessFakeClient extends LoggedClient implements FakeClient {
     const log: FakeCall[] = [];
     let c: Client = base;
     for (let i = interceptors.length - 1; i >= 0; i--) c = interceptClient(c, interceptors[i]!);
-    super(interceptClient(c, recorder(log)), log, base);
+    super(c, log, base);
     this.server = server;
     this.faults = server.faults;
     this.#base = base;

@@ -4,29 +4,15 @@
  * built on the same log.
  */
 import type {
-  ApplyConfiguration,
-  ApplyOptions,
   Client,
-  DeleteAllOfOptions,
-  DeleteOptions,
-  GetOptions,
   GroupVersionKind,
   Kind,
   KubeObject,
-  ListOptions,
   ObjectKey,
-  ObjectList,
-  Patch,
-  PatchOptions,
-  RESTMapper,
-  StatusWriter,
   SubResourceClient,
-  WatchEvent,
-  WatchOptions,
-  WriteOptions,
 } from '@kubeloop/client';
 import { gvkOf } from '@kubeloop/client/apiutil';
-import { type Interceptor, interceptClient } from './interceptor.js';
+import { InterceptedClient, type Interceptor } from '@kubeloop/client/interceptor';
 
 /** The verbs a {@link FakeCall} records. */
 export type FakeVerb =
@@ -77,7 +63,7 @@ export interface RecordingClient extends Client {
  */
 export function recordCalls(client: Client): RecordingClient {
   const log: FakeCall[] = [];
-  return new LoggedClient(interceptClient(client, recorder(log)), log, client);
+  return new LoggedClient(client, log, client);
 }
 
 const WRITE_VERBS: ReadonlySet<FakeVerb> = new Set([
@@ -179,20 +165,18 @@ function subOf(c: Client, sub: string): SubResourceClient {
   return sub === 'status' ? (c.status() as SubResourceClient) : c.subResource(sub);
 }
 
-/** A client whose calls go through the recording interceptor; the log is read back through it. */
-export class LoggedClient implements RecordingClient {
+/**
+ * A client whose calls go through the recording interceptor over `inner`; the log is read back through it.
+ * `unintercepted` is the client below every interceptor (for a fake, below its user interceptors too).
+ */
+export class LoggedClient extends InterceptedClient implements RecordingClient {
   readonly unintercepted: Client;
-  readonly #outer: Client;
   readonly #log: FakeCall[];
 
-  constructor(outer: Client, log: FakeCall[], unintercepted: Client) {
-    this.#outer = outer;
+  constructor(inner: Client, log: FakeCall[], unintercepted: Client) {
+    super(inner, recorder(log));
     this.#log = log;
     this.unintercepted = unintercepted;
-  }
-
-  get restMapper(): RESTMapper {
-    return this.unintercepted.restMapper;
   }
 
   calls(): readonly FakeCall[] {
@@ -205,48 +189,5 @@ export class LoggedClient implements RecordingClient {
 
   clearCalls(): void {
     this.#log.length = 0;
-  }
-
-  get<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, options?: GetOptions): Promise<T> {
-    return this.#outer.get(kind, key, options);
-  }
-  list<T extends KubeObject>(kind: Kind<T>, options?: ListOptions): Promise<ObjectList<T>> {
-    return this.#outer.list(kind, options);
-  }
-  create<T extends KubeObject>(kind: Kind<T>, obj: T, options?: WriteOptions): Promise<T> {
-    return this.#outer.create(kind, obj, options);
-  }
-  update<T extends KubeObject>(kind: Kind<T>, obj: T, options?: WriteOptions): Promise<T> {
-    return this.#outer.update(kind, obj, options);
-  }
-  patch<T extends KubeObject>(
-    kind: Kind<T>,
-    key: ObjectKey,
-    patch: Patch,
-    options?: PatchOptions,
-  ): Promise<T> {
-    return this.#outer.patch(kind, key, patch, options);
-  }
-  apply<T extends KubeObject>(
-    kind: Kind<T>,
-    config: ApplyConfiguration<T>,
-    options?: ApplyOptions,
-  ): Promise<T> {
-    return this.#outer.apply(kind, config, options);
-  }
-  delete<T extends KubeObject>(kind: Kind<T>, key: ObjectKey | T, options?: DeleteOptions): Promise<void> {
-    return this.#outer.delete(kind, key, options);
-  }
-  deleteAllOf<T extends KubeObject>(kind: Kind<T>, options?: DeleteAllOfOptions): Promise<void> {
-    return this.#outer.deleteAllOf(kind, options);
-  }
-  watch<T extends KubeObject>(kind: Kind<T>, options?: WatchOptions): AsyncIterable<WatchEvent<T>> {
-    return this.#outer.watch(kind, options);
-  }
-  status(): StatusWriter {
-    return this.#outer.status();
-  }
-  subResource(subResource: string): SubResourceClient {
-    return this.#outer.subResource(subResource);
   }
 }

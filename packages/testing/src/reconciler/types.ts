@@ -1,9 +1,9 @@
 /** The options and results of `testReconciler`: what a test hands it and what it reports back. */
 import type { EventHandler, Logger, Request, Result } from '@kubeloop/builder';
 import type { Client, Kind, KubeObject } from '@kubeloop/client';
+import type { Interceptor } from '@kubeloop/client/interceptor';
 import type { Clock } from '@kubeloop/core';
 import type { FakeCall, FakeClientOptions, RecordingClient } from '../fake/fake-client.js';
-import type { Interceptor } from '../fake/interceptor.js';
 import type { FakeRecorder, RecordedEvent } from './fake-recorder.js';
 
 /** What a reconciler factory gets from {@link testReconciler}: build the reconciler on these. */

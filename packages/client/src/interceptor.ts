@@ -3,29 +3,22 @@
  * the client below it and the call's arguments and answers in its place — return what the call returns,
  * throw to fail it, or call the client to go on (after changing the arguments, or to inspect the answer).
  */
+import type { ApplyConfiguration, ApplyOptions } from './apply.js';
+import type { DeleteAllOfOptions } from './delete-all-of.js';
+import type { Client, StatusWriter, SubResourceClient } from './interfaces.js';
+import { gvkOf, type Kind, type KubeObject, type ObjectKey, type ObjectList } from './kinds.js';
 import type {
-  ApplyConfiguration,
-  ApplyOptions,
-  Client,
-  DeleteAllOfOptions,
   DeleteOptions,
   GetOptions,
-  Kind,
-  KubeObject,
   ListOptions,
-  ObjectKey,
-  ObjectList,
   Patch,
   PatchOptions,
-  RESTMapper,
-  StatusWriter,
-  SubResourceClient,
   SubResourceUpdateOptions,
-  WatchEvent,
   WatchOptions,
   WriteOptions,
-} from '@kubeloop/client';
-import { gvkOf } from '@kubeloop/client/apiutil';
+} from './options.js';
+import type { RESTMapper } from './rest-mapper.js';
+import type { WatchEvent } from './watch.js';
 
 type O = KubeObject;
 
@@ -100,6 +93,16 @@ function appliesTo(i: Interceptor, kind: Kind): boolean {
   });
 }
 
+/** The interceptor's function for `verb`, when it has one and it applies to `kind`. */
+function funcFor<K extends keyof InterceptorFuncs>(
+  i: Interceptor,
+  verb: K,
+  kind: Kind,
+): InterceptorFuncs[K] | undefined {
+  const f = i[verb];
+  return f !== undefined && appliesTo(i, kind) ? f : undefined;
+}
+
 /**
  * `inner` seen through `interceptor` (controller-runtime `interceptor.NewClient`). Stack several by wrapping
  * again: the outermost runs first.
@@ -108,22 +111,28 @@ export function interceptClient(inner: Client, interceptor: Interceptor): Client
   return new InterceptedClient(inner, interceptor);
 }
 
-class InterceptedClient implements Client {
+/**
+ * The client {@link interceptClient} returns, as a class to extend: a wrapper that adds to a client (a call log,
+ * write tracking) is an interceptor plus its own members, and every verb it does not intercept goes to `inner`
+ * unchanged. `restMapper` is `inner`'s.
+ */
+export class InterceptedClient implements Client {
   readonly #c: Client;
   readonly #i: Interceptor;
 
+  /** `inner` seen through `interceptor`; see {@link interceptClient}. */
   constructor(inner: Client, interceptor: Interceptor) {
     this.#c = inner;
     this.#i = interceptor;
   }
 
+  /** The RESTMapper of the client below. */
   get restMapper(): RESTMapper {
     return this.#c.restMapper;
   }
 
   #fn<K extends keyof InterceptorFuncs>(verb: K, kind: Kind): InterceptorFuncs[K] | undefined {
-    const f = this.#i[verb];
-    return f !== undefined && appliesTo(this.#i, kind) ? f : undefined;
+    return funcFor(this.#i, verb, kind);
   }
 
   get<T extends O>(kind: Kind<T>, key: ObjectKey, options?: GetOptions): Promise<T> {
@@ -194,10 +203,7 @@ class InterceptedClient implements Client {
       subResource === 'status' ? (this.#c.status() as SubResourceClient) : this.#c.subResource(subResource);
     const c = this.#c;
     const i = this.#i;
-    const fn = <K extends keyof InterceptorFuncs>(verb: K, kind: Kind) => {
-      const f = i[verb];
-      return f !== undefined && appliesTo(i, kind) ? f : undefined;
-    };
+    const fn = <K extends keyof InterceptorFuncs>(verb: K, kind: Kind) => funcFor(i, verb, kind);
     return {
       get<T extends O, S extends object = T>(kind: Kind<T>, key: ObjectKey, options?: GetOptions) {
         const f = fn('subResourceGet', kind);
