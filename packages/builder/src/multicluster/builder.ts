@@ -1,22 +1,23 @@
-import type { InformerCache } from '@kubeloop/cache';
 import type { Kind, KubeObject } from '@kubeloop/client';
-import { type BuilderWatchOptions, checkBuild, type OwnsOptions } from '../builder.js';
+import {
+  BuilderSpec,
+  type BuilderWatchOptions,
+  entrySource,
+  type OwnsOptions,
+  ownWritesWaiter,
+  type WatchEntry,
+} from '../builder-spec.js';
 import type { Cluster } from '../cluster/cluster.js';
 import { Controller } from '../controller.js';
 import { type BuilderControllerOptions, ControllerError } from '../controller-options.js';
-import {
-  type EventHandler,
-  enqueueRequestForObject,
-  enqueueRequestForOwner,
-  type HandlerQueue,
-} from '../handler.js';
+import type { EventHandler, HandlerQueue } from '../handler.js';
 import { whenAborted } from '../internal-signals.js';
 import type { Logger } from '../logger.js';
 import type { Runnable } from '../manager/runnable.js';
 import type { Predicate } from '../predicate.js';
 import type { Reconciler, Request } from '../reconcile.js';
 import type { Sharding } from '../sharding/sharding.js';
-import { KindSource, type Source } from '../source.js';
+import type { Source } from '../source.js';
 import type { ClusterHook, MultiClusterManager } from './manager.js';
 
 /** Options of a multi-cluster controller: the builder's controller options plus where it runs. */
@@ -26,14 +27,6 @@ export interface MultiClusterControllerOptions extends BuilderControllerOptions 
    * `WithEngageWithLocalCluster`. @defaultValue false
    */
   readonly engageLocalCluster?: boolean;
-}
-
-interface Entry {
-  readonly kind: Kind;
-  /** Made per cluster (an owner handler needs that cluster's RESTMapper). */
-  readonly handler: (cluster: Cluster) => EventHandler;
-  readonly predicates: readonly Predicate[];
-  readonly initialListPriority?: number | undefined;
 }
 
 /** How the controller is doing in one cluster. */
@@ -63,7 +56,7 @@ interface Running {
 export class MultiClusterController implements Runnable {
   readonly name: string;
   readonly #mgr: MultiClusterManager;
-  readonly #entries: readonly Entry[];
+  readonly #entries: readonly WatchEntry[];
   readonly #forKind: Kind | undefined;
   readonly #reconciler: Reconciler;
   readonly #options: MultiClusterControllerOptions;
@@ -77,7 +70,7 @@ export class MultiClusterController implements Runnable {
   constructor(
     mgr: MultiClusterManager,
     name: string,
-    entries: readonly Entry[],
+    entries: readonly WatchEntry[],
     forKind: Kind | undefined,
     reconciler: Reconciler,
     options: MultiClusterControllerOptions,
@@ -162,12 +155,7 @@ export class MultiClusterController implements Runnable {
     }
     // Read-your-own-writes per cluster, as the single-cluster builder sets it up (a no-op unless the
     // cluster's cache has `readYourWrites` on).
-    const own = cluster.getCache() as Partial<Pick<InformerCache, 'waitForOwnWrites' | 'readYourWrites'>>;
-    const waitForOwnWrites =
-      forKind && own.readYourWrites?.() && own.waitForOwnWrites
-        ? (req: { namespace: string; name: string }, s: AbortSignal) =>
-            (own.waitForOwnWrites as InformerCache['waitForOwnWrites']).call(own, forKind, req, s)
-        : undefined;
+    const waitForOwnWrites = ownWritesWaiter(cluster.getCache(), forKind);
     const ctrl = new Controller(ctrlName, reconciler, {
       ...defaults,
       ...(waitForOwnWrites ? { waitForOwnWrites } : {}),
@@ -180,12 +168,12 @@ export class MultiClusterController implements Runnable {
     });
     box.ctrl = ctrl;
     for (const e of this.#entries) {
-      const inner = new KindSource(cluster.getCache(), e.kind, e.handler(cluster), {
-        predicates: e.predicates,
-        logger: log.child({ controller: ctrlName }),
-        restMapper: cluster.getRESTMapper(),
-        ...(e.initialListPriority !== undefined ? { initialListPriority: e.initialListPriority } : {}),
-      });
+      const inner = entrySource(
+        e,
+        cluster.getCache(),
+        cluster.getRESTMapper(),
+        log.child({ controller: ctrlName }),
+      );
       const source: Source = {
         start: (s, q) => inner.start(s, stamp(q)),
         waitForSync: (s) => inner.waitForSync(s),
@@ -220,27 +208,20 @@ export class MultiClusterController implements Runnable {
  * `newControllerManagedBy`, with every watch made in each engaged cluster.
  */
 export class MultiClusterControllerBuilder {
-  #for: { kind: Kind; options: BuilderWatchOptions<KubeObject> } | undefined;
-  readonly #owns: Array<{ kind: Kind; options: OwnsOptions<KubeObject> }> = [];
-  readonly #watches: Array<{ kind: Kind; handler: EventHandler; options: BuilderWatchOptions<KubeObject> }> =
-    [];
-  readonly #global: Predicate[] = [];
-  #name: string | undefined;
-  #options: MultiClusterControllerOptions = {};
+  readonly #spec = new BuilderSpec<MultiClusterControllerOptions>({});
   #sharding: Sharding | undefined;
 
   constructor(private readonly mgr: MultiClusterManager) {}
 
   /** The kind reconciled, in every engaged cluster. @throws ControllerError when called twice. */
   for<T extends KubeObject>(kind: Kind<T>, options: BuilderWatchOptions<T> = {}): this {
-    if (this.#for) throw new ControllerError('for() may only be called once');
-    this.#for = { kind, options: options as BuilderWatchOptions<KubeObject> };
+    this.#spec.setFor(kind, options as BuilderWatchOptions<KubeObject>);
     return this;
   }
 
   /** A kind the controller creates in each cluster; its events enqueue the owner there. */
   owns<T extends KubeObject>(kind: Kind<T>, options: OwnsOptions<T> = {}): this {
-    this.#owns.push({ kind, options: options as OwnsOptions<KubeObject> });
+    this.#spec.addOwns(kind, options as OwnsOptions<KubeObject>);
     return this;
   }
 
@@ -250,28 +231,29 @@ export class MultiClusterControllerBuilder {
     handler: EventHandler<T>,
     options: BuilderWatchOptions<T> = {},
   ): this {
-    this.#watches.push({
+    this.#spec.addWatches(
       kind,
-      handler: handler as unknown as EventHandler,
-      options: options as BuilderWatchOptions<KubeObject>,
-    });
+      handler as unknown as EventHandler,
+      options as BuilderWatchOptions<KubeObject>,
+    );
     return this;
   }
 
   /** A predicate every event must pass. */
   withEventFilter<T extends KubeObject = KubeObject>(predicate: Predicate<T>): this {
-    this.#global.push(predicate as unknown as Predicate);
+    this.#spec.addFilter(predicate as unknown as Predicate);
     return this;
   }
 
   /** Controller options (per cluster: `maxConcurrentReconciles` is each cluster's). */
   withOptions(options: MultiClusterControllerOptions): this {
-    this.#options = { ...this.#options, ...options };
+    this.#spec.mergeOptions(options);
     return this;
   }
 
+  /** The controller's name (logs, metrics); must be unique in the manager. Default: the `for` kind, lower-cased. */
   named(name: string): this {
-    this.#name = name;
+    this.#spec.name = name;
     return this;
   }
 
@@ -291,54 +273,19 @@ export class MultiClusterControllerBuilder {
    *   sharding without `for`.
    */
   complete(reconciler: Reconciler): MultiClusterController {
-    if (this.#sharding && !this.#for) throw new ControllerError('withSharding() needs for(kind)');
-    const forKind = this.#for?.kind;
-    const name = checkBuild({
-      forKind,
-      owns: this.#owns.map((o) => o.kind),
-      watches: this.#watches.map((w) => w.kind),
-      rawSources: 0,
-      name: this.#name,
-      reconciler,
-    });
-    if (!this.#options.skipNameValidation) this.mgr.registerControllerName(name);
-    const entries: Entry[] = [];
-    const g = this.#global;
-    if (this.#for) {
-      const o = this.#for.options;
-      entries.push({
-        kind: this.#for.kind,
-        handler: () => enqueueRequestForObject(),
-        predicates: [...g, ...(o.predicates ?? [])],
-        initialListPriority: o.initialListPriority,
-      });
-    }
-    for (const o of this.#owns) {
-      entries.push({
-        kind: o.kind,
-        handler: (cluster) =>
-          enqueueRequestForOwner(cluster.getRESTMapper(), forKind as Kind, {
-            onlyController: o.options.onlyControllerOwner ?? true,
-          }),
-        predicates: [...g, ...(o.options.predicates ?? [])],
-        initialListPriority: o.options.initialListPriority,
-      });
-    }
-    for (const w of this.#watches) {
-      entries.push({
-        kind: w.kind,
-        handler: () => w.handler,
-        predicates: [...g, ...(w.options.predicates ?? [])],
-        initialListPriority: w.options.initialListPriority,
-      });
-    }
+    const spec = this.#spec;
+    if (this.#sharding && !spec.forKind) throw new ControllerError('withSharding() needs for(kind)');
+    const name = spec.check(reconciler);
+    if (!spec.options.skipNameValidation) this.mgr.registerControllerName(name);
+    // every watch is made in each engaged cluster: a watch's own `cluster` option does not apply here
+    const entries = spec.entries().map(({ cluster: _cluster, ...e }) => e);
     const ctrl = new MultiClusterController(
       this.mgr,
       name,
       entries,
-      forKind,
+      spec.forKind,
       reconciler,
-      this.#options,
+      spec.options,
       this.#sharding,
     );
     this.mgr.add(ctrl);
