@@ -50,7 +50,7 @@ export interface ControllerOptions {
    * (controller-runtime v0.23); with the plain queue, that and a 10 qps / 100 burst bucket, whichever is longer
    */
   readonly rateLimiter?: RateLimiter<unknown>;
-  /** How long `start` waits for its sources to sync, in ms. @defaultValue 120000 */
+  /** How long `start` waits for its sources to sync, in ms on the controller's `clock`. @defaultValue 120000 */
   readonly cacheSyncTimeoutMs?: number;
   readonly logger?: Logger;
   /** Whether the controller runs only on the leader. @defaultValue true (controller-runtime's default) */
@@ -87,7 +87,10 @@ export interface ControllerOptions {
    * that need leader election. @defaultValue false
    */
   readonly enableWarmup?: boolean;
-  /** Clock of the queue, the rate limiter and reconcile timing (tests inject a `FakeClock`). @defaultValue the real clock */
+  /**
+   * Clock of the queue, the rate limiter, reconcile timing and the wait for the sources' sync (tests inject a
+   * `FakeClock`). @defaultValue the real clock
+   */
   readonly clock?: Clock;
   /** Receives the controller's metrics. */
   readonly metrics?: ControllerMetricsHook;

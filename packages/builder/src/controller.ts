@@ -149,7 +149,7 @@ export class Controller implements Runnable {
     this.#startSources(signal);
     // A standby that never leads still stops cleanly: nothing waits on its queue once the manager stops.
     onAbort(signal, () => this.queue.shutDown());
-    const wait = signalWithTimeout(signal, this.#syncTimeoutMs);
+    const wait = signalWithTimeout(signal, this.#syncTimeoutMs, this.#clock);
     try {
       const synced = (await Promise.all(this.#sources.map((s) => s.waitForSync(wait.signal)))).every(Boolean);
       if (!synced && !signal.aborted)
@@ -178,7 +178,7 @@ export class Controller implements Runnable {
     const off = onAbort(signal, () => this.queue.shutDown());
     try {
       if (!this.#sourcesStarted) this.#startSources(signal);
-      const syncWait = signalWithTimeout(signal, this.#syncTimeoutMs);
+      const syncWait = signalWithTimeout(signal, this.#syncTimeoutMs, this.#clock);
       let synced: boolean;
       try {
         synced = (await Promise.all(this.#sources.map((s) => s.waitForSync(syncWait.signal)))).every(Boolean);

@@ -1,7 +1,7 @@
-import { onAbort, withDeadline } from '@kubeloop/core';
+import { type Clock, onAbort, realClock, withDeadline } from '@kubeloop/core';
 
 /**
- * A signal aborted when `parent` aborts or after `ms` milliseconds, whichever comes first: the client's
+ * A signal aborted when `parent` aborts or after `ms` milliseconds on `clock`, whichever comes first: core's
  * {@link withDeadline} (it holds its timer strongly, unlike `AbortSignal.any` + `AbortSignal.timeout`).
  * Call `clear()` when done; the timer does not keep the process alive.
  * @internal
@@ -9,8 +9,9 @@ import { onAbort, withDeadline } from '@kubeloop/core';
 export function signalWithTimeout(
   parent: AbortSignal,
   ms: number,
+  clock: Clock = realClock,
 ): { signal: AbortSignal; clear: () => void } {
-  const d = withDeadline(parent, ms);
+  const d = withDeadline(parent, ms, clock);
   return { signal: d.signal, clear: d.dispose };
 }
 

@@ -135,7 +135,8 @@ export class ControllerManager implements Manager {
     this.#caches.add({
       start: (signal) => this.#cache.start(signal),
       ready: async (signal) => {
-        const wait = signalWithTimeout(signal, syncTimeoutMs);
+        // On the cache's clock, so a test with a fake one decides when the wait runs out.
+        const wait = signalWithTimeout(signal, syncTimeoutMs, o.cache.clock);
         try {
           // Rejects with InformerSyncError (naming the kind, its error as cause) when an informer died.
           const synced = await this.#cache.waitForCacheSync(wait.signal);

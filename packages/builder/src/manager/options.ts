@@ -136,8 +136,9 @@ export type ManagerCacheOptions = Omit<
   'client' | 'logger' | 'namespace' | 'transform' | 'resyncPeriodMs'
 > & {
   /**
-   * How long `start` waits for the caches to sync, in ms, before it fails with a `ControllerError`
-   * (controller-runtime `Controller.CacheSyncTimeout`, here for the manager's cache). @defaultValue 120000
+   * How long `start` waits for the caches to sync, in ms on the cache's `clock` (a test's `FakeClock` decides
+   * when it runs out), before it fails with a `ControllerError` (controller-runtime
+   * `Controller.CacheSyncTimeout`, here for the manager's cache). @defaultValue 120000
    */
   readonly syncTimeoutMs?: number;
 };
