@@ -3,6 +3,7 @@ import { InformerCache, listWatchFor, objectOfDelete, SharedIndexInformer } from
 import { ConfigMap, type KubeObject, kind, newClient, Pod } from '@kubeloop/client';
 import { isTimeout, NoKindMatchError } from '@kubeloop/client/errors';
 import type { V1Pod } from '@kubeloop/client/models';
+import { FakeClock } from '@kubeloop/core/testing';
 import { describe, expect, it } from 'vitest';
 import { realCluster, useFaultServer } from './support/fault-server.js';
 import { captureLogger, type LogRecord, podManifest, waitFor } from './support.js';
@@ -327,18 +328,37 @@ describe.skipIf(realCluster)('breaking the client → cache → builder stack (e
 
     // controller-runtime waits for the kind until the sync timeout (a CRD may be installed meanwhile), then
     // fails naming it.
+    // The sync timeout runs on the controller's clock: a real 1.5 s could run out on a loaded machine before
+    // the source's first lookup had failed, leaving the error no cause to name. It runs out here only after.
     const mrecords: LogRecord[] = [];
     const mgr = newManager(ctx.config, { logger: captureLogger(mrecords) });
+    const clock = new FakeClock();
     newControllerManagedBy(mgr)
       .for(Nope)
-      .withOptions({ cacheSyncTimeoutMs: 1500 })
+      .withOptions({ cacheSyncTimeoutMs: 1500, clock })
       .complete({ reconcile: async () => {} });
     const mac = new AbortController();
-    const merr = await within(
-      mgr.start(mac.signal).then(
+    let settled = false;
+    const started = mgr
+      .start(mac.signal)
+      .then(
         () => undefined,
         (e: unknown) => e,
-      ),
+      )
+      .finally(() => {
+        settled = true;
+      });
+    const notServed = () =>
+      mrecords.filter((r) => r.kind === 'Nope.v1.nope.example.com' && /not served/.test(r.msg));
+    const merr = await within(
+      (async () => {
+        await waitFor(() => notServed().length > 0, 'the source to log the kind as not served');
+        await waitFor(() => {
+          clock.step(1500);
+          return settled;
+        }, 'the controller sync timeout');
+        return started;
+      })(),
       'the manager to fail',
     ).catch((e: unknown) => {
       throw new Error(
@@ -348,9 +368,7 @@ describe.skipIf(realCluster)('breaking the client → cache → builder stack (e
     mac.abort();
     expect(String((merr as Error)?.message)).toMatch(/Nope.*nope\.example\.com|nope\.example\.com.*Nope/);
     // Logged once when first seen, naming the kind.
-    expect(
-      mrecords.filter((r) => r.kind === 'Nope.v1.nope.example.com' && /not served/.test(r.msg)),
-    ).toHaveLength(1);
+    expect(notServed()).toHaveLength(1);
   });
 
   it('B08: stopping the manager while its cache is still syncing (list held at the server) returns promptly, starting no controller', async () => {
