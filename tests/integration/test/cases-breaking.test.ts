@@ -235,7 +235,9 @@ describe.skipIf(realCluster)('breaking the client → cache → builder stack (e
       const records: LogRecord[] = [];
       const mgr = newManager(ctx.config, {
         logger: captureLogger(records),
-        gracefulShutdownTimeoutMs: 1000,
+        // The hanging reconcile waits the grace period out; the other must stop the manager before it runs out,
+        // so its grace period is one the test never reaches (a real 1 s ran out on a loaded machine first).
+        gracefulShutdownTimeoutMs: hang ? 1000 : 10 * 60_000,
         cache: { defaultNamespaces: [ns] },
       });
       let release!: () => void;
