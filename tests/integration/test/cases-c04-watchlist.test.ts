@@ -1,13 +1,23 @@
 import { InformerCache } from '@kubeloop/cache';
 import { type ApiClient, ConfigMap, Namespace, newClient } from '@kubeloop/client';
+import { FakeClock } from '@kubeloop/core/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { realCluster, useFaultServer } from './support/fault-server.js';
 import { probeWatchList } from './support/features.js';
 import { type RecordedRequest, recordingClient } from './support/recording-transport.js';
 import { captureLogger, type LogRecord, testConfig, uniqueName, useLiveCluster } from './support.js';
 
-/** A streaming-list InformerCache on `client` for `ns`, stopped through `cleanups`. */
-function watchListCache(client: ApiClient, ns: string, cleanups: Array<() => Promise<void>>) {
+/**
+ * A streaming-list InformerCache on `client` for `ns`, stopped through `cleanups`. `clock` times the 1.5 s
+ * wait for the end bookmark (and the backoff): a test that expects the stream to end well gives a fake
+ * clock, so a loaded machine cannot turn a slow stream into a fallback.
+ */
+function watchListCache(
+  client: ApiClient,
+  ns: string,
+  cleanups: Array<() => Promise<void>>,
+  clock?: FakeClock,
+) {
   const records: LogRecord[] = [];
   const cache = new InformerCache({
     client,
@@ -15,6 +25,7 @@ function watchListCache(client: ApiClient, ns: string, cleanups: Array<() => Pro
     useWatchList: true,
     logger: captureLogger(records),
     reflector: { watchListTimeoutMs: 1500, backoff: { initialMs: 100, maxMs: 500 } },
+    ...(clock ? { clock } : {}),
   });
   const ac = new AbortController();
   const running = cache.start(ac.signal);
@@ -40,7 +51,7 @@ describe('WatchList: streaming initial sync (C04)', () => {
     for (const n of ['a', 'b', 'c']) await api.create(ConfigMap, { metadata: { namespace: ns, name: n } });
     // Every request the cache's client sends, recorded on its own transport (no server request log needed).
     const { client, requests: sent } = recordingClient(testConfig());
-    const { cache } = watchListCache(client, ns, live.cleanups);
+    const { cache } = watchListCache(client, ns, live.cleanups, new FakeClock());
     const requests = (verb: 'list' | 'watch') =>
       sent
         .filter((r: RecordedRequest) => r.method === 'GET')

@@ -1,5 +1,6 @@
 import { InformerCache } from '@kubeloop/cache';
 import { type ApiClient, ConfigMap, newClient, Secret } from '@kubeloop/client';
+import { FakeClock } from '@kubeloop/core/testing';
 import type { FaultSpec } from '@kubeloop/envtest';
 import { describe, expect, it } from 'vitest';
 import { realCluster, useFaultServer } from './support/fault-server.js';
@@ -11,12 +12,17 @@ import { captureLogger, type LogRecord, useLiveCluster } from './support.js';
 
 const STREAMING = { verb: 'watch' as const, query: { sendInitialEvents: 'true' } };
 
-/** A WatchList cache over `client` for `ns` (ConfigMaps and Secrets), stopped through `cleanups`. */
+/**
+ * A WatchList cache over `client` for `ns` (ConfigMaps and Secrets), stopped through `cleanups`. `clock` times
+ * the 2 s wait for the end bookmark and the backoff: a test where a served stream must not fall back gives a
+ * fake clock, so a loaded machine cannot turn a slow stream into a fallback.
+ */
 function watchListCache(
   client: ApiClient,
   ns: string,
   cleanups: Array<() => Promise<void>>,
   backoffMs = 60_000,
+  clock?: FakeClock,
 ) {
   const records: LogRecord[] = [];
   const cache = new InformerCache({
@@ -26,6 +32,7 @@ function watchListCache(
     logger: captureLogger(records),
     // The backoff is long on purpose: the fallback must happen within the attempt, not after a backoff step.
     reflector: { watchListTimeoutMs: 2000, backoff: { initialMs: backoffMs, maxMs: backoffMs } },
+    ...(clock ? { clock } : {}),
   });
   const ac = new AbortController();
   const running = cache.start(ac.signal);
@@ -143,7 +150,7 @@ describe('C43 on the run server (envtest serves WatchList; a kube-apiserver 1.32
   it('C43: two kinds starting together send one streaming request to a refusing server and log one warning', async () => {
     const { api, ns } = await live.namespace('c43default');
     for (const n of ['a', 'b']) await api.create(ConfigMap, { metadata: { namespace: ns, name: n } });
-    const { cache, records } = watchListCache(live.client(), ns, live.cleanups);
+    const { cache, records } = watchListCache(live.client(), ns, live.cleanups, undefined, new FakeClock());
     const started = performance.now();
     cache.getInformer(ConfigMap);
     cache.getInformer(Secret);
