@@ -340,7 +340,7 @@ describe('Transport', () => {
 
   it('tells the server the timeout as client-go does (?timeout=<Go duration>), never on streams', async () => {
     server.handler = (_req, res) => res.end('{}');
-    const t = new Transport(config({ timeoutMs: 5000 }));
+    const t = new Transport(config({ timeoutMs: 5000 }), { clock: new FakeClock() });
     try {
       await (await t.request({ method: 'GET', path: '/api/v1/pods?limit=1' })).body.dump();
       expect(server.seen.at(-1)?.url).toBe('/api/v1/pods?limit=1&timeout=5s');
@@ -349,7 +349,9 @@ describe('Transport', () => {
     } finally {
       await t.close();
     }
-    const t2 = new Transport(config({ timeoutMs: 1500 }));
+    // A fake clock that never moves: the 1.5 s is only written into the URL, and a real one could run out
+    // before a loaded machine's local server answered.
+    const t2 = new Transport(config({ timeoutMs: 1500 }), { clock: new FakeClock() });
     try {
       await (await t2.request({ method: 'DELETE', path: '/x' })).body.dump();
       expect(server.seen.at(-1)?.url).toBe('/x?timeout=1500ms');
