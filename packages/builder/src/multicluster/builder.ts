@@ -16,6 +16,7 @@ import type { Logger } from '../logger.js';
 import type { Runnable } from '../manager/runnable.js';
 import type { Predicate } from '../predicate.js';
 import type { Reconciler, Request } from '../reconcile.js';
+import type { ShardAttachment } from '../sharding/attachment.js';
 import type { Sharding } from '../sharding/sharding.js';
 import type { Source } from '../source.js';
 import type { ClusterHook, MultiClusterManager } from './manager.js';
@@ -122,10 +123,12 @@ export class MultiClusterController implements Runnable {
     if (signal.aborted) return;
     const sharding = this.#sharding;
     const ctrlName = clusterName ? `${this.name}/${clusterName}` : this.name;
+    let shard: ShardAttachment | undefined;
     const stamp = (q: HandlerQueue): HandlerQueue => ({
       add: (req, o) => {
         const r: Request = req.cluster || !clusterName ? req : { ...req, cluster: clusterName };
-        if (sharding && !sharding.owns(r)) return;
+        // Not owned here: dropped, and remembered by the shard so that it is enqueued once permitted.
+        if (shard && !shard.admit(r)) return;
         q.add(r, o);
       },
       handlerError: (err, details) => q.handlerError(err, { ...details, cluster: clusterName }),
@@ -134,12 +137,11 @@ export class MultiClusterController implements Runnable {
     const defaults = this.#mgr.getControllerOptions();
     const log = this.#mgr.getLogger().child(clusterName ? { cluster: clusterName } : {});
     let reconciler = this.#reconciler;
-    let detach: (() => void) | undefined;
     // Forward reference: the sharding attachment needs the controller's synced state.
     const box: { ctrl?: Controller } = {};
     const forKind = this.#forKind;
     if (sharding && forKind) {
-      const att = sharding.attach(
+      shard = sharding.attach(
         { add: (req, o) => box.ctrl?.handlerQueue.add(req, o), handlerError: () => undefined },
         async () =>
           (await cluster.getCache().list(forKind)).items.map((o) => ({
@@ -150,8 +152,7 @@ export class MultiClusterController implements Runnable {
         () => box.ctrl?.hasSynced() ?? false,
         reconciler,
       );
-      reconciler = att.reconciler;
-      detach = att.detach;
+      reconciler = shard.reconciler;
     }
     // Read-your-own-writes per cluster, as the single-cluster builder sets it up (a no-op unless the
     // cluster's cache has `readYourWrites` on).
@@ -190,7 +191,7 @@ export class MultiClusterController implements Runnable {
         ),
       )
       .finally(() => {
-        detach?.();
+        shard?.detach();
         if (this.#running.get(clusterName)?.controller === ctrl) this.#running.delete(clusterName);
       });
     const prev = this.#running.get(clusterName);

@@ -28,6 +28,14 @@ export interface ShardingOptions {
    * The hand-over waits for it to return either way. @defaultValue 10000
    */
   readonly drainTimeoutMs?: number;
+  /**
+   * At most this many passed-over requests are remembered per sharded controller (per cluster for a
+   * multi-cluster one): events of keys this replica did not own or got while fenced, and reconciles the
+   * hand-over gate refused. They are enqueued at the first refresh that permits their key — what makes a
+   * deletion seen meanwhile reconciled (its object is gone from the cache, so no re-list finds it). The
+   * oldest go first (metric `kubeloop_shard_dropped_requests_evicted_total`). @defaultValue 10000
+   */
+  readonly maxDroppedRequests?: number;
   /** Clock of liveness, deadlines and the loop (tests). @defaultValue the real clock */
   readonly clock?: Clock;
   /** @defaultValue the manager's logger */

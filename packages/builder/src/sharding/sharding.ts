@@ -9,29 +9,12 @@ import type { Manager } from '../manager/interfaces.js';
 import type { Runnable } from '../manager/runnable.js';
 import { newPredicateFuncs, type Predicate } from '../predicate.js';
 import { type Reconciler, type Request, requestKey } from '../reconcile.js';
+import { Attachment, type ShardAttachment } from './attachment.js';
 import { ShardingConfigError } from './errors.js';
 import { memberRecord, SHARD_NAME_LABEL, writeMemberLease } from './member-lease.js';
 import { type ShardMetrics, shardMetrics } from './metrics.js';
 import { resolveShardingOptions, type ShardingOptions } from './options.js';
 import { ShardState } from './state.js';
-
-interface Attachment {
-  readonly queue: HandlerQueue;
-  /** The requests of the objects the controller is `for`, from its cache. */
-  readonly list: () => Promise<readonly Request[]>;
-  /** Whether the controller's sources have synced (keys are enqueued only then). */
-  readonly synced: () => boolean;
-  permitted: Set<string>;
-  readonly deferred: Map<string, Request>;
-}
-
-/** What {@link Sharding.attach} returns. */
-export interface ShardAttachment {
-  /** The reconciler behind the hand-over gate. */
-  readonly reconciler: Reconciler;
-  /** Stops enqueueing gained keys into the queue (the controller stopped). */
-  detach(): void;
-}
 
 /**
  * Sharded active-active reconciling: every replica holds a member Lease, keys are spread over the live
@@ -52,6 +35,7 @@ export class Sharding implements Runnable {
   readonly #leaseMs: number;
   readonly #retryMs: number;
   readonly #drainMs: number;
+  readonly #maxDropped: number;
   readonly #metrics: ShardMetrics;
   readonly #attachments: Attachment[] = [];
   /** The member Lease as last read or written (undefined: read it again before the next write). */
@@ -74,6 +58,7 @@ export class Sharding implements Runnable {
     this.#leaseMs = leaseMs;
     this.#retryMs = retryMs;
     this.#drainMs = options.drainTimeoutMs ?? 10_000;
+    this.#maxDropped = options.maxDroppedRequests ?? 10_000;
     this.state = new ShardState(identity, this.#clock, {
       leaseDurationMs: leaseMs,
       renewDeadlineMs: renewMs,
@@ -116,18 +101,23 @@ export class Sharding implements Runnable {
     options: { predicates?: readonly Predicate<T>[] } = {},
   ): Controller {
     const slot: { att?: Attachment } = {};
+    // The sharding predicate, remembering what it drops (see Attachment).
+    const filter = newPredicateFuncs<T>((obj) => {
+      const req = requestOf(obj);
+      if (this.owns(req)) return true;
+      slot.att?.drop(req, this.#clock.now());
+      return false;
+    });
     const ctrl = builder
-      .for(kind, { predicates: [...(options.predicates ?? []), this.predicate<T>()] })
+      .for(kind, { predicates: [...(options.predicates ?? []), filter] })
       .withOptions({ needLeaderElection: false })
       .complete(this.#gate(reconciler, slot));
     const cache = this.#mgr.getCache();
-    const att: Attachment = {
-      queue: ctrl.handlerQueue,
-      list: async () => (await cache.list(kind as unknown as Kind)).items.map(requestOf),
-      synced: () => ctrl.hasSynced(),
-      permitted: new Set(),
-      deferred: new Map(),
-    };
+    const att = this.#attachment(
+      ctrl.handlerQueue,
+      async () => (await cache.list(kind as unknown as Kind)).items.map(requestOf),
+      () => ctrl.hasSynced(),
+    );
     slot.att = att;
     this.#attachments.push(att);
     return ctrl;
@@ -141,8 +131,10 @@ export class Sharding implements Runnable {
   /**
    * Attaches a controller built elsewhere (a multi-cluster controller's per-cluster controller): `reconciler`
    * goes behind the hand-over gate, and keys this replica gains among `list()` are added to `queue` once
-   * `synced()`. Requests whose key this replica does not own should be filtered before `queue` (see
-   * {@link Sharding.owns}). Call `detach()` when the controller stops.
+   * `synced()`. Filter the requests of events through {@link ShardAttachment.admit} before `queue`: it drops
+   * those of keys this replica does not own and remembers them, so that a deletion whose event came while
+   * this replica was fenced, or before its key moved here, is still enqueued once permitted (at most
+   * `maxDroppedRequests` per attachment). Call `detach()` when the controller stops.
    */
   attach(
     queue: HandlerQueue,
@@ -150,10 +142,15 @@ export class Sharding implements Runnable {
     synced: () => boolean,
     reconciler: Reconciler,
   ): ShardAttachment {
-    const att: Attachment = { queue, list, synced, permitted: new Set(), deferred: new Map() };
+    const att = this.#attachment(queue, list, synced);
     this.#attachments.push(att);
     return {
       reconciler: this.#gate(reconciler, { att }),
+      admit: (req) => {
+        if (this.owns(req)) return true;
+        att.drop(req, this.#clock.now());
+        return false;
+      },
       detach: () => {
         const i = this.#attachments.indexOf(att);
         if (i >= 0) this.#attachments.splice(i, 1);
@@ -161,15 +158,34 @@ export class Sharding implements Runnable {
     };
   }
 
-  /** The reconciler behind the gate: refused keys are deferred; admitted ones run with an abortable signal. */
+  #attachment(
+    queue: HandlerQueue,
+    list: () => Promise<readonly Request[]>,
+    synced: () => boolean,
+  ): Attachment {
+    return new Attachment({
+      queue,
+      list,
+      synced,
+      shardKey: this.#shardKey,
+      limit: this.#maxDropped,
+      // Time for a live owner's queue to reach a key before the key may move here.
+      retentionMs: 2 * this.#leaseMs,
+      log: this.#log,
+      onEvict: () => this.#metrics.evicted.inc({ name: this.name }),
+    });
+  }
+
+  /** The reconciler behind the gate: refused requests are remembered; admitted ones run with an abortable signal. */
   #gate(inner: Reconciler, slot: { att?: Attachment }): Reconciler {
     return {
       reconcile: async (ctx, req) => {
         const key = this.#shardKey(req);
         const ac = this.state.begin(key);
         if (!ac) {
-          // Owned but not yet handed over (or not owned): come back when permitted; the owner does otherwise.
-          if (this.state.owns(key) && slot.att) slot.att.deferred.set(requestKey(req), req);
+          // Not permitted (not yet handed over, fenced, or moved away): enqueued again once permitted here; a
+          // key that moved on is the new owner's, which remembers the event if it dropped it (see Attachment).
+          slot.att?.drop(req, this.#clock.now());
           return;
         }
         const off = onAbort(ctx.signal, () => ac.abort(ctx.signal.reason));
@@ -262,7 +278,7 @@ export class Sharding implements Runnable {
     // which keys were permitted, so that the next refresh enqueues every permitted key again. (The fence timer
     // can fire and a renew in flight succeed between two refreshes, which then saw the keys permitted before
     // and after, and the changes made meanwhile were never reconciled.)
-    for (const att of this.#attachments) att.permitted = new Set();
+    for (const att of this.#attachments) att.forgetPermitted();
     this.#log.error({}, 'Member Lease not renewed within the renew deadline: stopped reconciling');
   }
 
@@ -287,38 +303,18 @@ export class Sharding implements Runnable {
   }
 
   async #refreshKeys(): Promise<void> {
-    const s = this.state;
     const owned = new Set<string>();
-    for (const att of this.#attachments) {
-      if (!att.synced()) continue;
-      let reqs: readonly Request[];
+    let dropped = 0;
+    for (const att of [...this.#attachments]) {
       try {
-        reqs = await att.list();
+        await att.refresh(this.state, this.#clock.now(), owned);
       } catch (err) {
         this.#log.warn({ err }, 'Listing cached objects for the shard failed');
-        continue;
       }
-      const now = new Set<string>();
-      for (const req of reqs) {
-        const key = this.#shardKey(req);
-        if (!s.owns(key)) continue;
-        owned.add(key);
-        if (!s.permitted(key)) continue;
-        const rk = requestKey(req);
-        now.add(rk);
-        if (!att.permitted.has(rk)) att.queue.add(req);
-      }
-      for (const [rk, req] of att.deferred) {
-        const key = this.#shardKey(req);
-        if (!s.owns(key)) att.deferred.delete(rk);
-        else if (s.permitted(key)) {
-          att.deferred.delete(rk);
-          if (!now.has(rk) || att.permitted.has(rk)) att.queue.add(req);
-        }
-      }
-      att.permitted = now;
+      dropped += att.dropped;
     }
     this.#metrics.owned.set({ name: this.name }, owned.size);
+    this.#metrics.dropped.set({ name: this.name }, dropped);
   }
 
   async #sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -137,6 +137,17 @@ export class ShardState {
     return rendezvousOwner(key, this.#view) === this.self;
   }
 
+  /**
+   * Whether `key`'s owner under the view is another member whose Lease was first seen at its current version
+   * after `t` (local ms): it renewed after `t`, so it was live then.
+   */
+  ownerSeenSince(key: string, t: number): boolean {
+    const owner = rendezvousOwner(key, this.#view);
+    if (owner === undefined || owner === this.self) return false;
+    const o = this.#members.get(owner);
+    return o !== undefined && o.seenAt > t;
+  }
+
   /** Whether this replica's published claim covers `key` (every acknowledgement the server may hold). */
   #claims(key: string): boolean {
     if (!this.#acked || rendezvousOwner(key, this.#acked) !== this.self) return false;

@@ -1,5 +1,7 @@
 import { ConfigMap, isNotFound, Namespace, newClient } from '@kubeloop/client';
+import type { RestConfig } from '@kubeloop/config';
 import { FakeClock } from '@kubeloop/core/testing';
+import type { ApiServer } from '@kubeloop/envtest';
 import { describe, expect, it, vi } from 'vitest';
 import { newControllerManagedBy, newManager, newMetricsRegistry, type Request } from '../../src/index.js';
 import { LeaseKind } from '../../src/leaderelection/resource-lock.js';
@@ -49,6 +51,54 @@ describe('newSharding options', () => {
     ).toBe(undefined);
   });
 });
+
+/** A manager with a one-replica sharding group `cms` on a FakeClock (ticks run only when the clock is stepped). */
+function fakeClockSharding(config: RestConfig, ns: string) {
+  const mgr = newManager(config, {
+    cache: { defaultNamespaces: [ns] },
+    metrics: { registry: newMetricsRegistry() },
+  });
+  const clock = new FakeClock(1_000_000);
+  const sharding = newSharding(mgr, {
+    name: 'cms',
+    namespace: ns,
+    identity: 'solo',
+    clock,
+    leaseDurationMs: 60_000,
+    renewDeadlineMs: 30_000,
+    retryPeriodMs: 1000,
+  });
+  /** Steps the clock a retry period at a time until `check` passes. */
+  const stepUntil = (check: () => void) =>
+    vi.waitFor(
+      () => {
+        clock.step(1000);
+        check();
+      },
+      { timeout: 15_000, interval: 50 },
+    );
+  return { mgr, clock, sharding, stepUntil };
+}
+
+/**
+ * Fences the replica with a renew in flight: holds the next Lease renew at the server, lets a tick send it,
+ * then moves the clock to the renew deadline of the last successful renew. `clear()` lets the renew succeed.
+ */
+async function fenceWithRenewHeld(
+  server: ApiServer,
+  ns: string,
+  f: ReturnType<typeof fakeClockSharding>,
+): Promise<{ hits: number; clear(): void }> {
+  const held = server.faults.delayRequests({
+    match: { resource: 'leases', namespace: ns, method: 'PUT' },
+    barrier: 1_000_000,
+    delayMs: 60_000,
+  });
+  await f.stepUntil(() => expect(held.hits).toBeGreaterThanOrEqual(1));
+  f.clock.step(f.sharding.state.fenceAt() - f.clock.now());
+  expect(f.sharding.state.fenced).toBe(true);
+  return held;
+}
 
 describe('Sharding on one replica (envtest)', () => {
   const env = useEnvtest('sharding-test');
@@ -166,20 +216,8 @@ describe('Sharding on one replica (envtest)', () => {
     const ns = 'shard-fence-timer';
     await api.create(Namespace, { metadata: { name: ns } });
     await api.create(ConfigMap, { metadata: { namespace: ns, name: 'cm' }, data: { v: '0' } });
-    const mgr = newManager(env.config, {
-      cache: { defaultNamespaces: [ns] },
-      metrics: { registry: newMetricsRegistry() },
-    });
-    const clock = new FakeClock(1_000_000);
-    const sharding = newSharding(mgr, {
-      name: 'cms',
-      namespace: ns,
-      identity: 'solo',
-      clock,
-      leaseDurationMs: 60_000,
-      renewDeadlineMs: 30_000,
-      retryPeriodMs: 1000,
-    });
+    const f = fakeClockSharding(env.config, ns);
+    const { mgr, clock, sharding } = f;
     const seen: string[] = [];
     sharding.complete(newControllerManagedBy(mgr), ConfigMap, {
       async reconcile(_ctx, req) {
@@ -191,30 +229,9 @@ describe('Sharding on one replica (envtest)', () => {
     const done = mgr.start(stop.signal);
     let held: { hits: number; clear(): void } | undefined;
     try {
-      // Ticks run on the fake clock: step it until the key was reconciled.
-      await vi.waitFor(
-        () => {
-          clock.step(1000);
-          expect(seen).toContain('0');
-        },
-        { timeout: 15_000, interval: 50 },
-      );
-      // Hold the next renew at the server, and let the tick send it.
-      held = env.server.faults.delayRequests({
-        match: { resource: 'leases', namespace: ns, method: 'PUT' },
-        barrier: 1_000_000,
-        delayMs: 60_000,
-      });
-      await vi.waitFor(
-        () => {
-          clock.step(1000);
-          expect(held?.hits).toBeGreaterThanOrEqual(1);
-        },
-        { timeout: 15_000, interval: 50 },
-      );
-      // The renew deadline of the last successful renew passes while this one (sent later) is in flight: fenced.
-      clock.step(sharding.state.fenceAt() - clock.now());
-      expect(sharding.state.fenced).toBe(true);
+      await f.stepUntil(() => expect(seen).toContain('0'));
+      // The renew deadline of the last successful renew passes while a renew (sent later) is in flight: fenced.
+      held = await fenceWithRenewHeld(env.server, ns, f);
       await api.patch(
         ConfigMap,
         { namespace: ns, name: 'cm' },
@@ -227,15 +244,86 @@ describe('Sharding on one replica (envtest)', () => {
       // view is back, and the change is reconciled on the following ticks.
       held.clear();
       await vi.waitFor(() => expect(sharding.state.view).toEqual(['solo']), { timeout: 15_000 });
-      await vi.waitFor(
-        () => {
-          clock.step(1000);
-          expect(seen).toContain('1');
-        },
-        { timeout: 10_000, interval: 50 },
-      );
+      await f.stepUntil(() => expect(seen).toContain('1'));
     } finally {
       held?.clear();
+      stop.abort();
+      clock.step(60_000);
+      await done;
+    }
+    await api.close();
+  });
+
+  it('reconciles a deletion whose event came while it was fenced, once it is no longer fenced', async () => {
+    // The kind of the multi-cluster chaos profile's lost changes: while fenced a replica owns nothing, so the
+    // ownership filter drops the key's DELETE; the refresh after the fence re-enqueues every permitted key of
+    // the cache, but the deleted object is no longer in the cache, so its deletion was never reconciled.
+    const api = newClient(env.config);
+    const ns = 'shard-fenced-delete';
+    await api.create(Namespace, { metadata: { name: ns } });
+    await api.create(ConfigMap, { metadata: { namespace: ns, name: 'cm' }, data: { v: '0' } });
+    const f = fakeClockSharding(env.config, ns);
+    const { mgr, clock, sharding } = f;
+    const seen: string[] = [];
+    sharding.complete(newControllerManagedBy(mgr), ConfigMap, {
+      async reconcile(_ctx, req) {
+        const cm = await mgr
+          .getClient()
+          .get(ConfigMap, req)
+          .catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e)));
+        seen.push(cm ? `${req.name}=${cm.data?.v ?? ''}` : `${req.name} gone`);
+      },
+    });
+    const stop = new AbortController();
+    const done = mgr.start(stop.signal);
+    let held: { hits: number; clear(): void } | undefined;
+    try {
+      await f.stepUntil(() => expect(seen).toContain('cm=0'));
+      held = await fenceWithRenewHeld(env.server, ns, f);
+      // The DELETE arrives while fenced, and the cache drops the object.
+      await api.delete(ConfigMap, { namespace: ns, name: 'cm' });
+      await vi.waitFor(async () => {
+        const got = await mgr
+          .getClient()
+          .get(ConfigMap, { namespace: ns, name: 'cm' })
+          .catch((e: unknown) => e);
+        expect(isNotFound(got)).toBe(true);
+      });
+      // The renew succeeds: no longer fenced; the following refreshes must reconcile the deletion.
+      held.clear();
+      await vi.waitFor(() => expect(sharding.state.view).toEqual(['solo']), { timeout: 15_000 });
+      await f.stepUntil(() => expect(seen).toContain('cm gone'));
+    } finally {
+      held?.clear();
+      stop.abort();
+      clock.step(60_000);
+      await done;
+    }
+    await api.close();
+  });
+  it('a multi-cluster attachment admits only owned requests and enqueues the others it dropped once permitted', async () => {
+    const api = newClient(env.config);
+    const ns = 'shard-attach-admit';
+    await api.create(Namespace, { metadata: { name: ns } });
+    const f = fakeClockSharding(env.config, ns);
+    const { mgr, clock, sharding } = f;
+    const queued: Request[] = [];
+    const att = sharding.attach(
+      { add: (req) => queued.push(req), handlerError: () => undefined },
+      async () => [], // the object is gone from the member cluster's cache
+      () => true,
+      { async reconcile() {} },
+    );
+    const gone: Request = { cluster: 'member-1', namespace: ns, name: 'gone' };
+    // Not started: fenced, it owns nothing, so the DELETE's request is dropped — and remembered.
+    expect(att.admit(gone)).toBe(false);
+    const stop = new AbortController();
+    const done = mgr.start(stop.signal);
+    try {
+      await f.stepUntil(() => expect(queued).toEqual([gone]));
+      expect(att.admit(gone)).toBe(true);
+    } finally {
+      att.detach();
       stop.abort();
       clock.step(60_000);
       await done;

@@ -1,51 +1,10 @@
 import { FakeClock } from '@kubeloop/core/testing';
 import { describe, expect, it } from 'vitest';
 import { rendezvousOwner } from '../../src/sharding/hash.js';
-import { type MemberRecord, ShardState } from '../../src/sharding/state.js';
+import { ShardState } from '../../src/sharding/state.js';
+import { keyOwnedBy, Leases, servingPair, tick } from './support.js';
 
 const T = { leaseDurationMs: 2000, renewDeadlineMs: 1500 } as const;
-
-/** A fake API server holding member Leases: write bumps the version, list returns them all. */
-class Leases {
-  readonly records = new Map<string, MemberRecord>();
-  #rv = 0;
-  write(id: string, drainedFor: readonly string[] | undefined): void {
-    this.records.set(id, { identity: id, version: String(++this.#rv), drainedFor });
-  }
-  list(): MemberRecord[] {
-    return [...this.records.values()];
-  }
-}
-
-/** One tick of the Sharding runnable against `leases`: write the acknowledgement, then read. */
-function tick(s: ShardState, leases: Leases, clock: FakeClock, ok = true): void {
-  s.checkFence();
-  const ack = s.ackToWrite();
-  s.writeStarted(ack);
-  if (ok) {
-    leases.write(s.self, ack);
-    s.writeSucceeded(clock.now(), ack);
-    s.observeMembers(leases.list());
-  } else {
-    s.writeFailed();
-    s.expire();
-  }
-  s.checkFence();
-}
-
-/** A key that `owner` owns under `members`. */
-function keyOwnedBy(
-  owner: string,
-  members: readonly string[],
-  not?: { owner: string; members: readonly string[] },
-): string {
-  for (let i = 0; ; i++) {
-    const k = `ns/obj-${i}`;
-    if (rendezvousOwner(k, members) !== owner) continue;
-    if (not && rendezvousOwner(k, not.members) === not.owner) continue;
-    return k;
-  }
-}
 
 describe('ShardState membership (injected clock)', () => {
   it('a member is live until a lease duration after its Lease was last seen changing, on the local clock', () => {
@@ -166,13 +125,7 @@ describe('ShardState hand-over', () => {
 
   it('a member whose Lease expired is ignored only after it fenced itself (renew deadline < lease duration)', () => {
     const clock = new FakeClock();
-    const leases = new Leases();
-    const a = new ShardState('a', clock, T);
-    const b = new ShardState('b', clock, T);
-    for (let i = 0; i < 3; i++) {
-      tick(a, leases, clock);
-      tick(b, leases, clock);
-    }
+    const { leases, a, b } = servingPair(clock, T);
     const k = keyOwnedBy('a', ['a', 'b']);
     const run = a.begin(k) as AbortController;
     expect(run).toBeDefined();
