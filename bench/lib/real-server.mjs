@@ -66,6 +66,23 @@ async function api(kubeconfig) {
   return { call, close: () => dispatcher.close() };
 }
 
+/**
+ * `call()` again (up to 8 times, 1 s apart) while the server answers 429/500/503/504 or drops the connection:
+ * a loaded shared server times some creates out (504 after 60 s) and one of them must not end a fill of
+ * 50,000 pods. A create that timed out may have been stored: its retry's 409 counts as done.
+ */
+async function retried(call) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const r = await call();
+      if (![429, 500, 503, 504].includes(r.status) || attempt >= 8) return r;
+    } catch (err) {
+      if (attempt >= 8 || !String(err?.code ?? '').startsWith('UND_ERR')) throw err;
+    }
+    await new Promise((res) => setTimeout(res, 1000));
+  }
+}
+
 /** Runs `fn(i)` for i in [0, n) with at most `limit` at once. */
 async function pool(n, limit, fn) {
   let next = 0;
@@ -167,18 +184,18 @@ export async function ensureRealPods(kubeconfig, namespace, n, log = (s) => proc
     if (total < n) {
       // the usual case is a prefix 0..total-1 left by a smaller size: create from there; otherwise all, taking
       // "already exists" as done
+      // a fill that stopped half-way (created in index order, IN_FLIGHT at once) leaves a prefix with gaps
+      // only in its last IN_FLIGHT indices: start that far back (their 409s count as done) rather than at 0
       const prefix =
         (total === 0 || (await podExists(a, namespace, total - 1))) &&
         !(await podExists(a, namespace, total));
-      const from = prefix ? total : 0;
+      const from = prefix ? total : Math.max(0, total - 4 * IN_FLIGHT);
       log(`real server: ${total} pods in ${namespace}, creating ${from}..${n - 1}\n`);
       await pool(n - from, IN_FLIGHT, async (k) => {
         const i = from + k;
         const { pod, status } = benchPod(i, namespace);
-        const c = await a.call(
-          'POST',
-          `/api/v1/namespaces/${namespace}/pods?fieldManager=kube-controller-manager`,
-          pod,
+        const c = await retried(() =>
+          a.call('POST', `/api/v1/namespaces/${namespace}/pods?fieldManager=kube-controller-manager`, pod),
         );
         if (c.status === 409) return;
         if (c.status !== 201) throw new Error(`create pod ${i}: HTTP ${c.status} ${c.text.slice(0, 300)}`);
@@ -234,11 +251,13 @@ export async function patchRealPods(kubeconfig, namespace, n, events, tag) {
     const t0 = performance.now();
     await pool(events, IN_FLIGHT, async (k) => {
       const { pod } = benchPod(k % n, namespace);
-      const r = await a.call(
-        'PATCH',
-        `/api/v1/namespaces/${namespace}/pods/${pod.metadata.name}?fieldManager=bench-patcher`,
-        { metadata: { annotations: { 'bench.kubeloop.dev/seq': `${tag}-${k}` } } },
-        'application/merge-patch+json',
+      const r = await retried(() =>
+        a.call(
+          'PATCH',
+          `/api/v1/namespaces/${namespace}/pods/${pod.metadata.name}?fieldManager=bench-patcher`,
+          { metadata: { annotations: { 'bench.kubeloop.dev/seq': `${tag}-${k}` } } },
+          'application/merge-patch+json',
+        ),
       );
       if (r.status !== 200) throw new Error(`patch pod ${k}: HTTP ${r.status} ${r.text.slice(0, 300)}`);
     });
