@@ -95,6 +95,11 @@ export const KUBELOOP_COMPACT = 'kubeloop-compact-store';
 /** The compact store without a transform: the same objects as the default, kept as JSON bytes (the lazy-objects row). */
 export const KUBELOOP_COMPACT_FULL = 'kubeloop-compact-store-no-strip';
 export const KUBELOOP_WATCHLIST = 'kubeloop-watchlist';
+/**
+ * kubeloop with `objectRetention: 'bytes'`: each object kept as the JSON text the client received (list items cut
+ * from the reply, watch objects sliced from the event line), parsed and frozen on read through a hot set of 1,000.
+ */
+export const KUBELOOP_LAZY = 'kubeloop-lazy';
 export const KUBELOOP_UNFROZEN = 'kubeloop-unfrozen';
 /** kubeloop with the list body read as one string then `JSON.parse` (`listDecoding: 'whole'`, the earlier path). */
 export const KUBELOOP_WHOLE = 'kubeloop-whole-list-decode';
@@ -238,7 +243,7 @@ export async function compactStoreSupported() {
 
 /**
  * A kubeloop SharedIndexInformer over `listWatchFor(newClient(config), Pod)`, with client-side throttling off
- * (`qps: -1`; client-node has none). `variant`: '' (default), 'strip', 'compact', 'compactfull' (compact store, no transform), 'watchlist', 'unfrozen',
+ * (`qps: -1`; client-node has none). `variant`: '' (default), 'strip', 'compact', 'compactfull' (compact store, no transform), 'lazy' (`objectRetention: 'bytes'`), 'watchlist', 'unfrozen',
  * 'whole' (list bodies read as one string, `listDecoding: 'whole'`), 'nogzip' (`disableCompression: true`).
  * `scope.namespace`: cache that namespace only (the real server).
  */
@@ -262,6 +267,7 @@ async function kubeloopImpl(kubeconfig, variant, scope = {}) {
   }
   if (variant === 'compact' || variant === 'compactfull') options.compactStore = { maxCachedObjects: 1000 };
   if (variant === 'watchlist') options.reflector = { useWatchList: true };
+  if (variant === 'lazy') options.objectRetention = 'bytes';
   if (variant === 'unfrozen') options.freezeObjects = false;
   let informer;
   let running;
@@ -332,6 +338,7 @@ export const INFORMERS = {
   [KUBELOOP_COMPACT]: (kc, scope) => kubeloopImpl(kc, 'compact', scope),
   [KUBELOOP_COMPACT_FULL]: (kc, scope) => kubeloopImpl(kc, 'compactfull', scope),
   [KUBELOOP_WATCHLIST]: (kc, scope) => kubeloopImpl(kc, 'watchlist', scope),
+  [KUBELOOP_LAZY]: (kc, scope) => kubeloopImpl(kc, 'lazy', scope),
   [KUBELOOP_UNFROZEN]: (kc, scope) => kubeloopImpl(kc, 'unfrozen', scope),
   [KUBELOOP_WHOLE]: (kc, scope) => kubeloopImpl(kc, 'whole', scope),
   [KUBELOOP_NO_GZIP]: (kc, scope) => kubeloopImpl(kc, 'nogzip', scope),

@@ -21,6 +21,7 @@ import {
   gc,
   INFORMERS,
   KUBELOOP,
+  KUBELOOP_LAZY,
   KUBELOOP_SEMI_SPACE,
   KUBELOOP_UNFROZEN,
   knob,
@@ -257,8 +258,11 @@ export async function setup(v) {
 }
 export async function tasks(v) {
   const n = Number(v);
-  if (!REAL) return [RAW, KUBELOOP, KUBELOOP_UNFROZEN, CLIENT_NODE].map((impl) => task(n, impl));
-  const all = [RAW, KUBELOOP, KUBELOOP_SEMI_SPACE, CLIENT_NODE].map((impl) => realTask(n, impl));
+  if (!REAL)
+    return [RAW, KUBELOOP, KUBELOOP_LAZY, KUBELOOP_UNFROZEN, CLIENT_NODE].map((impl) => task(n, impl));
+  const all = [RAW, KUBELOOP, KUBELOOP_LAZY, KUBELOOP_SEMI_SPACE, CLIENT_NODE].map((impl) =>
+    realTask(n, impl),
+  );
   if (withClientGo()) all.push(realGoTask(n));
   return all;
 }
@@ -316,7 +320,7 @@ export function summary(results, v) {
 function realSummary(results, scenario) {
   const go = metricsOf(results, scenario, CLIENT_GO);
   const out = [];
-  for (const impl of [KUBELOOP, KUBELOOP_SEMI_SPACE, CLIENT_NODE, RAW]) {
+  for (const impl of [KUBELOOP, KUBELOOP_LAZY, KUBELOOP_SEMI_SPACE, CLIENT_NODE, RAW]) {
     const m = metricsOf(results, scenario, impl);
     if (!m || !go) continue;
     out.push({

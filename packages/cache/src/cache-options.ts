@@ -84,6 +84,12 @@ export interface InformerCacheOptions {
    * cache holds). `true` uses the defaults. See {@link ReadYourWrites}. @defaultValue false
    */
   readonly readYourWrites?: boolean | ReadYourWritesOptions;
+  /**
+   * What each informer's store keeps of an object: `'objects'` (parsed and frozen) or `'bytes'` (its JSON as
+   * received, parsed on read through a hot set); see `SharedIndexInformerOptions.objectRetention`.
+   * @defaultValue 'objects'
+   */
+  readonly objectRetention?: 'objects' | 'bytes';
 }
 
 /** controller-runtime's default `SyncPeriod`: 10 hours, in ms. */
@@ -120,6 +126,11 @@ export function checkCacheOptions(
     byObject.set(key, b);
   }
   checkSyncPeriod('syncPeriodMs', options.syncPeriodMs ?? options.resyncPeriodMs);
+  const retention = options.objectRetention;
+  if (retention !== undefined && retention !== 'objects' && retention !== 'bytes')
+    throw new CacheOptionsError(
+      `objectRetention: must be 'objects' or 'bytes', got ${JSON.stringify(retention)}`,
+    );
   try {
     checkReflectorOptions(options.reflector);
   } catch (err) {

@@ -1,4 +1,3 @@
-import { Buffer } from 'node:buffer';
 import type { KubeObject } from '@kubeloop/client';
 import { LRUCache } from 'lru-cache';
 import { deepFreeze } from './freeze.js';
@@ -28,15 +27,21 @@ export interface CompactIndexerOptions<T extends KubeObject = KubeObject> {
 }
 
 interface CompactEntry {
-  /** UTF-8 JSON of the (transformed) object. */
-  readonly bytes: Buffer;
+  /** JSON of the object: the text it was decoded from, or its re-encoding (a transformed object). */
+  readonly json: string;
   /** Index values per index slot, in slot order, computed when the object was stored. */
   readonly values: ReadonlyArray<readonly string[]>;
+  /** `metadata.resourceVersion`, so a relist compares versions without a parse. */
+  readonly resourceVersion: string | undefined;
+  /** `apiVersion`/`kind` the stored object had: list items' JSON lacks them (the client fills them in). */
+  readonly apiVersion: string | undefined;
+  readonly kind: string | undefined;
 }
 
 /**
- * A store that keeps each object as the UTF-8 bytes of its JSON plus the index values computed when it was
- * stored, and hands out parsed, deep-frozen objects — the most recently used ones from a bounded
+ * A store that keeps each object as its JSON text plus the index values computed when it was stored — the text
+ * the client decoded it from when the caller hands it over (`upsert(obj, json)`), else `JSON.stringify(obj)` —
+ * and hands out parsed, deep-frozen objects — the most recently used ones from a bounded
  * `lru-cache`, the others parsed on each read. A parsed V8 object costs about 2.2× its JSON, so for large
  * caches this trades CPU on cold reads for memory. Same contract as {@link Indexer}: objects handed out
  * are frozen and shared; index lookups never parse anything; `list()` and `byIndex()` parse the cold
@@ -88,12 +93,17 @@ export class CompactIndexer<T extends KubeObject = KubeObject>
         values.push(vs[i] as readonly string[]);
         addToIndex((added[i] as IndexSlot<T>).index, vs[i] as readonly string[], key);
       }
-      this.items.set(key, { bytes: entry.bytes, values });
+      this.items.set(key, { ...entry, values });
     }
   }
 
-  /** Stores the object as JSON bytes (and keeps it hot); returns the previous object, if any. */
-  upsert(obj: T): T | undefined {
+  /**
+   * Stores the object as JSON (and keeps it hot); returns the previous object, if any. `json`, when given,
+   * must be the text `obj` was parsed from (no transform in between, `apiVersion`/`kind` aside): it is kept
+   * instead of a re-encoding.
+   * @throws StoreError when an index function throws (the store is then unchanged).
+   */
+  upsert(obj: T, json?: string): T | undefined {
     const key = this.keyFunc(obj);
     const slots = this.indexes.list;
     const values: (readonly string[])[] = new Array(slots.length);
@@ -118,7 +128,14 @@ export class CompactIndexer<T extends KubeObject = KubeObject>
       }
       addToIndex(slot.index, v, key);
     }
-    this.items.set(key, { bytes: Buffer.from(JSON.stringify(obj), 'utf8'), values });
+    const m = obj.metadata;
+    this.items.set(key, {
+      json: json ?? JSON.stringify(obj),
+      values,
+      resourceVersion: m?.resourceVersion,
+      apiVersion: obj.apiVersion,
+      kind: obj.kind,
+    });
     this.#hot.set(key, obj);
     return old;
   }
@@ -162,10 +179,15 @@ export class CompactIndexer<T extends KubeObject = KubeObject>
     return out;
   }
 
-  /** Bytes of JSON held and the number of parsed objects kept hot; for tests and benchmarks. */
+  /** `metadata.resourceVersion` of the object under `key`, without parsing it; `undefined` when absent. */
+  resourceVersionOf(key: string): string | undefined {
+    return this.items.get(key)?.resourceVersion;
+  }
+
+  /** Characters of JSON held (bytes, for ASCII) and the number of parsed objects kept hot; for tests and benchmarks. */
   debugStats(): { jsonBytes: number; hotObjects: number; indexSizes: Record<string, number> } {
     let jsonBytes = 0;
-    for (const e of this.items.values()) jsonBytes += e.bytes.length;
+    for (const e of this.items.values()) jsonBytes += e.json.length;
     return { jsonBytes, hotObjects: this.#hot.size, indexSizes: this.indexes.sizes() };
   }
 
@@ -179,7 +201,10 @@ export class CompactIndexer<T extends KubeObject = KubeObject>
   }
 
   #decode(entry: CompactEntry): T {
-    const obj = JSON.parse(entry.bytes.toString('utf8')) as T;
+    const obj = JSON.parse(entry.json) as T;
+    // as the client's withTypeMeta: filled in where the JSON (a list item's) leaves them out
+    if (!obj.apiVersion && entry.apiVersion) obj.apiVersion = entry.apiVersion;
+    if (!obj.kind && entry.kind) obj.kind = entry.kind;
     return this.#freeze ? deepFreeze(obj) : obj;
   }
 }

@@ -20,6 +20,14 @@ export interface ReflectorStore<T extends KubeObject = KubeObject> {
    * a list that fails half-way is dropped, and `replace` stays the one atomic change.
    */
   prepare?(obj: T): T;
+  /**
+   * Decodes a listed item from its JSON text, for a store that keeps text instead of objects: passed to the
+   * ListerWatcher's `list` as `decodeItem` (see `ListOptions.decodeItem` of the client); what it returns
+   * reaches `prepare` and `replace` in the item's place. A ListerWatcher may ignore it and hand parsed objects.
+   */
+  decodeListItem?(json: string): T;
+  /** Ask the watch for each object's JSON text (`keepObjectJson`), for a store that keeps text. */
+  readonly keepObjectJson?: boolean;
 }
 
 /** Options of {@link Reflector}. */

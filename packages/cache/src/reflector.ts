@@ -4,7 +4,7 @@ import { asStatusError, isExpired, isTooManyRequests, WatchDecodeError } from '@
 import { Backoff, type Clock, discardLogger, type Logger, realClock, sleep } from '@kubeloop/core';
 import { childController, onAbort } from './internal/abort.js';
 import { type ListResult, pagedList } from './list-pager.js';
-import type { ListerWatcher } from './list-watch.js';
+import { type ListerWatcher, withJsonRetention } from './list-watch.js';
 import { checkReflectorOptions, type ReflectorOptions, type ReflectorStore } from './reflector-options.js';
 import { listPageLimit, relistResourceVersion } from './relist.js';
 import {
@@ -66,7 +66,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
   /** @throws RangeError for a `pageSize` that is not a positive integer. */
   constructor(lw: ListerWatcher<T>, store: ReflectorStore<T>, options: ReflectorOptions = {}) {
     const pageSize = checkReflectorOptions(options);
-    this.#lw = lw;
+    this.#lw = withJsonRetention(lw, store);
     this.#store = store;
     this.#prepare = store.prepare ? (obj) => store.prepare!(obj) : undefined;
     this.#name = options.name ?? 'reflector';

@@ -39,6 +39,24 @@ export interface SharedIndexInformerOptions<T extends KubeObject = KubeObject> {
    */
   readonly compactStore?: boolean | { readonly maxCachedObjects?: number };
   /**
+   * What the store keeps of each object. `'objects'`: the parsed, frozen object (client-go's store keeps its
+   * typed structs likewise). `'bytes'`: the object's JSON text as the client received it — each listed item's
+   * text is cut out of the list reply and the parsed item dropped as soon as its key and resourceVersion are
+   * read, a watch event's object is a slice of the event line — with its index values, in the compact store
+   * ({@link CompactIndexer}; `compactStore.maxCachedObjects` sizes its hot set, default 1000). Reads, selectors
+   * and indexes behave the same: a read hands out a frozen object equal to the parsed one (parsed and frozen
+   * on first use, then kept among the hot objects); index values and selectors work from the values computed
+   * when the object was stored; handlers get the parsed object, frozen. With a `transform`, the transform
+   * runs on the parsed object as before and the store keeps the transformed object's JSON (re-encoded once
+   * per stored version). Costs: an update of a cold object parses the previous version for `onUpdate`; a
+   * listed item is parsed twice (once while the list arrives, for its key, once when stored); a cold read
+   * parses. Gains: a sync's objects die young instead of being promoted, so the collector's share of the
+   * CPU (most of an eager sync's) falls, and retained memory is the JSON's size.
+   * A ListerWatcher that does not pass `decodeItem`/`keepObjectJson` on hands over parsed objects, which are
+   * then re-encoded. @defaultValue 'objects'
+   */
+  readonly objectRetention?: 'objects' | 'bytes';
+  /**
    * Deep-freeze every stored object (and delete notification) so a handler or reader that mutates a shared
    * object throws instead of corrupting the cache. `false` skips it (deep freezing costs about 0.6× the
    * `JSON.parse` of an event): the objects are still shared, so treat them as read-only and copy before

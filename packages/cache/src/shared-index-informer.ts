@@ -1,4 +1,5 @@
 import { isNotFound, type KubeObject } from '@kubeloop/client';
+import { rawJsonOf } from '@kubeloop/client/apiutil';
 import { isNoMatchError } from '@kubeloop/client/errors';
 import { type Clock, discardLogger, type Logger, realClock } from '@kubeloop/core';
 import { CompactIndexer } from './compact-store.js';
@@ -15,7 +16,7 @@ import {
   type ResourceEventHandlerRegistration,
 } from './informer.js';
 import { onAbort } from './internal/abort.js';
-import { estimateBytes } from './internal/estimate-bytes.js';
+import { decodeListedJson, ListedJson, newInformerStore, storeBytes } from './internal/informer-store.js';
 import type { ListerWatcher } from './list-watch.js';
 import { Reflector } from './reflector.js';
 import { checkReflectorOptions, type ReflectorStore } from './reflector-options.js';
@@ -23,7 +24,6 @@ import type { SharedIndexInformerOptions } from './shared-index-informer-options
 import { SharedProcessor } from './shared-processor.js';
 import {
   DeletedFinalStateUnknown,
-  Indexer,
   type IndexerReader,
   type IndexerStore,
   metaNamespaceIndexFunc,
@@ -42,6 +42,10 @@ import {
  */
 export class SharedIndexInformer<T extends KubeObject = KubeObject> implements Informer<T> {
   readonly #indexer: IndexerStore<T>;
+  /** The store keeps JSON: listed objects are not prepared, `replace` transforms them. */
+  readonly #compact: boolean;
+  /** Objects' JSON is asked of the client and kept as received (`objectRetention: 'bytes'`). */
+  readonly #keepJson: boolean;
   readonly #lw: ListerWatcher<T>;
   readonly #options: SharedIndexInformerOptions<T>;
   readonly #log: Logger;
@@ -79,17 +83,9 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
     this.#clock = options.clock ?? realClock;
     this.#transform = options.transform;
     const indexers = { [NAMESPACE_INDEX]: metaNamespaceIndexFunc, ...(options.indexers ?? {}) };
-    const compact = options.compactStore;
-    const freeze = options.freezeObjects === false ? 'none' : 'deep';
-    this.#indexer = compact
-      ? new CompactIndexer<T>({
-          indexers,
-          freeze,
-          ...(typeof compact === 'object' && compact.maxCachedObjects !== undefined
-            ? { maxCachedObjects: compact.maxCachedObjects }
-            : {}),
-        })
-      : new Indexer<T>({ indexers, freeze });
+    this.#indexer = newInformerStore(options, indexers);
+    this.#compact = this.#indexer instanceof CompactIndexer;
+    this.#keepJson = options.objectRetention === 'bytes';
     this.#processor = new SharedProcessor<T>({
       store: this.#indexer,
       hasSynced: () => this.#synced,
@@ -156,16 +152,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
 
   /** Objects, bytes, events, relists, watch restarts and handler time (see {@link InformerStats}). */
   stats(): InformerStats {
-    const idx = this.#indexer;
-    const keys = idx.listKeys();
-    const objects = keys.length;
-    let bytes: number;
-    let bytesEstimated = false;
-    if (idx instanceof CompactIndexer) bytes = idx.debugStats().jsonBytes;
-    else {
-      bytesEstimated = true;
-      bytes = estimateBytes(keys, (k) => idx.get(k));
-    }
+    const { objects, bytes, bytesEstimated } = storeBytes(this.#indexer);
     return {
       objects,
       bytes,
@@ -214,7 +201,10 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
     if (this.#started) throw new InformerError(`informer ${this.#name} already started`);
     this.#started = true;
     try {
-      const reflector = new Reflector<T>(this.#lw, this.#writer, {
+      const writer: ReflectorStore<T> = this.#keepJson
+        ? { ...this.#writer, decodeListItem: decodeListedJson, keepObjectJson: true }
+        : this.#writer;
+      const reflector = new Reflector<T>(this.#lw, writer, {
         clock: this.#clock,
         ...(this.#options.reflector ?? {}),
         name: this.#name,
@@ -279,6 +269,14 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
     }
   }
 
+  /**
+   * The JSON a store that keeps JSON may keep for `raw` as received: none after a transform (the store then
+   * re-encodes the transformed object).
+   */
+  #jsonOf(raw: T): string | undefined {
+    return this.#keepJson && !this.#transform ? rawJsonOf(raw) : undefined;
+  }
+
   #setSynced(): void {
     if (this.#synced) return;
     this.#synced = true;
@@ -301,7 +299,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
    * cached (replace skips it). The store is not written during a list, so replace sees the same cache.
    */
   #prepareListed(raw: T): T {
-    if (this.#options.compactStore) return raw;
+    if (this.#compact) return raw;
     const cached = this.#indexer.get(this.#indexer.keyFunc(raw));
     const rv = raw.metadata?.resourceVersion;
     if (cached && rv && cached.metadata?.resourceVersion === rv) return raw;
@@ -323,22 +321,23 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
       const onStored = this.#options.onStored;
       const seen = new Set<string>();
       const indexer = this.#indexer;
-      const prepared = !this.#options.compactStore;
+      const prepared = !this.#compact;
       for (let i = 0; i < items.length; i++) {
         const raw = items[i]!;
         const key = indexer.keyFunc(raw);
         seen.add(key);
-        const cached = indexer.get(key);
         const rv = raw.metadata?.resourceVersion;
         // Same version already cached (and transformed): a sync, not a change; nobody is told.
-        if (cached && rv && cached.metadata?.resourceVersion === rv) {
+        if (rv && indexer.resourceVersionOf(key) === rv) {
           onStored?.(key, raw, false);
           continue;
         }
-        // Prepared items are transformed already (the reflector ran every listed object through prepare).
-        const obj = prepared ? (this.#untransformable.has(raw) ? undefined : raw) : this.#transformed(raw);
+        // Prepared items are transformed already (the reflector ran every listed object through prepare);
+        // an item kept as JSON while listed is parsed here, once for the store's indexes and the handlers.
+        const full = raw instanceof ListedJson ? raw.parse<T>() : raw;
+        const obj = prepared ? (this.#untransformable.has(raw) ? undefined : raw) : this.#transformed(full);
         if (!obj) continue; // logged; the key keeps its last good state
-        const old = indexer.upsert(obj);
+        const old = indexer.upsert(obj, this.#jsonOf(raw));
         onStored?.(key, raw, false);
         if (!old) this.#processor.emitAdd(obj, initial);
         else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion)
@@ -361,7 +360,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements I
       const now = this.#clock.now();
       this.#lastEventAt = now;
       if (!obj) return;
-      const old = this.#indexer.upsert(obj);
+      const old = this.#indexer.upsert(obj, this.#jsonOf(raw));
       if (old) {
         this.#events.modified++;
         this.#processor.emitUpdate(old, obj);

@@ -123,12 +123,17 @@ export function readOnlyView<T extends KubeObject>(store: IndexerReader<T, T>): 
 export interface IndexerStore<T extends KubeObject = KubeObject> extends IndexerReader<T, T> {
   readonly keyFunc: KeyFunc;
   addIndexers(indexers: Indexers<T>): void;
-  /** Adds or replaces the object under its key (freezing it); returns the previous object, if any. */
-  upsert(obj: T): T | undefined;
+  /**
+   * Adds or replaces the object under its key (freezing it); returns the previous object, if any. `json`: the
+   * text `obj` was parsed from, which a store that keeps JSON keeps instead of re-encoding `obj`; others ignore it.
+   */
+  upsert(obj: T, json?: string): T | undefined;
   /** Removes the object with `key`; returns it, if it was there. */
   deleteKey(key: string): T | undefined;
   replace(objs: readonly T[]): void;
   has(key: string): boolean;
+  /** `metadata.resourceVersion` of the object under `key` (without parsing it, in a store that keeps JSON). */
+  resourceVersionOf(key: string): string | undefined;
 }
 
 /**
@@ -236,6 +241,10 @@ export class Indexer<T extends KubeObject = KubeObject>
 
   get(key: string): T | undefined {
     return this.items.get(key);
+  }
+  /** `metadata.resourceVersion` of the object under `key`; `undefined` when absent. */
+  resourceVersionOf(key: string): string | undefined {
+    return this.items.get(key)?.metadata?.resourceVersion;
   }
   list(): T[] {
     return [...this.items.values()];

@@ -258,7 +258,11 @@ export class ApiClient implements Client {
       ...req,
       headers: { accept: 'application/json', ...req.headers },
     });
-    const reply = this.#streamLists ? await readJsonListReply(res, what) : await readJsonReply(res, what);
+    // a caller's item decoder gets the item's own text; a metadata-only kind's items are rebuilt from the parse
+    const decodeItem = isMetadataOnly(kind) ? undefined : options.decodeItem;
+    const reply = this.#streamLists
+      ? await readJsonListReply(res, what, decodeItem)
+      : await readJsonReply(res, what);
     return asListReply(kind, reply, what);
   }
 

@@ -30,6 +30,16 @@ export interface ListOptions extends CallOptions {
   /** `''` most recent (quorum read), `'0'` any (cache), `'N'` not older than N. */
   readonly resourceVersion?: string;
   readonly resourceVersionMatch?: 'NotOlderThan' | 'Exact';
+  /**
+   * Decodes one item of the reply from its JSON text, instead of `JSON.parse`: what it returns is put in
+   * `items` in that item's place (given `apiVersion`/`kind` when it lacks them). For a caller that keeps the
+   * text rather than the object (an informer with `objectRetention: 'bytes'`, which returns a small stub
+   * carrying the text under `RAW_JSON`), so a large list is never held as parsed objects. Called only when
+   * lists are decoded as they stream (`listDecoding: 'stream'`, the default) and the kind is not
+   * metadata-only; otherwise items come parsed. A `SyntaxError` it throws fails the list as a reply that is
+   * not JSON.
+   */
+  readonly decodeItem?: (json: string) => object;
 }
 
 /** Options for `watch`. */
@@ -51,6 +61,12 @@ export interface WatchOptions extends CallOptions {
    * `WatchEventTooLargeError`. @defaultValue the client's `maxWatchEventBytes` (16 MiB)
    */
   readonly maxEventBytes?: number;
+  /**
+   * Each event's object carries the JSON text it was parsed from under `RAW_JSON` (`rawJsonOf(obj)`, from
+   * `@kubeloop/client/apiutil`), when the event line has kube-apiserver's shape (`{"type":…,"object":…}`
+   * and nothing else); for a caller that keeps bytes instead of objects. @defaultValue false
+   */
+  readonly keepObjectJson?: boolean;
 }
 
 /** Options for writes. */

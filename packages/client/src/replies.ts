@@ -42,12 +42,16 @@ export async function readJsonReply(res: HttpResponse, what: string): Promise<un
  * (`ListStreamDecoder`), so the reply is never held as one string beside its parsed form — kube-apiserver
  * answers a `resourceVersion=0` list from its watch cache in one piece, whatever the `limit` — and a reply
  * longer than a JavaScript string can hold decodes like any other. The result is the whole-text
- * `JSON.parse`'s; a non-2xx answer becomes its typed error as before.
+ * `JSON.parse`'s (each item through `decodeItem` when given); a non-2xx answer becomes its typed error as before.
  * @throws StatusError, UnexpectedResponseError (not JSON).
  */
-export async function readJsonListReply(res: HttpResponse, what: string): Promise<unknown> {
+export async function readJsonListReply(
+  res: HttpResponse,
+  what: string,
+  decodeItem?: (json: string) => unknown,
+): Promise<unknown> {
   if (res.status < 200 || res.status >= 300) return readJsonReply(res, what);
-  const decoder = new ListStreamDecoder();
+  const decoder = new ListStreamDecoder(decodeItem);
   try {
     for await (const chunk of res.body) decoder.push(chunk);
     return decoder.end();

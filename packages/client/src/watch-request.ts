@@ -78,7 +78,8 @@ export async function* watchRequest<T extends KubeObject>(
   }
   try {
     const maxEventBytes = options.maxEventBytes ?? deps.maxEventBytes;
-    for await (const ev of decodeWatchStream<T>(res.body, { maxEventBytes })) {
+    const keepObjectJson = options.keepObjectJson === true && !isMetadataOnly(kind);
+    for await (const ev of decodeWatchStream<T>(res.body, { maxEventBytes, keepObjectJson })) {
       if (ev.type !== 'ERROR' && ev.type !== 'BOOKMARK') {
         if (isMetadataOnly(kind)) {
           yield { type: ev.type, object: withTypeMeta(kind, ev.object) };

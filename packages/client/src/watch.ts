@@ -3,6 +3,7 @@ import { InvalidRequestError, StatusError, WatchDecodeError, WatchEventTooLargeE
 import { describeJson, isJsonObject } from './internal/json-shape.js';
 import type { KubeObject } from './kinds.js';
 import type { V1Status } from './models/generated.js';
+import { withRawJson } from './raw-json.js';
 
 /** Watch event types (apimachinery `watch.EventType`). */
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
@@ -68,8 +69,29 @@ function isBlank(line: string): boolean {
   return true;
 }
 
-/** Decodes one complete line; `undefined` for a blank line. */
-function decodeLine<T extends KubeObject>(line: string): WatchEvent<T> | undefined {
+/**
+ * The object's JSON inside an event line of kube-apiserver's shape — `{"type":"…","object":{…}}`, the two
+ * members in that order and nothing else — or `undefined` for any other shape (whitespace, extra members).
+ */
+function objectJsonOf(line: string, ev: { type: string }, members: number): string | undefined {
+  if (members !== 2) return undefined;
+  const head = `{"type":"${ev.type}","object":`;
+  if (!line.startsWith(head)) return undefined;
+  let end = line.length;
+  while (end > head.length && isJsonSpace(line.charCodeAt(end - 1))) end--;
+  if (line.charCodeAt(end - 1) !== 0x7d || line.charCodeAt(head.length) !== 0x7b) return undefined;
+  return line.slice(head.length, end - 1);
+}
+
+function isJsonSpace(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0a;
+}
+
+/**
+ * Decodes one complete line; `undefined` for a blank line. `keepJson`: the object carries its JSON text
+ * under `RAW_JSON` when the line has kube-apiserver's shape.
+ */
+function decodeLine<T extends KubeObject>(line: string, keepJson = false): WatchEvent<T> | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(line);
@@ -94,6 +116,12 @@ function decodeLine<T extends KubeObject>(line: string): WatchEvent<T> | undefin
       `watch stream: ${ev.type} event whose object is ${describeJson(ev.object)}, not an object`,
     );
   }
+  if (keepJson && (ev.type === 'ADDED' || ev.type === 'MODIFIED' || ev.type === 'DELETED')) {
+    let members = 0;
+    for (const _ in ev) members++;
+    const json = objectJsonOf(line, ev as { type: string }, members);
+    if (json !== undefined) withRawJson(ev.object as object, json);
+  }
   return ev as WatchEvent<T>;
 }
 
@@ -111,6 +139,11 @@ export const DEFAULT_MAX_WATCH_EVENT_BYTES = 16 * 1024 * 1024;
 export interface DecodeWatchStreamOptions {
   /** Bound on one event (one line), in bytes; a whole number >= 1. @defaultValue {@link DEFAULT_MAX_WATCH_EVENT_BYTES} */
   readonly maxEventBytes?: number;
+  /**
+   * Each ADDED/MODIFIED/DELETED object carries its JSON text under `RAW_JSON` (a slice of the event
+   * line), when the line has kube-apiserver's shape (`{"type":…,"object":…}` and nothing else). @defaultValue false
+   */
+  readonly keepObjectJson?: boolean;
 }
 
 /** Validates a `maxEventBytes` option. @throws InvalidRequestError when it is not a whole number >= 1. */
@@ -150,6 +183,7 @@ export async function* decodeWatchStream<T extends KubeObject = KubeObject>(
   options: DecodeWatchStreamOptions = {},
 ): AsyncGenerator<WatchEvent<T>, void, undefined> {
   const maxBytes = checkMaxEventBytes(options.maxEventBytes);
+  const keepJson = options.keepObjectJson === true;
   // Bytes of the line not yet ended, as received (views into the chunks, no copies).
   let pending: Buffer[] = [];
   let pendingBytes = 0;
@@ -168,7 +202,7 @@ export async function* decodeWatchStream<T extends KubeObject = KubeObject>(
       } else {
         line = buf.toString('utf8', start, nl);
       }
-      const ev = decodeLine<T>(line);
+      const ev = decodeLine<T>(line, keepJson);
       if (ev) yield ev;
       start = nl + 1;
       nl = buf.indexOf(NEWLINE, start);
@@ -190,6 +224,6 @@ export async function* decodeWatchStream<T extends KubeObject = KubeObject>(
       `watch stream ended inside an event (${rest.trim().length} characters without an end)`,
     );
   }
-  const ev = decodeLine<T>(rest);
+  const ev = decodeLine<T>(rest, keepJson);
   if (ev) yield ev;
 }

@@ -59,6 +59,7 @@ export function newKindInformer<T extends KubeObject>(
         ...(transform ? { transform: transform as TransformFunc<T> } : {}),
         ...(o.clock ? { clock: o.clock } : {}),
         ...(onStored ? { onStored } : {}),
+        ...(o.objectRetention ? { objectRetention: o.objectRetention } : {}),
         reflector: {
           ...(o.reflector ?? {}),
           ...(useWatchList ? { useWatchList } : {}),

@@ -80,8 +80,11 @@ export class FakeClient {
 
   async list(kind: Kind, o: Record<string, unknown> & { signal: AbortSignal }): Promise<ObjectList> {
     this.#record('list', kind, o);
-    const l = await this.server(kind.kind).list(o);
-    return { ...l, items: l.items.filter(this.#filter(o)) };
+    // selectors first, as a server applies them; then what an item decoder makes of each kept item's JSON
+    const { decodeItem, ...rest } = o as typeof o & { decodeItem?: (json: string) => KubeObject };
+    const l = await this.server(kind.kind).list(rest);
+    const items = l.items.filter(this.#filter(o));
+    return { ...l, items: decodeItem ? items.map((x) => decodeItem(JSON.stringify(x))) : items };
   }
 
   watch(kind: Kind, o: Record<string, unknown> & { signal: AbortSignal }): AsyncIterable<WatchEvent> {

@@ -1,4 +1,5 @@
 import { type KubeObject, type ObjectList, StatusError, type WatchEvent } from '@kubeloop/client';
+import { withRawJson } from '@kubeloop/client/apiutil';
 import { onAbort } from '@kubeloop/core';
 import type { ListCallOptions, ListerWatcher, WatchCallOptions } from '../../src/index.js';
 
@@ -173,6 +174,9 @@ export class FakeServer implements ListerWatcher {
     w.wake?.();
   }
 
+  /** The decodeItem of the list being answered (an informer that keeps JSON passes one). */
+  #decodeItem: ((json: string) => KubeObject) | undefined;
+
   #page(items: KubeObject[], at: number, offset: number, limit: number | undefined): ObjectList {
     const end = limit && limit > 0 ? Math.min(items.length, offset + limit) : items.length;
     const cont = end < items.length ? `${at}:${end}` : undefined;
@@ -180,12 +184,17 @@ export class FakeServer implements ListerWatcher {
       apiVersion: 'v1',
       kind: 'ConfigMapList',
       metadata: { resourceVersion: String(at), ...(cont ? { continue: cont } : {}) },
-      items: structuredClone(items.slice(offset, end)),
+      items: this.#decodeItem
+        ? items
+            .slice(offset, end)
+            .map((o) => (this.#decodeItem as (j: string) => KubeObject)(JSON.stringify(o)))
+        : structuredClone(items.slice(offset, end)),
     };
   }
 
   async list(o: ListCallOptions): Promise<ObjectList> {
     this.listCalls.push({ ...o });
+    this.#decodeItem = o.decodeItem;
     await Promise.resolve();
     const fault = this.listFaults.shift();
     if (fault) throw fault;
@@ -215,7 +224,20 @@ export class FakeServer implements ListerWatcher {
     return this.#page(this.stateAt(this.rv), this.rv, 0, undefined);
   }
 
+  /** As a real server's client with `keepObjectJson`: each object carries its JSON text. */
   watch(o: WatchCallOptions): AsyncIterable<WatchEvent> {
+    const inner = this.#watch(o);
+    if (!o.keepObjectJson) return inner;
+    return (async function* () {
+      for await (const ev of inner) {
+        if (ev.type === 'ADDED' || ev.type === 'MODIFIED' || ev.type === 'DELETED')
+          withRawJson(ev.object as object, JSON.stringify(ev.object));
+        yield ev;
+      }
+    })();
+  }
+
+  #watch(o: WatchCallOptions): AsyncIterable<WatchEvent> {
     this.watchCalls.push({ ...o });
     const fault = this.watchFaults.shift();
     const server = this;

@@ -43,6 +43,7 @@ export {
 } from '../metadata-only.js';
 export { PATCH_CONTENT_TYPES } from '../options.js';
 export { type ListPage, type ListPagesOptions, listAll, listPages } from '../pager.js';
+export { RAW_JSON, rawJsonOf, withRawJson } from '../raw-json.js';
 export { isReplyTooLarge } from '../replies.js';
 export type { InvalidateOptions, RESTMapping, ResourceScope } from '../rest-mapper.js';
 export { DEFAULT_BACKOFF, DEFAULT_RETRY, type RetryBackoff, retryOnError } from '../retry.js';

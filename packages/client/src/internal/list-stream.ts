@@ -50,6 +50,12 @@ export class ListStreamDecoder {
   /** The top-level `items` key was seen. */
   #itemsSeen = false;
   #bytes = 0;
+  /** Decodes one item's text (`JSON.parse` unless the caller gave its own, see `ListOptions.decodeItem`). */
+  readonly #decodeItem: (json: string) => unknown;
+
+  constructor(decodeItem: (json: string) => unknown = JSON.parse) {
+    this.#decodeItem = decodeItem;
+  }
 
   /** Feeds the next chunk of the body. @throws SyntaxError from `JSON.parse` of an item. */
   push(chunk: Uint8Array | string): void {
@@ -229,7 +235,7 @@ export class ListStreamDecoder {
       text = Buffer.concat(this.#itemParts).toString('utf8');
       this.#itemParts = [];
     } else text = buf.toString('utf8', start, end);
-    this.items.push(JSON.parse(text));
+    this.items.push(this.#decodeItem(text));
   }
 
   #toWhole(buf: Buffer): void {
