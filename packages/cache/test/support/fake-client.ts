@@ -10,6 +10,8 @@ export interface RecordedCall {
   readonly labelSelector: unknown;
   readonly fieldSelector: unknown;
   readonly resourceVersion: string | undefined;
+  /** The caller asked for each object's JSON as received (a list's `decodeItem`, a watch's `keepObjectJson`). */
+  readonly keepsJson: boolean;
   readonly signal: AbortSignal;
 }
 
@@ -74,6 +76,7 @@ export class FakeClient {
       labelSelector: o.labelSelector,
       fieldSelector: o.fieldSelector,
       resourceVersion: o.resourceVersion as string | undefined,
+      keepsJson: typeof o.decodeItem === 'function' || o.keepObjectJson === true,
       signal: o.signal as AbortSignal,
     });
   }

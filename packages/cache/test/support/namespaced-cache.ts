@@ -2,13 +2,22 @@ import { kind } from '@kubeloop/client';
 import { FakeClock } from '@kubeloop/core/testing';
 import { InformerCache, type InformerCacheOptions } from '../../src/index.js';
 import type { FakeClient } from './fake-client.js';
+import { retention } from './retention.js';
 
 export const Namespace = kind('v1', 'Namespace');
 export const Secret = kind('v1', 'Secret');
 
-/** Starts a cache on `fc` (a FakeClock unless `opts` gives a clock); `running` collects its stop signal. */
+/**
+ * Starts a cache on `fc` (a FakeClock unless `opts` gives a clock) with the suite's `objectRetention`;
+ * `running` collects its stop signal.
+ */
 export function startCache(fc: FakeClient, opts: Partial<InformerCacheOptions>, running: AbortController[]) {
-  const cache = new InformerCache({ client: fc.asClient(), clock: new FakeClock(), ...opts });
+  const cache = new InformerCache({
+    client: fc.asClient(),
+    clock: new FakeClock(),
+    objectRetention: retention(),
+    ...opts,
+  });
   const ac = new AbortController();
   running.push(ac);
   const done = cache.start(ac.signal);
