@@ -1,6 +1,7 @@
 import { ConfigMap, isNotFound } from '@kubeloop/client';
 import { onAbort } from '@kubeloop/core';
 import { describe, expect, it } from 'vitest';
+import { FakeTimeElection } from './support/fake-time-election.js';
 import { type Replica, startReplica, watchLeases } from './support/leader-election.js';
 import { captureLogger, type LogRecord, testConfig, useLiveCluster, waitFor } from './support.js';
 
@@ -14,9 +15,11 @@ describe('C23 standby that is stopping (leader election, observed through the AP
    * A leading, B campaigning. `timings` for a test in which A must not lose the Lease (nothing there waits for it
    * to expire): at load 50 (a soak of two suites) A's PUT with FAST's 3 s renew deadline failed and A lost it.
    */
-  async function setup(timings?: typeof STEADY) {
+  async function setup(timings?: typeof STEADY, election?: FakeTimeElection) {
     const { api, ns } = await live.namespace('c23');
     const config = testConfig();
+    // The election clock drives until the replicas have stopped (cleanups run last in first out).
+    if (election) live.cleanups.push(election.drive());
     const history = watchLeases(api, ns);
     live.cleanups.push(async () => history.stop());
     const started: Replica[] = [];
@@ -24,18 +27,26 @@ describe('C23 standby that is stopping (leader election, observed through the AP
       for (const r of started) r.stop.abort();
       for (const r of started) await r.done;
     });
-    const a = startReplica(config, 'a', ns, 'lock', timings ? { timings } : {});
-    started.push(a);
+    const on = (id: string) =>
+      election
+        ? { leaderElector: election.elector(config, id, ns, 'lock'), now: () => election.clock.now() }
+        : {};
+    const a = startReplica(config, 'a', ns, 'lock', { ...(timings ? { timings } : {}), ...on('a') });
+    started.push(election ? election.add(a) : a);
     await a.mgr.elected();
     const records: LogRecord[] = [];
     const b = startReplica(config, 'b', ns, 'lock', {
       logger: captureLogger(records),
       ...(timings ? { timings } : {}),
+      ...on('b'),
     });
-    started.push(b);
+    started.push(election ? election.add(b) : b);
     // B has read the Lease and seen A hold it: it is campaigning.
     await waitFor(
-      () => records.some((r) => r.msg === 'new leader observed' && r.leader === 'a'),
+      () =>
+        election
+          ? (election.reads.get('b') ?? 0) >= 1
+          : records.some((r) => r.msg === 'new leader observed' && r.leader === 'a'),
       'B campaigning',
     );
     return { api, ns, history, a, b };
@@ -56,7 +67,10 @@ describe('C23 standby that is stopping (leader election, observed through the AP
   });
 
   it('C23: a leader-only runnable added to the standby after start starts exactly once, when it wins', async () => {
-    const { history, a, b } = await setup();
+    // On the election's fake clock (FAST timings), which moves only while no Lease request is in flight: the
+    // test waits for B to take the Lease by expiry, and on the real clock A, loaded, lost it before it was
+    // stopped (soak seed 1129965418, 'A stamping on' beside C21 on a cold worker).
+    const { history, a, b } = await setup(undefined, new FakeTimeElection());
     /** Per start of the runnable: whether A had been stopped by then. */
     const runs: boolean[] = [];
     let aStopped = false;

@@ -1,20 +1,12 @@
-import { LeaderElectionLostError, type LeaderElectorHook } from '@kubeloop/builder';
-import {
-  JITTER_FACTOR,
-  LeaderElector,
-  newResourceLock,
-  type ResourceLock,
-} from '@kubeloop/builder/leaderelection';
+import { LeaderElectionLostError } from '@kubeloop/builder';
+import { JITTER_FACTOR } from '@kubeloop/builder/leaderelection';
 import { Namespace } from '@kubeloop/client';
-import { FakeClock } from '@kubeloop/core/testing';
-import type { ApiServer } from '@kubeloop/envtest';
 import { describe, expect, it } from 'vitest';
+import { FakeTimeElection } from './support/fake-time-election.js';
 import { realCluster } from './support/fault-server.js';
 import {
   FAST,
   overlaps,
-  type Replica,
-  replicaConfig,
   startReplica,
   tokenOf,
   useReplicaServer,
@@ -30,113 +22,6 @@ import { uniqueName, waitFor } from './support.js';
 const FAILOVER_BOUND_MS = FAST.leaseDurationMs + 2 * FAST.retryPeriodMs * (1 + JITTER_FACTOR);
 /** Clock times are sums of jittered (fractional) waits: bounds are compared within float rounding. */
 const EPS = 1e-6;
-
-/**
- * The three electors on one FakeClock (real replicas' clocks tick at one rate; which one reads what is the
- * point, not the wall time it takes). The clock moves from one due timer to the next only when the election
- * is quiet: no Lease request in flight, and every replica that stopped or lost its lease has finished
- * stopping. So a loaded machine cannot make a renew "late" (it was, before: a renew that took more than the
- * 1.5 s renew deadline of wall time lost the lease in the middle of the test), and the times compared are
- * the clock times the Lease writes were sent, exact.
- */
-class FakeTimeElection {
-  readonly clock = new FakeClock();
-  /** Successful Lease writes (acquire or renew): who, and the clock time the request was sent. */
-  readonly writes: Array<{ readonly identity: string; readonly at: number }> = [];
-  /** Lease reads that came back, by identity. */
-  readonly reads = new Map<string, number>();
-  /** Clock time each identity stopped leading. */
-  readonly stoppedLeading = new Map<string, number>();
-  #inFlight = 0;
-  readonly #replicas: Replica[] = [];
-  readonly #settled = new Set<Replica>();
-
-  /** The leader elector of replica `identity`, on this clock, with the FAST timings. */
-  elector(server: ApiServer, identity: string, namespace: string, lease: string): LeaderElectorHook {
-    const lock = newResourceLock(replicaConfig(server, identity), {
-      id: lease,
-      namespace,
-      identity,
-      renewDeadlineMs: FAST.renewDeadlineMs,
-    });
-    const track = async <T>(p: Promise<T>): Promise<T> => {
-      this.#inFlight++;
-      try {
-        return await p;
-      } finally {
-        this.#inFlight--;
-      }
-    };
-    const write = async (p: () => Promise<void>) => {
-      const at = this.clock.now();
-      await track(p());
-      this.writes.push({ identity, at });
-    };
-    const counted: ResourceLock = {
-      get: async (signal) => {
-        const got = await track(lock.get(signal));
-        this.reads.set(identity, (this.reads.get(identity) ?? 0) + 1);
-        return got;
-      },
-      create: (record, signal) => write(() => lock.create(record, signal)),
-      update: (record, signal) => write(() => lock.update(record, signal)),
-      identity: () => lock.identity(),
-      describe: () => lock.describe(),
-      close: () => lock.close(),
-    };
-    const elector = new LeaderElector({ lock: counted, clock: this.clock, ...FAST, name: lease });
-    return {
-      run: (signal, callbacks) =>
-        elector.run(signal, {
-          onStartedLeading: () => callbacks.onStartedLeading(),
-          onStoppedLeading: () => {
-            this.stoppedLeading.set(identity, this.clock.now());
-            callbacks.onStoppedLeading();
-          },
-          mayRelease: () => callbacks.mayRelease(),
-        }),
-    };
-  }
-
-  /** Follows `r` for the quiet rule. */
-  add(r: Replica): Replica {
-    this.#replicas.push(r);
-    void r.done.then(() => this.#settled.add(r));
-    return r;
-  }
-
-  firstWrite(identity: string): number | undefined {
-    return this.writes.find((w) => w.identity === identity)?.at;
-  }
-
-  lastWrite(identity: string): number | undefined {
-    return this.writes.findLast((w) => w.identity === identity)?.at;
-  }
-
-  #quiet(): boolean {
-    if (this.#inFlight > 0) return false;
-    return this.#replicas.every(
-      (r) => this.#settled.has(r) || !(r.stop.signal.aborted || this.stoppedLeading.has(r.identity)),
-    );
-  }
-
-  /** Drives the clock in the background until the returned function is called. */
-  drive(): () => Promise<void> {
-    let stop = false;
-    const loop = (async () => {
-      while (!stop) {
-        await new Promise((r) => setTimeout(r, 2));
-        if (!this.#quiet()) continue;
-        const at = this.clock.nextTimerAt();
-        if (at !== undefined) this.clock.setTime(at);
-      }
-    })();
-    return async () => {
-      stop = true;
-      await loop;
-    };
-  }
-}
 
 describe.skipIf(realCluster)(
   'leader election: three managers, a stopped leader, then a partitioned one',

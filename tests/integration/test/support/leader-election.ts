@@ -20,6 +20,13 @@ import { type FaultServerContext, useFaultServer } from './fault-server.js';
  */
 export const FAST = { leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 500 } as const;
 
+/** A Lease's timings, in ms (leader election's LeaseDuration, RenewDeadline, RetryPeriod). */
+export interface LeaseTimings {
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+}
+
 /** One manager replica with a leader-only runnable that writes `stamp-<identity>` every 100 ms. */
 export interface Replica {
   readonly identity: string;
@@ -30,6 +37,8 @@ export interface Replica {
   readonly led: Array<{ from: number; to?: number }>;
   /** Number of stamps written. */
   stamps: number;
+  /** For each stamp written, the time its request was sent, on the replica's `now` (default the wall clock). */
+  readonly stampTimes: number[];
   /** Errors of the stamping loop (not counting aborts), for failure messages. */
   readonly errors: string[];
   readonly stop: AbortController;
@@ -75,13 +84,9 @@ export function startReplica(
     gracefulShutdownTimeoutMs?: number;
     /** The manager's leader elector (e.g. one on a fake clock); default the one the options build. */
     leaderElector?: LeaderElectorHook;
-    timings?:
-      | typeof FAST
-      | {
-          leaseDurationMs: number;
-          renewDeadlineMs: number;
-          retryPeriodMs: number;
-        };
+    /** The clock of {@link Replica.stampTimes} (the fake clock of a fake-clock elector). @defaultValue Date.now */
+    now?: () => number;
+    timings?: LeaseTimings;
   } = {},
 ): Replica {
   const registry = newMetricsRegistry();
@@ -108,6 +113,7 @@ export function startReplica(
     registry,
     led: [],
     stamps: 0,
+    stampTimes: [],
     errors: [],
     stop,
     done: Promise.resolve(undefined),
@@ -133,6 +139,7 @@ export function startReplica(
                 });
               created = true;
             }
+            const sentAt = (extra.now ?? Date.now)();
             await client.patch(
               ConfigMap,
               { namespace, name: `stamp-${identity}` },
@@ -140,6 +147,7 @@ export function startReplica(
               { signal },
             );
             replica.stamps += 1;
+            replica.stampTimes.push(sentAt);
           } catch (e) {
             // aborted or failed (the loop condition decides); a failed create is tried again
             if (!signal.aborted) replica.errors.push(String(e));
