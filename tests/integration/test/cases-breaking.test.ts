@@ -289,6 +289,9 @@ describe.skipIf(realCluster)('breaking the client → cache → builder stack (e
     }
   });
 
+  // Its setup makes 40 namespaces with a pod each before the wait starts; on a starved worker that alone took
+  // ~35 s of the default 60 s, leaving the sync wait 23 s. The wait is bounded by the test's own timeout, so
+  // the timeout covers setup and sync together.
   it('B06: 40 informers started at the same moment all sync, over one client', async () => {
     const nss = await Promise.all(Array.from({ length: 40 }, (_, i) => namespaceWithPods(`b06-${i}`, ['a'])));
     const client = newClient(ctx.config);
@@ -307,7 +310,7 @@ describe.skipIf(realCluster)('breaking the client → cache → builder stack (e
       () => `${infs.filter((i) => i.hasSynced()).length}/40 synced`,
     );
     expect(infs.map((i) => i.getIndexer().list().length)).toEqual(infs.map(() => 1));
-  });
+  }, 180_000);
 
   it('B07: a kind the server does not serve gives a clear error naming the GVK, instead of a hang', async () => {
     const Nope = kind<KubeObject>('nope.example.com/v1', 'Nope');
