@@ -326,6 +326,8 @@ export class Reflector<T extends KubeObject = KubeObject> {
   ): Promise<{ iterator: AsyncIterator<WatchEvent<T>>; abort: AbortController } | undefined> {
     const support = this.#watchListSupport;
     let streamed: StreamedList<T>;
+    // A streaming list is a watch request too (the informer's watch-restart count would miss it otherwise).
+    this.#onWatchStart?.();
     try {
       streamed = await streamInitialList(this.#lw, {
         // client-go: the last known resourceVersion, or '' (most recent) at first or after an expiry.

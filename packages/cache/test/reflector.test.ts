@@ -462,6 +462,26 @@ describe('Reflector: WatchList (streaming initial sync, C04)', () => {
     await t.stop();
   });
 
+  it('counts the streaming list as a watch request (onWatchStart), and the plain watch after a fallback too', async () => {
+    const served = new FakeServer(1);
+    let starts = 0;
+    const t = start(served, { useWatchList: true, onWatchStart: () => starts++ });
+    await t.until(() => t.store.replaced === 1);
+    // One request: the streaming list, whose watch goes on.
+    expect(starts).toBe(1);
+    expect(served.watchCalls).toHaveLength(1);
+    await t.stop();
+
+    const refusing = new FakeServer(1);
+    refusing.watchFaults.push({ error: statusError(500, 'InternalError', 'etcd') });
+    let refusedStarts = 0;
+    const u = start(refusing, { useWatchList: true, onWatchStart: () => refusedStarts++ });
+    await u.until(() => u.store.replaced === 1 && refusing.watchCalls.length === 2);
+    // The refused streaming list and the plain watch after the list: two watch requests.
+    expect(refusedStarts).toBe(2);
+    await u.stop();
+  });
+
   it('falls back to list + watch (logged once) when the end bookmark does not come in time', async () => {
     const srv = new FakeServer(2);
     // The server sends the initial events but never the end bookmark, and keeps the stream open.

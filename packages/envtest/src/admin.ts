@@ -263,6 +263,8 @@ function parseRequestQuery(p: URLSearchParams): RequestQuery {
   }
   const hc = p.get('hasContinue');
   if (hc === 'true' || hc === 'false') q.hasContinue = hc === 'true';
+  const il = p.get('initialList');
+  if (il === 'true' || il === 'false') q.initialList = il === 'true';
   return q;
 }
 

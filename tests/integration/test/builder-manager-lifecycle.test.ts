@@ -14,7 +14,7 @@ describe.skipIf(realCluster)('manager lifecycle races (envtest fault injection)'
     await ctx.api.create(ConfigMap, { metadata: { namespace: ns, name: 'a' } });
     // The first list is held until the test clears the rule (a barrier that is never reached).
     const held = ctx.server.faults.delayRequests({
-      match: { verb: 'list', namespace: ns },
+      match: { initialList: true, namespace: ns },
       barrier: 1000,
       delayMs: 60_000,
       times: 1,

@@ -379,7 +379,7 @@ describe.skipIf(realCluster)('breaking the client → cache → builder stack (e
   it('B08: stopping the manager while its cache is still syncing (list held at the server) returns promptly, starting no controller', async () => {
     const ns = await ctx.namespace('b08');
     const held = ctx.server.faults.delayRequests({
-      match: { verb: 'list', namespace: ns },
+      match: { initialList: true, namespace: ns },
       delayMs: 60_000,
       times: 1,
     });
@@ -413,7 +413,11 @@ describe.skipIf(realCluster)('breaking the client → cache → builder stack (e
 
   it('B09: a cache read whose own signal aborts while its informer syncs fails with a Timeout naming the kind, not "cache not started"', async () => {
     const ns = await ctx.namespace('b09');
-    ctx.server.faults.delayRequests({ match: { verb: 'list', namespace: ns }, delayMs: 60_000, times: 1 });
+    ctx.server.faults.delayRequests({
+      match: { initialList: true, namespace: ns },
+      delayMs: 60_000,
+      times: 1,
+    });
     const client = newClient(ctx.config);
     const cache = new InformerCache({ client, namespace: ns });
     const ac = new AbortController();
@@ -426,7 +430,7 @@ describe.skipIf(realCluster)('breaking the client → cache → builder stack (e
     const readAbort = new AbortController();
     const read = cache.list(ConfigMap, { signal: readAbort.signal }).catch((e: unknown) => e);
     await waitFor(
-      () => ctx.server.faults.requests({ verb: 'list', namespace: ns }).length === 1,
+      () => ctx.server.faults.requests({ initialList: true, namespace: ns }).length === 1,
       'the held list',
     );
     readAbort.abort();

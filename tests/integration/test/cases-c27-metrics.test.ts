@@ -135,7 +135,7 @@ describe.skipIf(realCluster)(
       // The ConfigMap list is held until the test lets it go (a barrier no count reaches; clear() releases
       // it): the caches sync, and the workers start, only then. Controller a's timing runs on a fake clock.
       const list = ctx.server.faults.delayRequests({
-        match: { verb: 'list', resource: 'configmaps', namespace: ns },
+        match: { initialList: true, resource: 'configmaps', namespace: ns },
         barrier: 1_000_000,
         delayMs: 120_000,
       });

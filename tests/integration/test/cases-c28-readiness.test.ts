@@ -92,7 +92,7 @@ describe.skipIf(realCluster)(
       await ctx.api.create(ConfigMap, { metadata: { namespace: ns, name: 'cm' } });
       const hold = (resource: string) =>
         ctx.server.faults.delayRequests({
-          match: { verb: 'list', resource, namespace: ns },
+          match: { initialList: true, resource, namespace: ns },
           barrier: 1_000_000,
           delayMs: 120_000,
         });

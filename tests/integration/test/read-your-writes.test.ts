@@ -15,14 +15,22 @@ describe.skipIf(realCluster)('read-your-own-writes (envtest fault injection)', (
     const ns = await ctx.namespace('ryow-get');
     await ctx.api.create(ConfigMap, { metadata: { namespace: ns, name: 'a' }, data: { v: '0' } });
     for (const on of [false, true]) {
+      // The update's MODIFIED event reaches the cache's watch 1.5 s late. The rule is in place before the cache
+      // starts: a watch takes the rules there are when it opens, and a streaming list (WatchList, the cache's
+      // default) opens the one watch the cache keeps before the first read returns.
+      const delayed = ctx.server.faults.delayEvents({
+        namespace: ns,
+        name: 'a',
+        delayMs: 1500,
+        eventTypes: ['MODIFIED'],
+        times: 1,
+      });
       const cache = new InformerCache({ client: ctx.api, namespace: ns, readYourWrites: on });
       const client = cache.trackWrites(ctx.api);
       const ac = new AbortController();
       const run = cache.start(ac.signal);
       try {
         const before = await cache.get(ConfigMap, { namespace: ns, name: 'a' });
-        // The update's MODIFIED event reaches the cache's watch 1.5 s late.
-        const delayed = ctx.server.faults.delayEvents({ namespace: ns, name: 'a', delayMs: 1500, times: 1 });
         const written = await client.update(ConfigMap, {
           ...deepCopy(before),
           data: { v: on ? 'on' : 'off' },

@@ -59,14 +59,26 @@ export function matchesRequest(
   if (m.subresource !== undefined && m.subresource !== (r.subresource ?? '')) return false;
   if (m.namespace !== undefined && m.namespace !== (r.namespace ?? '')) return false;
   if (m.name !== undefined && m.name !== r.name) return false;
-  if (m.hasContinue !== undefined || m.query !== undefined) {
+  if (m.hasContinue !== undefined || m.query !== undefined || m.initialList !== undefined) {
     const q = typeof query === 'string' ? new URLSearchParams(query) : query;
     if (m.hasContinue !== undefined && m.hasContinue !== Boolean(q.get('continue'))) return false;
+    if (m.initialList !== undefined && m.initialList !== isInitialList(r.verb, q)) return false;
     if (m.query !== undefined) {
       for (const [k, v] of Object.entries(m.query)) if (q.get(k) !== v) return false;
     }
   }
   return true;
+}
+
+/**
+ * Whether a request reads a collection's state from the start: a list, or a watch with `sendInitialEvents=true`
+ * (kube-apiserver's streaming list, which starts with the current objects as ADDED events).
+ */
+function isInitialList(verb: string, q: URLSearchParams): boolean {
+  if (verb === 'list') return true;
+  if (verb !== 'watch') return false;
+  const v = q.get('sendInitialEvents');
+  return v === 'true' || v === '1';
 }
 
 /** The request's bearer token, if it carries one (only for matching; never stored in the log). */

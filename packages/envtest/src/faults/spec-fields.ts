@@ -72,6 +72,12 @@ export const requestMatchSchema = z.strictObject({
   /** Query parameters that must be present with exactly these (decoded) values. */
   query: stringRecord().optional(),
   /**
+   * `true`: only requests that read a collection's state from the start, whichever way the client asks for
+   * it — a `list`, or a streaming list (WatchList: a `watch` with `sendInitialEvents=true`) — so one rule
+   * holds or fails an informer's initial sync on both paths; `false`: only other requests.
+   */
+  initialList: bool().optional(),
+  /**
    * The request's bearer token must equal this (e.g. to fail one client's requests with 401). Never logged;
    * ignored when querying the request log, which holds no tokens.
    */

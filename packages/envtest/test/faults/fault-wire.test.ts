@@ -180,6 +180,29 @@ describe('failing requests', () => {
     expect(second.statuses).toEqual(first.statuses);
   });
 
+  it('initialList matches lists and streaming lists (watch with sendInitialEvents=true), not plain watches or gets', async () => {
+    const ns = await newNamespace();
+    await createPod(ns, 'p');
+    const rule = server.faults.failRequests({ match: { initialList: true, namespace: ns }, status: 503 });
+    const streaming = `/api/v1/namespaces/${ns}/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true`;
+    expect((await api('GET', `/api/v1/namespaces/${ns}/pods`)).status).toBe(503);
+    expect((await raw(streaming).done).status).toBe(503);
+    expect((await api('GET', `/api/v1/namespaces/${ns}/pods/p`)).status).toBe(200);
+    const plain = raw(`/api/v1/namespaces/${ns}/pods?watch=true&resourceVersion=0`);
+    expect((await plain.head).status).toBe(200);
+    expect(rule.hits).toBe(2);
+    // The request log answers the same question; initialList: false is the complement among them.
+    expect(server.faults.requests({ initialList: true, namespace: ns }).map((r) => r.verb)).toEqual([
+      'list',
+      'watch',
+    ]);
+    expect(server.faults.requests({ initialList: false, namespace: ns }).map((r) => r.verb)).toEqual([
+      'create',
+      'get',
+      'watch',
+    ]);
+  });
+
   it('fails a watch at once with 500, or with 200 and an empty body (C02)', async () => {
     const ns = await newNamespace();
     server.faults.failRequests({ match: { verb: 'watch', namespace: ns }, status: 500, times: 1 });
