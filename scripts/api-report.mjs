@@ -5,6 +5,9 @@
 // committed one and prints the diff; `--update` (npm run api:update) rewrites the reports to commit with the change.
 // One TypeScript program serves every entry point (api-extractor's CompilerState), so the check costs one
 // compile, not one per entry point. Needs the build (`npm run build:all`).
+// It also fails when an entry point's public surface holds a member tagged `@internal` (api-extractor marks it
+// `// @internal` in the report): an internal member must be kept off the published types (not exported,
+// ES-private, or a private constructor), not only tagged.
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -88,6 +91,7 @@ const compilerState = CompilerState.create(configs[0], {
   additionalEntryPoints: configs.map((c) => c.mainEntryPointFilePath),
 });
 const changed = [];
+const internal = [];
 let warnings = 0;
 for (const [i, config] of configs.entries()) {
   const result = Extractor.invoke(config, {
@@ -105,6 +109,22 @@ for (const [i, config] of configs.entries()) {
     },
   });
   if (result.apiReportChanged) changed.push(entries[i].name);
+  // The report just generated (written to the temp folder in both modes): each `// @internal` line is followed by
+  // the declaration it tags.
+  const generated = join(config.reportTempFolder, `${entries[i].base}.api.md`);
+  const lines = existsSync(generated) ? readFileSync(generated, 'utf8').split('\n') : [];
+  for (const [n, line] of lines.entries()) {
+    if (line.trim() !== '// @internal') continue;
+    const decl = lines.slice(n + 1).find((l) => !l.trim().startsWith('//')) ?? '';
+    internal.push(`${entries[i].name}: ${decl.trim()}`);
+  }
+}
+if (internal.length > 0) {
+  console.error(
+    `api-report: ${internal.length} @internal member(s) reachable from a package's exports (keep them off the ` +
+      `published types: stop exporting them, make them ES-private, or give the class a private constructor):\n  ${internal.join('\n  ')}`,
+  );
+  process.exit(1);
 }
 const secs = ((Date.now() - started) / 1000).toFixed(1);
 if (changed.length > 0 && !update) {

@@ -14,6 +14,29 @@ import type { Predicate } from './predicate.js';
 import type { Reconciler } from './reconcile.js';
 import { KindSource, type Source } from './source.js';
 
+/** The controller names taken in each manager (the manager object is the key, so a dropped manager frees its set). */
+const takenNames = new WeakMap<object, Set<string>>();
+
+/**
+ * Takes `name` for a controller of `mgr`: controller names are unique per manager, as controller-runtime's
+ * controller constructor checks unless `SkipNameValidation` (there a process-wide set; here one per manager,
+ * so tests and several managers in one process do not collide).
+ * @throws ControllerError when a controller of `mgr` already has that name.
+ */
+export function claimControllerName(mgr: object, name: string): void {
+  let names = takenNames.get(mgr);
+  if (!names) {
+    names = new Set();
+    takenNames.set(mgr, names);
+  }
+  if (names.has(name)) {
+    throw new ControllerError(
+      `controller with name ${JSON.stringify(name)} already exists; names must be unique`,
+    );
+  }
+  names.add(name);
+}
+
 /** Options of {@link ControllerBuilder.for} and {@link ControllerBuilder.watches}. */
 export interface BuilderWatchOptions<T extends KubeObject> {
   /** Every predicate must pass an event of this watch (on top of `withEventFilter`). */

@@ -3,6 +3,7 @@ import {
   BuilderSpec,
   type BuilderWatchOptions,
   checkKind,
+  claimControllerName,
   entrySource,
   type OwnsOptions,
   ownWritesWaiter,
@@ -107,7 +108,7 @@ export class ControllerBuilder {
     const name = spec.check(reconciler);
     const defaults = this.mgr.getControllerOptions();
     const { skipNameValidation, ...options } = { ...defaults, ...spec.options };
-    if (!skipNameValidation) this.mgr.registerControllerName(name);
+    if (!skipNameValidation) claimControllerName(this.mgr, name);
     const log = this.mgr.getLogger();
     const cache = this.mgr.getCache();
     const waitForOwnWrites = ownWritesWaiter(cache, spec.forKind);

@@ -5,7 +5,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiServer, type ApiServerOptions } from './api-server.js';
+import { type ApiServer, type ApiServerOptions, serverLifecycle } from './api-server.js';
 import { CertificateAuthority } from './certs.js';
 import { EnvtestError } from './errors.js';
 
@@ -15,15 +15,12 @@ import { EnvtestError } from './errors.js';
  * {@link startApiServer}'s, so every semantic (status subresource, generation, finalizers, selectors,
  * server-side apply, validation, defaulting, watch) is the same code. Created synchronously and cheaply (no
  * key generation, no file): the base of `@kubeloop/testing`'s fake client. Call `stop()` when done (ends
- * watches, stops the progress-notify timer, which is unref'ed). `url` and `caPem` stay `''`; `listen` and
- * `issueClientCertificate` are refused (`ENVTEST_NO_TLS`); `restart()` drops every watch and in-flight
+ * watches, stops the progress-notify timer, which is unref'ed). `url` and `caPem` stay `''`;
+ * `issueClientCertificate` is refused (`ENVTEST_NO_TLS`); `restart()` drops every watch and in-flight
  * answer as a restart does, without listening.
  */
 export function createInProcessApiServer(options: InProcessApiServerOptions = {}): ApiServer {
-  const server = new ApiServer(options, undefined, undefined, '');
-  // etcd's progress notifications move quiet resources' watch-cache RVs as on a listening server
-  server.restartProgressNotify();
-  return server;
+  return serverLifecycle.create(options, undefined, undefined, '');
 }
 
 /** Options of {@link createInProcessApiServer}: the server's semantics, without the listener's. */
@@ -41,10 +38,9 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const serving = await ca.issueServing(options.tls?.sans ?? ['127.0.0.1', 'localhost']);
   const tempDir = options.kubeconfigPath ? undefined : await mkdtemp(join(tmpdir(), 'kubeloop-envtest-'));
   const kubeconfigPath = options.kubeconfigPath ?? join(tempDir!, 'kubeconfig');
-  const server = new ApiServer(options, ca, serving, kubeconfigPath);
-  server.tempDir = tempDir;
+  const server = serverLifecycle.create(options, ca, serving, kubeconfigPath, tempDir);
   try {
-    await server.listen(options.port ?? 0);
+    await serverLifecycle.listen(server, options.port ?? 0);
   } catch (e) {
     throw new EnvtestError(
       'ENVTEST_START_FAILED',

@@ -47,6 +47,23 @@ const ETCD_PROGRESS_NOTIFY_INTERVAL_MS = 600_000;
 /** One served request, for tests that count requests at the server (the one request log's record). */
 export type RequestLogEntry = RequestRecord;
 
+/**
+ * How api-server-start.ts makes and starts a server, kept off the public surface (not exported from the package;
+ * filled in by the class's static block, which may call the private constructor and `#` members).
+ */
+export const serverLifecycle = {} as {
+  /** A new server; without `serving` it has no listener and starts etcd's progress notifications at once. */
+  create(
+    o: ApiServerOptions,
+    ca?: CertificateAuthority,
+    serving?: CertificatePair,
+    kubeconfig?: string,
+    tmp?: string,
+  ): ApiServer;
+  /** Listens on `port` (0: any), HTTP/2 and HTTP/1.1 on one port. @throws EnvtestError `ENVTEST_NO_TLS` without TLS. */
+  listen(server: ApiServer, port: number): Promise<void>;
+};
+
 /** The in-process API server. Create it with {@link startApiServer}. */
 export class ApiServer {
   /** Base URL, e.g. `https://127.0.0.1:41234`. */
@@ -92,8 +109,8 @@ export class ApiServer {
   readonly #defaultTimeoutMs: number | undefined;
   #progressTimer: { cancel(): void } | undefined;
 
-  /** @internal use {@link startApiServer} or {@link createInProcessApiServer} */
-  constructor(
+  // use startApiServer or createInProcessApiServer (through serverLifecycle.create)
+  private constructor(
     options: ApiServerOptions,
     ca: CertificateAuthority | undefined,
     serving: CertificatePair | undefined,
@@ -121,6 +138,17 @@ export class ApiServer {
     this.store.startWatchCaches();
     this.faults = new FaultInjector(this);
     this.admission = new WebhookAdmission(() => this.registry, this.resources, options.webhooks);
+  }
+
+  static {
+    serverLifecycle.create = (options, ca, serving, kubeconfigPath, tempDir) => {
+      const server = new ApiServer(options, ca, serving, kubeconfigPath ?? '');
+      server.#tempDir = tempDir;
+      // etcd's progress notifications move quiet resources' watch-cache RVs as on a listening server
+      if (!serving) server.#scheduleProgressNotify();
+      return server;
+    };
+    serverLifecycle.listen = (server, port) => server.#listen(port);
   }
 
   /** A registry on the current store, with this server's validation, admission, CRD and GC hooks. */
@@ -174,8 +202,7 @@ export class ApiServer {
     return this.#port;
   }
 
-  /** @internal listens on `port` (0: any), HTTP/2 and HTTP/1.1 on one port (`listenHttps`). */
-  async listen(port: number): Promise<void> {
+  async #listen(port: number): Promise<void> {
     if (!this.#serving || !this.#ca) throw noTls('listen');
     const host = this.#options.host ?? '127.0.0.1';
     const listening = await listenHttps({
@@ -190,11 +217,6 @@ export class ApiServer {
     this.#server = listening.server;
     this.#port = listening.port;
     this.url = `https://${host}:${this.#port}`;
-    this.#scheduleProgressNotify();
-  }
-
-  /** @internal starts etcd's progress notifications on a server that does not listen. */
-  restartProgressNotify(): void {
     this.#scheduleProgressNotify();
   }
 
@@ -226,11 +248,6 @@ export class ApiServer {
     }
   }
 
-  /** @internal a temp directory created for the kubeconfig, removed by stop() */
-  set tempDir(dir: string | undefined) {
-    this.#tempDir = dir;
-  }
-
   /**
    * Drop every connection (watches included) and listen again on the same port with the same CA and tokens.
    * `keepState: false` also starts from an empty store (fresh system namespaces, CRDs forgotten); with state kept,
@@ -250,7 +267,7 @@ export class ApiServer {
       this.#seed();
       this.store.startWatchCaches();
     }
-    if (this.#serving) await this.listen(this.#port);
+    if (this.#serving) await this.#listen(this.#port);
     else this.#scheduleProgressNotify();
   }
 

@@ -184,13 +184,13 @@ export function resolveLeaseNamespace(namespace?: string, namespaceFile = IN_CLU
     text = readFileSync(namespaceFile, 'utf8');
   } catch {
     throw new LeaderElectionConfigError(
-      `no leader election namespace given and ${namespaceFile} is not readable (not running in a cluster?): set the namespace (\`leaderElectionNamespace\` of the manager, \`namespace\` of newResourceLock)`,
+      `no leader election namespace given and ${namespaceFile} is not readable (not running in a cluster?): set the namespace (\`leaderElection.namespace\` of the manager, \`namespace\` of newResourceLock)`,
     );
   }
   const ns = text.trim();
   if (!ns)
     throw new LeaderElectionConfigError(
-      `${namespaceFile} is empty: set the leader election namespace (\`leaderElectionNamespace\` of the manager, \`namespace\` of newResourceLock)`,
+      `${namespaceFile} is empty: set the leader election namespace (\`leaderElection.namespace\` of the manager, \`namespace\` of newResourceLock)`,
     );
   return ns;
 }
@@ -212,8 +212,6 @@ export interface ResourceLockOptions {
   readonly requestTimeoutMs?: number;
   /** Renew deadline the lock serves, in ms (only for the default request timeout). @defaultValue 10000 */
   readonly renewDeadlineMs?: number;
-  /** @internal where the in-cluster namespace is read from (tests). */
-  readonly namespaceFile?: string;
 }
 
 /**
@@ -223,7 +221,7 @@ export interface ResourceLockOptions {
  */
 export function newResourceLock(config: RestConfig, options: ResourceLockOptions): LeaseLock {
   if (!options.id) throw new LeaderElectionConfigError('the leader election id (Lease name) is empty');
-  const namespace = resolveLeaseNamespace(options.namespace, options.namespaceFile);
+  const namespace = resolveLeaseNamespace(options.namespace);
   const timeoutMs =
     options.requestTimeoutMs ?? Math.max(1000, (options.renewDeadlineMs ?? DEFAULT_RENEW_DEADLINE_MS) / 2);
   const client = newLeaseClient(config, timeoutMs);

@@ -64,8 +64,6 @@ export interface Manager {
   start(signal: AbortSignal): Promise<void>;
   /** Defaults for controllers built in this manager (controller-runtime `GetControllerOptions`). */
   getControllerOptions(): ManagerControllerOptions;
-  /** Registers a controller name; @throws ControllerError when it is taken (names must be unique). @internal */
-  registerControllerName(name: string): void;
   /**
    * Adds a liveness check served on `/healthz` (controller-runtime `AddHealthzCheck`).
    * @throws HealthCheckError when the name is empty, has a `/`, or is taken.

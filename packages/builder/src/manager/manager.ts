@@ -40,7 +40,6 @@ export class ControllerManager implements Manager {
   readonly #live: ApiClient;
   readonly #cache: InformerCache;
   readonly #client: DelegatingClient;
-  readonly #names = new Set<string>();
   readonly #stop = new AbortController();
   readonly #http: RunnableGroup;
   readonly #caches: RunnableGroup;
@@ -223,15 +222,6 @@ export class ControllerManager implements Manager {
     if (!this.#leaderOnly.started) return `the manager has not started its controllers${informers}`;
     const waiting = this.#syncing.filter((r) => !r.hasSynced()).map((r) => r.name);
     return waiting.length > 0 ? `not synced: ${waiting.join(', ')}${informers}` : undefined;
-  }
-
-  registerControllerName(name: string): void {
-    if (this.#names.has(name)) {
-      throw new ControllerError(
-        `controller with name ${JSON.stringify(name)} already exists; names must be unique`,
-      );
-    }
-    this.#names.add(name);
   }
 
   add(runnable: Runnable): void {

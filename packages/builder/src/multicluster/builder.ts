@@ -2,6 +2,7 @@ import type { Kind, KubeObject } from '@kubeloop/client';
 import {
   BuilderSpec,
   type BuilderWatchOptions,
+  claimControllerName,
   entrySource,
   type OwnsOptions,
   ownWritesWaiter,
@@ -19,7 +20,7 @@ import type { Reconciler, Request } from '../reconcile.js';
 import type { ShardAttachment } from '../sharding/attachment.js';
 import type { Sharding } from '../sharding/sharding.js';
 import type { Source } from '../source.js';
-import type { ClusterHook, MultiClusterManager } from './manager.js';
+import { addClusterHook, type ClusterHook, type MultiClusterManager } from './manager.js';
 
 /** Options of a multi-cluster controller: the builder's controller options plus where it runs. */
 export interface MultiClusterControllerOptions extends BuilderControllerOptions {
@@ -42,6 +43,17 @@ interface Running {
   readonly controller: Controller;
   readonly run: Promise<void>;
 }
+
+/** Makes a {@link MultiClusterController}; set by the class's static block (its constructor is private). */
+let newController: (
+  mgr: MultiClusterManager,
+  name: string,
+  entries: readonly WatchEntry[],
+  forKind: Kind | undefined,
+  reconciler: Reconciler,
+  options: MultiClusterControllerOptions,
+  sharding: Sharding | undefined,
+) => MultiClusterController;
 
 /**
  * A controller over every engaged cluster (multicluster-runtime `mcbuilder` + `mccontroller`): per cluster a
@@ -67,8 +79,9 @@ export class MultiClusterController implements Runnable {
   readonly #stopping = new Set<Promise<void>>();
   #started = false;
 
-  /** @internal made by {@link MultiClusterControllerBuilder.complete} */
-  constructor(
+  // Made only by MultiClusterControllerBuilder.complete (through newController, set below): the entries are
+  // internal, so the constructor is not part of the public surface.
+  private constructor(
     mgr: MultiClusterManager,
     name: string,
     entries: readonly WatchEntry[],
@@ -85,6 +98,10 @@ export class MultiClusterController implements Runnable {
     this.#options = options;
     this.#sharding = sharding;
     this.#log = mgr.getLogger().child({ controller: name });
+  }
+
+  static {
+    newController = (...args) => new MultiClusterController(...args);
   }
 
   needLeaderElection(): boolean {
@@ -113,7 +130,7 @@ export class MultiClusterController implements Runnable {
     this.#started = true;
     const hook: ClusterHook = { engage: (name, cluster, s) => this.#engage(name, cluster, s) };
     if (this.#options.engageLocalCluster) this.#engage('', this.#mgr.getLocalCluster(), signal);
-    this.#mgr.addClusterHook(hook, signal);
+    addClusterHook(this.#mgr, hook, signal);
     const stopped = whenAborted(signal);
     await stopped.promise;
     await Promise.all([...[...this.#running.values()].map((r) => r.run), ...this.#stopping]);
@@ -277,10 +294,10 @@ export class MultiClusterControllerBuilder {
     const spec = this.#spec;
     if (this.#sharding && !spec.forKind) throw new ControllerError('withSharding() needs for(kind)');
     const name = spec.check(reconciler);
-    if (!spec.options.skipNameValidation) this.mgr.registerControllerName(name);
+    if (!spec.options.skipNameValidation) claimControllerName(this.mgr, name);
     // every watch is made in each engaged cluster: a watch's own `cluster` option does not apply here
     const entries = spec.entries().map(({ cluster: _cluster, ...e }) => e);
-    const ctrl = new MultiClusterController(
+    const ctrl = newController(
       this.mgr,
       name,
       entries,

@@ -3,6 +3,7 @@ import type { RestConfig } from '@kubeloop/config';
 import { onAbort } from '@kubeloop/core';
 import { Gauge } from 'prom-client';
 import type { Cluster } from '../cluster/cluster.js';
+import { ControllerError } from '../controller-options.js';
 import { whenAborted } from '../internal-signals.js';
 import type { Manager } from '../manager/interfaces.js';
 import { ControllerManager } from '../manager/manager.js';
@@ -37,7 +38,7 @@ export interface ClusterStatus {
 
 /**
  * Something that acts per engaged cluster (a multi-cluster controller): told of each cluster while it runs,
- * with a signal aborted when the cluster is disengaged or the hook stops. @internal
+ * with a signal aborted when the cluster is disengaged or the hook stops. Not exported from the package.
  */
 export interface ClusterHook {
   engage(name: string, cluster: Cluster, signal: AbortSignal): void;
@@ -61,11 +62,6 @@ export interface MultiClusterManager extends Manager, Aware {
   clusterNames(): string[];
   /** How each engaged cluster is doing (per-cluster readiness), sorted by name. */
   clusterStatus(): ClusterStatus[];
-  /**
-   * Registers a hook told of every engaged cluster (those engaged already at once) until `signal` aborts.
-   * @internal
-   */
-  addClusterHook(hook: ClusterHook, signal: AbortSignal): void;
 }
 
 interface Engaged {
@@ -181,6 +177,7 @@ class MultiClusterControllerManager extends ControllerManager implements MultiCl
     }
   }
 
+  /** Registers a hook told of every engaged cluster (those engaged already at once) until `signal` aborts. */
   addClusterHook(hook: ClusterHook, signal: AbortSignal): void {
     const h = { hook, signal };
     this.#hooks.add(h);
@@ -239,4 +236,17 @@ export function newMultiClusterManager(
 /** Whether `mgr` is a multi-cluster manager. */
 export function isMultiClusterManager(mgr: Manager): mgr is MultiClusterManager {
   return mgr instanceof MultiClusterControllerManager;
+}
+
+/**
+ * Tells `hook` of every cluster `mgr` engages (those engaged already at once) until `signal` aborts; how a
+ * multi-cluster controller learns of clusters. Not exported from the package: a multi-cluster manager is one
+ * that {@link newMultiClusterManager} made.
+ * @throws ControllerError when `mgr` was not made by newMultiClusterManager.
+ */
+export function addClusterHook(mgr: MultiClusterManager, hook: ClusterHook, signal: AbortSignal): void {
+  if (!(mgr instanceof MultiClusterControllerManager)) {
+    throw new ControllerError('a multi-cluster controller needs a manager made by newMultiClusterManager');
+  }
+  mgr.addClusterHook(hook, signal);
 }

@@ -143,7 +143,7 @@ describe('LeaderElector (client-go tools/leaderelection) against envtest', () =>
     );
     // the message names the option to set
     expect(() => resolveLeaseNamespace(undefined, '/nonexistent/namespace')).toThrow(
-      /leaderElectionNamespace/,
+      /leaderElection\.namespace/,
     );
     expect(resolveLeaseNamespace('given', '/nonexistent')).toBe('given');
   });

@@ -13,7 +13,15 @@ export type WebhookFault =
   /** Fail the call as a refused connection, without calling. */
   | { readonly type: 'refusing' };
 
-/** The webhook faults of one envtest server (`server.webhookFaults`). */
+/** Reads the fault of a webhook; set by {@link WebhookFaults}' static block (only the caller of webhooks reads it). */
+let faultOf: (faults: WebhookFaults, webhook: string) => WebhookFault | undefined;
+
+/** The fault injected into calls of the webhook named `webhook`, if any. Not exported from the package. */
+export function webhookFaultOf(faults: WebhookFaults, webhook: string): WebhookFault | undefined {
+  return faultOf(faults, webhook);
+}
+
+/** The webhook faults of one envtest server (`server.admission.faults`). */
 export class WebhookFaults {
   readonly #byName = new Map<string, WebhookFault>();
 
@@ -28,8 +36,7 @@ export class WebhookFaults {
     else this.#byName.delete(webhook);
   }
 
-  /** @internal The fault of a webhook, if any. */
-  of(webhook: string): WebhookFault | undefined {
-    return this.#byName.get(webhook);
+  static {
+    faultOf = (faults, webhook) => faults.#byName.get(webhook);
   }
 }

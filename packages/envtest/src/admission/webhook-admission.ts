@@ -23,7 +23,7 @@ import {
   WebhookCallError,
   webhookURL,
 } from './call.js';
-import { WebhookFaults } from './faults.js';
+import { WebhookFaults, webhookFaultOf } from './faults.js';
 import { type LabelSelectorSpec, selectorMatches } from './selector.js';
 
 /** Options of envtest's webhook admission (`ApiServerOptions.webhooks`). */
@@ -250,7 +250,7 @@ export class WebhookAdmission {
         hook.clientConfig?.caBundle,
         review,
         hook.timeoutSeconds ?? 10,
-        this.faults.of(hook.name),
+        webhookFaultOf(this.faults, hook.name),
       )) as {
         response?: Record<string, unknown>;
       };

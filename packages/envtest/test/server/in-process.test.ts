@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { serverLifecycle } from '../../src/api-server.js';
 import { createInProcessApiServer, EnvtestError } from '../../src/index.js';
 
 const json = { 'content-type': 'application/json', accept: 'application/json' };
@@ -127,7 +128,7 @@ describe('createInProcessApiServer + serveInProcess (no socket)', () => {
     try {
       expect(s.url).toBe('');
       expect(s.caPem).toBe('');
-      await expect(s.listen(0)).rejects.toBeInstanceOf(EnvtestError);
+      await expect(serverLifecycle.listen(s, 0)).rejects.toBeInstanceOf(EnvtestError);
       await expect(s.issueClientCertificate('u')).rejects.toThrow(/ENVTEST_NO_TLS|no listener or CA/);
     } finally {
       await s.stop();
