@@ -144,7 +144,8 @@ describe.skipIf(realCluster)('multi-cluster sharding across replicas (fault inje
     // replica that starts late finds a and b already through every key, and "every key once" holds without it.
     await waitFor(
       () => [...latest.keys()].every((k) => runs.some((r) => r.key === k)) && owners(0).size === 3,
-      () => `every key reconciled once and by all three replicas (so far: ${[...owners(0)].sort().join(', ')})`,
+      () =>
+        `every key reconciled once and by all three replicas (so far: ${[...owners(0)].sort().join(', ')})`,
       WAIT_MS,
     );
     expect([...owners(0)].sort()).toEqual(['a', 'b', 'c']);
