@@ -362,6 +362,20 @@ function sameJson(a: unknown, b: unknown): boolean {
 }
 
 /**
+ * Whether `v` holds, at any depth, an own "__proto__" member whose value is an object. deepFreeze never shares
+ * such a member (writing it back into the new version would set a prototype, not a member): the member is
+ * frozen in place, and a subtree that holds one is never the previous version's even when deeply equal to it.
+ */
+function holdsOwnProtoObject(v: unknown): boolean {
+  if (v === null || typeof v !== 'object') return false;
+  const rec = v as Record<string, unknown>;
+  return Object.keys(rec).some(
+    (k) =>
+      (k === '__proto__' && rec[k] !== null && typeof rec[k] === 'object') || holdsOwnProtoObject(rec[k]),
+  );
+}
+
+/**
  * Walks the frozen `next` and `prev` in step with the unfrozen copies they were made from, and checks the
  * sharing rule at every path below the top: a subtree is the previous version's own object exactly when it is
  * deeply equal to it. Below an object that was an array before (or the reverse) nothing is compared.
@@ -370,7 +384,8 @@ function checkSharing(next: unknown, prev: unknown, nextSrc: unknown, prevSrc: u
   if (next === null || typeof next !== 'object') return;
   const hasPrev = prev !== null && typeof prev === 'object' && Array.isArray(prev) === Array.isArray(next);
   if (path !== '') {
-    const equal = hasPrev && sameJson(nextSrc, prevSrc);
+    const equal =
+      hasPrev && sameJson(nextSrc, prevSrc) && !holdsOwnProtoObject(nextSrc) && !path.endsWith('/__proto__');
     expect(next === prev, `shared at ${path || '.'}`).toBe(equal);
     if (equal) return;
   }
@@ -400,7 +415,12 @@ describe('deepFreeze against the previous version: the comparison writes only wh
           checkSharing(next, prev, nextSrc, prevSrc, '');
         },
       ),
-      { numRuns: 200 },
+      {
+        numRuns: 200,
+        // soak run (seed 86259417): fast-check's own seed -876330734 drew an own "__proto__" holding an object,
+        // equal in both versions; the oracle expected it shared, which deepFreeze never does (see above)
+        examples: [[JSON.parse('{"__proto__":[]}') as Json, 0, 0]],
+      },
     );
   }, 30_000);
 
