@@ -45,8 +45,9 @@ describe('manager: sync period and readiness reasons (envtest)', () => {
     const api = newClient(env.config);
     const ns = 'readiness-gvk';
     await api.create(Namespace, { metadata: { name: ns } });
+    // Holds the Secrets' initial sync whichever way it asks: a list, or a streaming list (WatchList, the default).
     const held = env.server.faults.delayRequests({
-      match: { verb: 'list', namespace: ns, resource: 'secrets' },
+      match: { initialList: true, namespace: ns, resource: 'secrets' },
       barrier: 1000,
       delayMs: 60_000,
     });

@@ -48,10 +48,40 @@ export interface ReflectorOptions {
   readonly clock?: Clock;
   /**
    * Initial sync as a streaming list (client-go WatchList, KEP-3157): one watch with `sendInitialEvents=true`,
-   * `resourceVersionMatch=NotOlderThan`; the store is replaced when the bookmark annotated
-   * `k8s.io/initial-events-end` arrives, and the same watch goes on. @defaultValue false
+   * `resourceVersionMatch=NotOlderThan`, bookmarks allowed, from the last known resourceVersion (`''`, the most
+   * recent state, at first and after an expiry); the ADDED events until the bookmark annotated
+   * `k8s.io/initial-events-end` are the listing, the store is replaced when it arrives, and the same watch goes on.
+   *
+   * What client-go's reflector does (tools/cache/reflector.go, `ListAndWatchWithContext` and `watchList`; the
+   * `WatchListClient` feature gate, beta since 1.30, is on by default from 1.35), and where this one differs:
+   * - Retriable failures retry the streaming list: a connection refused and 429 after a backoff; 410 Expired and
+   *   "too large resource version" at once from the most recent state. Same here (the backoff is the reflector's,
+   *   between attempts).
+   * - Every other failure of the streaming list — any other HTTP status (kube-apiserver 1.32 on etcd 3.4 answers
+   *   500; 400, 403, 404, 405, 422, 503 …), an ERROR event, a stream that closes within 1 s without an event —
+   *   makes that attempt list + watch instead ("making progress is better than deadlocking"). Same here, and
+   *   also for a stream that ends or breaks before its end bookmark after events or later than 1 s (client-go
+   *   retries those without a bound) and for no end bookmark within `watchListTimeoutMs` (client-go only warns).
+   * - A connection reset under the stream: client-go's watch decoder takes it for an end of stream, and the
+   *   streaming list is retried without a bound, so a server (or proxy) that resets every streaming list keeps
+   *   an informer from ever syncing. Here it is retried after a backoff up to `watchListResetLimit` times in a row,
+   *   then taken as a refusal.
+   * - client-go tries WatchList again on its next relist after a fallback. Here the refusal is remembered in the
+   *   `watchListSupport` shared by the reflectors of one server (an `InformerCache`'s), which list + watch until
+   *   its re-probe interval has passed (10 minutes by default; `Infinity`: for the rest of their lives), so a
+   *   refusing server costs one refused request per interval and one warning, not one per informer per relist.
+   *
+   * @defaultValue false here and on a `SharedIndexInformer` (a test's fake ListerWatcher need not stream, as
+   * client-go turns it off for clients that do not support it); an `InformerCache` turns it on.
    */
   readonly useWatchList?: boolean;
+  /**
+   * How many streaming lists in a row may be cut by a connection reset before their end bookmark before the
+   * reflector takes it as a refusal (lists + watches, and the refusal is remembered); each one before is retried
+   * after a backoff. Counted since the last streaming list that was served or given up; a connection refused
+   * (no server listening) is not counted. A positive integer. @defaultValue 3
+   */
+  readonly watchListResetLimit?: number;
   /**
    * How long a streaming initial sync may wait for its end bookmark, in ms, before the reflector falls back to
    * list + watch (a refusal, see `watchListSupport`). @defaultValue 60000
@@ -72,13 +102,24 @@ export interface ReflectorOptions {
   readonly onWatchStart?: () => void;
 }
 
+/** Default of {@link ReflectorOptions.watchListResetLimit}. */
+const DEFAULT_WATCH_LIST_RESET_LIMIT = 3;
+
 /**
  * Checks reflector options before anything runs (a cache validates them when it is made, not when an
- * informer starts). Returns the page size. @throws RangeError for a `pageSize` that is not a positive integer.
+ * informer starts). Returns the page size and the reset limit, defaults applied.
+ * @throws RangeError for a `pageSize` or `watchListResetLimit` that is not a positive integer.
  */
-export function checkReflectorOptions(options: Pick<ReflectorOptions, 'pageSize'> = {}): number {
+export function checkReflectorOptions(
+  options: Pick<ReflectorOptions, 'pageSize' | 'watchListResetLimit'> = {},
+): { pageSize: number; watchListResetLimit: number } {
   const pageSize = options.pageSize ?? 500;
   if (!Number.isInteger(pageSize) || pageSize <= 0)
     throw new RangeError(`Reflector pageSize must be a positive integer, got ${String(options.pageSize)}`);
-  return pageSize;
+  const watchListResetLimit = options.watchListResetLimit ?? DEFAULT_WATCH_LIST_RESET_LIMIT;
+  if (!Number.isInteger(watchListResetLimit) || watchListResetLimit <= 0)
+    throw new RangeError(
+      `Reflector watchListResetLimit must be a positive integer, got ${String(options.watchListResetLimit)}`,
+    );
+  return { pageSize, watchListResetLimit };
 }

@@ -12,6 +12,7 @@ import {
   isTooLargeResourceVersionError,
   isWatchIdleTimeout,
   VeryShortWatchError,
+  watchListFailureOf,
 } from './watch-errors.js';
 import { type StreamedList, streamInitialList, WatchListTimeoutError } from './watch-list.js';
 import { WatchListSupport } from './watch-list-support.js';
@@ -58,6 +59,9 @@ export class Reflector<T extends KubeObject = KubeObject> {
   readonly #clock: Clock;
   readonly #watchListTimeoutMs: number;
   readonly #useWatchList: boolean;
+  readonly #watchListResetLimit: number;
+  /** Streaming lists cut by a connection reset since the last one that was served or given up. */
+  #watchListResets = 0;
   readonly #watchListSupport: WatchListSupport;
   #lastSyncRV = '';
   #rvUnavailable = false;
@@ -65,7 +69,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
 
   /** @throws RangeError for a `pageSize` that is not a positive integer. */
   constructor(lw: ListerWatcher<T>, store: ReflectorStore<T>, options: ReflectorOptions = {}) {
-    const pageSize = checkReflectorOptions(options);
+    const { pageSize, watchListResetLimit } = checkReflectorOptions(options);
     this.#lw = withJsonRetention(lw, store);
     this.#store = store;
     this.#prepare = store.prepare ? (obj) => store.prepare!(obj) : undefined;
@@ -81,6 +85,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
     this.#random = options.random ?? Math.random;
     this.#useWatchList = options.useWatchList ?? false;
     this.#watchListTimeoutMs = options.watchListTimeoutMs ?? 60_000;
+    this.#watchListResetLimit = watchListResetLimit;
     this.#watchListSupport = options.watchListSupport ?? new WatchListSupport({ clock: this.#clock });
   }
 
@@ -310,16 +315,12 @@ export class Reflector<T extends KubeObject = KubeObject> {
   }
 
   /**
-   * The streaming initial sync (client-go `watchList`). Resolves with the still-open watch once the end bookmark
-   * arrived and the store was replaced, or with `undefined` when the caller must list instead, in this same
-   * attempt (client-go: "falling back to the standard LIST/WATCH semantics because making progress is better
-   * than deadlocking"). As in client-go, only the retriable failures reject (backoff, then WatchList again):
-   * 410 Expired / "too large resource version" (retried from the most recent state), 429 and connection
-   * failures. Every other failure — any other HTTP status (a 500 from kube-apiserver 1.32 on etcd 3.4, 503,
-   * 400, 403, 404, 405, 422, 504 …), an ERROR event, a stream that ends or breaks before the end bookmark, no
-   * end bookmark within `watchListTimeoutMs` — falls back, and is remembered in the shared
-   * {@link WatchListSupport} so that no reflector on that server retries WatchList before its re-probe
-   * interval. The fallback is logged at warn once per record (one server), then at debug.
+   * The streaming initial sync (client-go `watchList`; the full rules are on `ReflectorOptions.useWatchList`).
+   * Resolves with the still-open watch once the end bookmark arrived and the store was replaced, or with
+   * `undefined` when the caller must list instead, in this same attempt. Rejects (backoff, then WatchList again)
+   * on the retriable failures only: 410 / "too large resource version", 429, a connection refused, and a
+   * connection reset below `watchListResetLimit` in a row. A refusal is remembered in the shared
+   * {@link WatchListSupport} and logged at warn once per record (one server), then at debug.
    */
   async #watchList(
     signal: AbortSignal,
@@ -340,35 +341,40 @@ export class Reflector<T extends KubeObject = KubeObject> {
         ...(this.#prepare ? { prepare: this.#prepare } : {}),
       });
     } catch (err) {
-      const retriable =
-        signal.aborted ||
-        isExpired(err) ||
-        isTooLargeResourceVersionError(err) ||
-        isTooManyRequests(err) ||
-        isConnectionError(err);
-      if (retriable) {
+      const failure = watchListFailureOf(err, signal.aborted);
+      if (failure === 'reset') this.#watchListResets++;
+      if (
+        failure !== 'refused' &&
+        !(failure === 'reset' && this.#watchListResets >= this.#watchListResetLimit)
+      ) {
         support.undecided();
-        if (signal.aborted) throw err;
-        if (isExpired(err) || isTooLargeResourceVersionError(err)) this.#rvUnavailable = true;
+        if (failure === 'stopped') throw err;
+        if (failure === 'unavailable') this.#rvUnavailable = true;
         this.#listResult(err);
         throw err;
       }
+      const resets = this.#watchListResets;
+      this.#watchListResets = 0;
       const se = asStatusError(err);
       const fields = {
         reflector: this.#name,
         err,
-        code: se?.httpStatus,
+        code: se?.httpStatus ?? (err as { code?: unknown })?.code,
         reason: se?.reason,
         timeoutMs: this.#watchListTimeoutMs,
+        ...(failure === 'reset' ? { resets } : {}),
       };
       const msg =
         err instanceof WatchListTimeoutError
           ? 'streaming list sent no end bookmark in time; falling back to list and watch'
-          : 'streaming list not served; falling back to list and watch';
+          : failure === 'reset'
+            ? 'streaming list cut by a connection reset every time; falling back to list and watch'
+            : 'streaming list not served; falling back to list and watch';
       if (support.refused(err)) this.#log.warn(fields, msg);
       else this.#log.debug(fields, msg);
       return undefined;
     }
+    this.#watchListResets = 0;
     this.#rvUnavailable = false;
     try {
       this.#replace(streamed.items, streamed.resourceVersion);

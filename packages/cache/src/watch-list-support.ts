@@ -7,7 +7,8 @@ export const DEFAULT_WATCH_LIST_REPROBE_MS = 10 * 60_000;
 export interface WatchListSupportOptions {
   /**
    * How long, in ms, a refusal is remembered: the reflectors sharing this record use list + watch until then,
-   * and the first relist after it tries WatchList again. @defaultValue 600000 (10 minutes)
+   * and the first relist after it tries WatchList again; `Infinity`: never again (for the rest of their lives).
+   * @defaultValue 600000 (10 minutes)
    */
   readonly reprobeIntervalMs?: number;
   /** Time source of the interval. @defaultValue the real clock */
@@ -43,7 +44,7 @@ export class WatchListSupport {
   constructor(options: WatchListSupportOptions = {}) {
     const ms = options.reprobeIntervalMs ?? DEFAULT_WATCH_LIST_REPROBE_MS;
     if (typeof ms !== 'number' || Number.isNaN(ms) || ms < 0)
-      throw new RangeError(`WatchListSupport reprobeIntervalMs must be a number >= 0, got ${String(ms)}`);
+      throw new RangeError(`WatchListSupport reprobeIntervalMs must be a number >= 0 got ${String(ms)}`);
     this.#reprobeMs = ms;
     this.#clock = options.clock ?? realClock;
   }

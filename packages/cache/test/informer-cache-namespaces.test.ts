@@ -126,7 +126,8 @@ describe('per-namespace informers under faults (breaker probes p5, p9, p13)', ()
       o.namespace === 'b'
         ? new Promise((_, reject) => onAbort(o.signal, () => reject(o.signal.reason)))
         : list(k, o);
-    const t = startCache(fc, { defaultNamespaces: ['a', 'b'] });
+    // The held request is a list: WatchList (the cache's default) would sync both namespaces by watches.
+    const t = startCache(fc, { defaultNamespaces: ['a', 'b'], useWatchList: false });
     const inf = t.cache.getInformer(ConfigMap);
     await vi.waitFor(() => expect(fc.calls.filter((c) => c.verb === 'watch')).toHaveLength(1));
     expect(inf.hasSynced()).toBe(false);

@@ -124,7 +124,8 @@ describe('InformerCache: an informer that can not sync says why (the error is ne
   it('a read that waits while its informer is removed is told so, naming the GVK (not "cache not started")', async () => {
     const fc = new FakeClient();
     fc.server('ConfigMap').listFaults.push(new Error('first list fails'));
-    const t = startCache(fc);
+    // The failing request is a list: WatchList (the cache's default) would sync at once by a watch.
+    const t = startCache(fc, { useWatchList: false });
     const read = t.cache.list(ConfigMap).catch((e: unknown) => e);
     await vi.waitFor(() => expect(fc.calls.length).toBeGreaterThan(0));
     await t.cache.removeInformer(ConfigMap);
@@ -181,7 +182,8 @@ describe('InformerCache: bad informer settings are refused where they are given,
 describe('InformerCache.syncError and unsyncedInformers', () => {
   it('name what is not synced even without an error (not started, or no list answered yet), and nothing once synced', async () => {
     const fc = new FakeClient();
-    const cache = new InformerCache({ client: fc.asClient(), clock: new FakeClock() });
+    // The held request is a list: WatchList (the cache's default) would sync by a watch.
+    const cache = new InformerCache({ client: fc.asClient(), clock: new FakeClock(), useWatchList: false });
     expect(cache.syncError()).toBeUndefined();
     cache.getInformer(ConfigMap);
     expect(cache.syncError()?.message).toBe(

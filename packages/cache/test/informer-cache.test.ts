@@ -110,7 +110,8 @@ eachRetention(() => {
       );
       const s = fc.server('ConfigMap');
       s.listFaults.push(statusError(500, 'InternalError', 'slow'));
-      const t = startCache(fc);
+      // The failing request is a list: WatchList (the cache's default) would sync at once by a watch.
+      const t = startCache(fc, { useWatchList: false });
       const ac = new AbortController();
       const read = t.cache.list(ConfigMap, { signal: ac.signal });
       await vi.waitFor(() => expect(fc.calls.length).toBeGreaterThan(0));
@@ -151,7 +152,9 @@ eachRetention(() => {
     it('a kind the server does not serve fails at once with NoKindMatchError; one that stops being served fails fast after sync (C36)', async () => {
       const fc = new FakeClient();
       seedConfigMaps(fc);
-      const t = startCache(fc);
+      // The 404s are list faults of the fake (a real server 404s the streaming list too, and the reflector falls
+      // back to the list: reflector-watch-list-fallback.test.ts).
+      const t = startCache(fc, { useWatchList: false });
       await expect(t.cache.list(kind('example.com/v1', 'Widget'))).rejects.toBeInstanceOf(NoKindMatchError);
       expect((await t.cache.list(ConfigMap)).items).toHaveLength(4);
       const s = fc.server('ConfigMap');

@@ -244,6 +244,109 @@ describe('Reflector: WatchList refused in any way falls back to list + watch in 
   );
 });
 
+/** A streaming list that sends one initial event, then loses its connection (no end bookmark). */
+const resetAfterOneEvent: Refusal = async function* () {
+  yield { type: 'ADDED', object: cm('cm-0', 2) };
+  throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+};
+
+describe('Reflector: a streaming list cut by a connection reset is retried a bounded number of times, then falls back', () => {
+  it('a server that resets every streaming list: watchListResetLimit attempts (each after a backoff), then list + watch, remembered', async () => {
+    const srv = new FakeServer(3);
+    const lw = refusingServer(srv, resetAfterOneEvent);
+    const clock = new FakeClock();
+    const support = new WatchListSupport({ clock });
+    const t = start(lw, { clock, watchListSupport: support, watchListResetLimit: 3 });
+    // Each reset is retried after a backoff step (client-go backs off before a retriable watchList error).
+    await t.until(() => t.store.replaced === 1 && srv.watchCalls.length === 1, 1000);
+    expect(lw.streamCalls()).toBe(3);
+    expect(srv.listCalls).toHaveLength(1);
+    expect(t.store.ops[0]).toBe('replace 3@4');
+    // The third reset is a refusal: remembered for the server, told once at warn.
+    expect(support.shouldTry()).toBe(false);
+    const warns = t.records.filter((r) => r.level === 'warn' && /streaming list/.test(r.msg));
+    expect(warns).toHaveLength(1);
+    await t.stop();
+  });
+
+  it('watchListResetLimit 1: the first reset falls back in the same attempt, without a backoff', async () => {
+    const srv = new FakeServer(2);
+    const lw = refusingServer(srv, resetAfterOneEvent);
+    const t = start(lw, { watchListResetLimit: 1 });
+    await t.until(() => t.store.replaced === 1 && srv.watchCalls.length === 1);
+    expect(lw.streamCalls()).toBe(1);
+    await t.stop();
+  });
+
+  it('resets below the limit are retried: a stream served after two resets syncs by WatchList, no list', async () => {
+    const srv = new FakeServer(2);
+    let resets = 2;
+    const lw: ListerWatcher & { streams: number } = {
+      streams: 0,
+      list: (o) => srv.list(o),
+      watch(o) {
+        if (!o.sendInitialEvents) return srv.watch(o);
+        this.streams++;
+        return resets-- > 0 ? resetAfterOneEvent(o) : srv.watch(o);
+      },
+    };
+    const t = start(lw, { watchListResetLimit: 3 });
+    await t.until(() => t.store.replaced === 1, 1000);
+    expect(lw.streams).toBe(3);
+    expect(srv.listCalls).toHaveLength(0);
+    await t.stop();
+  });
+
+  it('a refused connection (no server listening) is not a reset: retried past the limit, WatchList kept', async () => {
+    const srv = new FakeServer(2);
+    let refused = 5;
+    const lw: ListerWatcher & { streams: number } = {
+      streams: 0,
+      list: (o) => srv.list(o),
+      watch(o) {
+        if (!o.sendInitialEvents) return srv.watch(o);
+        this.streams++;
+        if (refused-- > 0) {
+          // As the transport reports it: a ConnectionFailed whose cause is the refused connect.
+          const cause = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+          return failWith(
+            Object.assign(new Error('GET x: connect ECONNREFUSED', { cause }), { code: 'ConnectionFailed' }),
+          )(o);
+        }
+        return srv.watch(o);
+      },
+    };
+    const t = start(lw, { watchListResetLimit: 2 });
+    await t.until(() => t.store.replaced === 1, 1000);
+    expect(lw.streams).toBe(6);
+    expect(srv.listCalls).toHaveLength(0);
+    await t.stop();
+  });
+
+  it('a reset reported by the transport (ConnectionFailed caused by ECONNRESET) counts like a bare ECONNRESET', async () => {
+    const srv = new FakeServer(2);
+    const lw = refusingServer(srv, (o) => {
+      const cause = Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' });
+      return failWith(
+        Object.assign(new Error('GET x: other side closed', { cause }), { code: 'ConnectionFailed' }),
+      )(o);
+    });
+    const t = start(lw, { watchListResetLimit: 2 });
+    await t.until(() => t.store.replaced === 1 && srv.watchCalls.length === 1, 1000);
+    expect(lw.streamCalls()).toBe(2);
+    expect(srv.listCalls).toHaveLength(1);
+    await t.stop();
+  });
+
+  it('rejects a watchListResetLimit that is not a positive integer', () => {
+    const srv = new FakeServer(1);
+    for (const bad of [0, -1, 1.5, Number.NaN])
+      expect(() => new Reflector(srv, new RecordingStore(), { watchListResetLimit: bad })).toThrow(
+        RangeError,
+      );
+  });
+});
+
 describe('WatchListSupport: one reflector at a time probes a server whose answer is unknown', () => {
   it('reflectors starting together on one record send one streaming request to a refusing server, and log one warning', async () => {
     const srv = new FakeServer(2);
@@ -284,6 +387,14 @@ describe('WatchListSupport: one reflector at a time probes a server whose answer
     expect(srv.listCalls).toHaveLength(0);
     expect(srv.watchCalls.filter((w) => w.sendInitialEvents)).toHaveLength(3);
     for (const r of rs) await r.stop();
+  });
+
+  it("reprobeIntervalMs Infinity: a refusal is kept for the rest of the record's life", () => {
+    const clock = new FakeClock();
+    const support = new WatchListSupport({ clock, reprobeIntervalMs: Number.POSITIVE_INFINITY });
+    support.refused(statusError(500, 'InternalError', 'etcd'));
+    clock.step(365 * 24 * 3600_000);
+    expect(support.shouldTry()).toBe(false);
   });
 
   it('a retriable failure of the deciding attempt lets the next waiting reflector try (nothing is remembered)', async () => {

@@ -1,3 +1,4 @@
+import { newManager } from '@kubeloop/builder';
 import { InformerCache } from '@kubeloop/cache';
 import { type ApiClient, ConfigMap, newClient, Secret } from '@kubeloop/client';
 import { FakeClock } from '@kubeloop/core/testing';
@@ -6,29 +7,39 @@ import { describe, expect, it } from 'vitest';
 import { realCluster, useFaultServer } from './support/fault-server.js';
 import { captureLogger, type LogRecord, useLiveCluster } from './support.js';
 
-// C43: a server that refuses WatchList (the sendInitialEvents=true watch) in any way must not keep an informer
-// from syncing: the reflector lists + watches in the same attempt (client-go reflector.go falls back on any
-// watchList error but the retriable ones), logs it once per kind, and remembers the refusal for the server.
+// C43: WatchList is the cache's default (as client-go's from 1.35), and a server that refuses it (the
+// sendInitialEvents=true watch) in any way must not keep an informer from syncing: the reflector lists + watches
+// in the same attempt (client-go reflector.go falls back on any watchList error but the retriable ones; a
+// connection reset, retriable there without a bound, is retried 3 times in a row here), logs it once per cache,
+// and remembers the refusal for the server.
 
 const STREAMING = { verb: 'watch' as const, query: { sendInitialEvents: 'true' } };
 
+/** Options of {@link watchListCache}. */
+interface WatchListCacheOptions {
+  /** Backoff between failed attempts, in ms. @defaultValue 60000 */
+  backoffMs?: number;
+  clock?: FakeClock;
+  /** Passed as the cache's `useWatchList`; absent: the cache's default (WatchList on). */
+  useWatchList?: boolean;
+}
+
 /**
- * A WatchList cache over `client` for `ns` (ConfigMaps and Secrets), stopped through `cleanups`. `clock` times
- * the 2 s wait for the end bookmark and the backoff: a test where a served stream must not fall back gives a
- * fake clock, so a loaded machine cannot turn a slow stream into a fallback.
+ * A cache over `client` for `ns` (ConfigMaps and Secrets) with WatchList as the cache has it by default, stopped
+ * through `cleanups`. `clock` times the 2 s wait for the end bookmark and the backoff: a test where a served
+ * stream must not fall back gives a fake clock, so a loaded machine cannot turn a slow stream into a fallback.
  */
 function watchListCache(
   client: ApiClient,
   ns: string,
   cleanups: Array<() => Promise<void>>,
-  backoffMs = 60_000,
-  clock?: FakeClock,
+  { backoffMs = 60_000, clock, useWatchList }: WatchListCacheOptions = {},
 ) {
   const records: LogRecord[] = [];
   const cache = new InformerCache({
     client,
     defaultNamespaces: [ns],
-    useWatchList: true,
+    ...(useWatchList !== undefined ? { useWatchList } : {}),
     logger: captureLogger(records),
     // The backoff is long on purpose: the fallback must happen within the attempt, not after a backoff step.
     reflector: { watchListTimeoutMs: 2000, backoff: { initialMs: backoffMs, maxMs: backoffMs } },
@@ -47,7 +58,13 @@ function watchListCache(
 describe.skipIf(realCluster)('C43: WatchList refused by the server (fault injection; envtest only)', () => {
   const ctx = useFaultServer('kubeloop-c43-test');
 
-  async function syncsDespite(fault: Omit<FaultSpec, 'match'> & { match?: object }) {
+  /** Streaming-list watches the server saw in `ns`. */
+  const streamingRequests = (ns: string) =>
+    ctx.server.faults
+      .requests({ verb: 'watch', namespace: ns })
+      .filter((r) => new URLSearchParams(r.query).get('sendInitialEvents') === 'true');
+
+  async function syncsDespite(fault: Omit<FaultSpec, 'match'> & { match?: object }, backoffMs?: number) {
     const ns = await ctx.namespace('c43');
     for (const n of ['a', 'b', 'c'])
       await ctx.api.create(ConfigMap, { metadata: { namespace: ns, name: n } });
@@ -55,14 +72,17 @@ describe.skipIf(realCluster)('C43: WatchList refused by the server (fault inject
       ...fault,
       match: { ...STREAMING, namespace: ns, ...(fault.match ?? {}) },
     } as FaultSpec);
-    const { cache, records } = watchListCache(newClient(ctx.config), ns, ctx.cleanups);
+    const { cache, records } = watchListCache(
+      newClient(ctx.config),
+      ns,
+      ctx.cleanups,
+      backoffMs !== undefined ? { backoffMs } : {},
+    );
     cache.getInformer(ConfigMap);
     cache.getInformer(Secret);
     expect(await cache.waitForCacheSync()).toBe(true);
     expect((await cache.list(ConfigMap)).items.map((o) => o.metadata?.name).sort()).toEqual(['a', 'b', 'c']);
-    const streaming = ctx.server.faults
-      .requests({ verb: 'watch', namespace: ns })
-      .filter((r) => new URLSearchParams(r.query).get('sendInitialEvents') === 'true');
+    const streaming = streamingRequests(ns);
     const lists = ctx.server.faults.requests({ verb: 'list', namespace: ns });
     // At most one streaming attempt per kind (the two informers may both try before the first refusal is
     // known; a 404 is tried again by the client itself after it refreshes its REST mapping), then plain lists.
@@ -74,6 +94,7 @@ describe.skipIf(realCluster)('C43: WatchList refused by the server (fault inject
     // Later changes arrive through the plain watch.
     await ctx.api.create(ConfigMap, { metadata: { namespace: ns, name: 'd' } });
     await expect.poll(async () => (await cache.list(ConfigMap)).items.length, { timeout: 20_000 }).toBe(4);
+    return { streaming, ns };
   }
 
   it.each([
@@ -83,6 +104,11 @@ describe.skipIf(realCluster)('C43: WatchList refused by the server (fault inject
     [400, 'BadRequest'],
     [403, 'Forbidden'],
     [404, 'NotFound'],
+    [405, 'MethodNotAllowed'],
+    [406, 'NotAcceptable'],
+    [415, 'UnsupportedMediaType'],
+    [422, 'Invalid'],
+    [501, 'NotImplemented'],
   ])('C43: a %i %s to the streaming list falls back to list + watch and syncs', async (status, reason) => {
     await syncsDespite({ type: 'fail', status, reason, message: 'watchlist refused' } as never);
   });
@@ -95,8 +121,92 @@ describe.skipIf(realCluster)('C43: WatchList refused by the server (fault inject
     await syncsDespite({ type: 'shapeWatch', steps: [{ op: 'end' }] } as never);
   });
 
+  it('C43: a streaming list answered with an ERROR event (a 500 Status in the stream) falls back and syncs', async () => {
+    await syncsDespite({
+      type: 'shapeWatch',
+      steps: [{ op: 'error', code: 500, reason: 'InternalError', message: 'etcd 3.4' }],
+    } as never);
+  });
+
+  it('C43: a streaming list whose stream breaks mid-event (truncated JSON) before the end bookmark falls back and syncs', async () => {
+    await syncsDespite({ type: 'shapeWatch', steps: [{ op: 'pass' }, { op: 'truncate' }] } as never);
+  });
+
+  it('C43: a server that resets every streaming list before its end bookmark is retried a bounded number of times, then listed', async () => {
+    // A connection reset is retriable (client-go backs off and tries WatchList again); a server (or a proxy)
+    // that resets every streaming list would be retried forever without the bound (3 in a row).
+    const { streaming } = await syncsDespite(
+      { type: 'shapeWatch', steps: [{ op: 'pass' }, { op: 'destroy' }] } as never,
+      20,
+    );
+    expect(streaming.length).toBeLessThanOrEqual(6);
+  });
+
+  it('C43: a streaming list that gets no response at all (no headers) falls back after watchListTimeoutMs and syncs', async () => {
+    await syncsDespite({ type: 'blackhole', sendHeaders: false } as never);
+  });
+
   it('C43: a server that answers the streaming list with nothing (no initial events, no bookmark) is given up after watchListTimeoutMs', async () => {
     await syncsDespite({ type: 'blackhole', sendHeaders: true } as never);
+  });
+
+  it('C43: useWatchList false on the cache sends no streaming list; byObject turns it back on for one kind', async () => {
+    const ns = await ctx.namespace('c43off');
+    await ctx.api.create(ConfigMap, { metadata: { namespace: ns, name: 'a' } });
+    const client = newClient(ctx.config);
+    const cache = new InformerCache({
+      client,
+      defaultNamespaces: [ns],
+      useWatchList: false,
+      byObject: [{ kind: Secret, useWatchList: true }],
+    });
+    const ac = new AbortController();
+    const running = cache.start(ac.signal);
+    ctx.cleanups.push(async () => {
+      ac.abort();
+      await running;
+      await client.close();
+    });
+    cache.getInformer(ConfigMap);
+    cache.getInformer(Secret);
+    expect(await cache.waitForCacheSync()).toBe(true);
+    const streamed = streamingRequests(ns).map((r) => r.path);
+    expect(streamed).toEqual([`/api/v1/namespaces/${ns}/secrets`]);
+    expect(ctx.server.faults.requests({ verb: 'list', namespace: ns }).map((r) => r.path)).toEqual([
+      `/api/v1/namespaces/${ns}/configmaps`,
+    ]);
+  });
+
+  it('C43: the manager option cache.useWatchList false reaches its informers: no streaming list', async () => {
+    const ns = await ctx.namespace('c43mgr');
+    await ctx.api.create(ConfigMap, { metadata: { namespace: ns, name: 'a' } });
+    const mgr = newManager(ctx.config, { cache: { defaultNamespaces: [ns], useWatchList: false } });
+    mgr.getCache().getInformer(ConfigMap);
+    const ac = new AbortController();
+    const running = mgr.start(ac.signal);
+    ctx.cleanups.push(async () => {
+      ac.abort();
+      await running;
+    });
+    expect(await mgr.getCache().waitForCacheSync()).toBe(true);
+    expect(streamingRequests(ns)).toEqual([]);
+    expect(ctx.server.faults.requests({ verb: 'list', namespace: ns }).map((r) => r.path)).toEqual([
+      `/api/v1/namespaces/${ns}/configmaps`,
+    ]);
+  });
+
+  it('C43: by default the cache syncs by WatchList on a server that serves it (no list request)', async () => {
+    const ns = await ctx.namespace('c43on');
+    await ctx.api.create(ConfigMap, { metadata: { namespace: ns, name: 'a' } });
+    const { cache, records } = watchListCache(newClient(ctx.config), ns, ctx.cleanups, {
+      clock: new FakeClock(),
+    });
+    cache.getInformer(ConfigMap);
+    expect(await cache.waitForCacheSync()).toBe(true);
+    expect((await cache.list(ConfigMap)).items.map((o) => o.metadata?.name)).toEqual(['a']);
+    expect(streamingRequests(ns)).toHaveLength(1);
+    expect(ctx.server.faults.requests({ verb: 'list', namespace: ns })).toHaveLength(0);
+    expect(records.filter((r) => r.level === 'warn')).toEqual([]);
   });
 
   it('C43: the refusal is remembered for the server: relists (410 on the plain watch) do not try WatchList again', async () => {
@@ -108,7 +218,7 @@ describe.skipIf(realCluster)('C43: WatchList refused by the server (fault inject
       reason: 'InternalError',
       message: 'etcd 3.4 cannot serve it',
     });
-    const { cache } = watchListCache(newClient(ctx.config), ns, ctx.cleanups, 50);
+    const { cache } = watchListCache(newClient(ctx.config), ns, ctx.cleanups, { backoffMs: 50 });
     cache.getInformer(ConfigMap);
     expect(await cache.waitForCacheSync()).toBe(true);
     // Three forced relists: the open watch is cut (a restart that keeps the state), and the re-watch gets a 410.
@@ -121,17 +231,14 @@ describe.skipIf(realCluster)('C43: WatchList refused by the server (fault inject
         .poll(() => ctx.server.faults.requests({ verb: 'list', namespace: ns }).length, { timeout: 20_000 })
         .toBeGreaterThan(lists);
     }
-    const streaming = ctx.server.faults
-      .requests({ verb: 'watch', namespace: ns })
-      .filter((r) => new URLSearchParams(r.query).get('sendInitialEvents') === 'true');
-    expect(streaming).toHaveLength(1);
+    expect(streamingRequests(ns)).toHaveLength(1);
   });
 });
 
 describe('C43 on the run server (envtest serves WatchList; a kube-apiserver 1.32 on etcd 3.4 refuses it)', () => {
   const live = useLiveCluster();
 
-  it('C43: with useWatchList the informer syncs whatever the server does with the streaming list', async () => {
+  it('C43: by default (WatchList on) the informer syncs whatever the server does with the streaming list', async () => {
     const { api, ns } = await live.namespace('c43live');
     for (const n of ['a', 'b']) await api.create(ConfigMap, { metadata: { namespace: ns, name: n } });
     const { cache, records } = watchListCache(live.client(), ns, live.cleanups);
@@ -150,7 +257,7 @@ describe('C43 on the run server (envtest serves WatchList; a kube-apiserver 1.32
   it('C43: two kinds starting together send one streaming request to a refusing server and log one warning', async () => {
     const { api, ns } = await live.namespace('c43default');
     for (const n of ['a', 'b']) await api.create(ConfigMap, { metadata: { namespace: ns, name: n } });
-    const { cache, records } = watchListCache(live.client(), ns, live.cleanups, undefined, new FakeClock());
+    const { cache, records } = watchListCache(live.client(), ns, live.cleanups, { clock: new FakeClock() });
     const started = performance.now();
     cache.getInformer(ConfigMap);
     cache.getInformer(Secret);

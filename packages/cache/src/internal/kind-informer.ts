@@ -39,7 +39,8 @@ export function newKindInformer<T extends KubeObject>(
   const fieldSelector = by?.fieldSelector ?? o.defaultFieldSelector;
   const transform = by?.transform === null ? undefined : (by?.transform ?? o.defaultTransform ?? o.transform);
   const syncPeriodMs = by?.syncPeriodMs ?? o.syncPeriodMs ?? o.resyncPeriodMs ?? DEFAULT_SYNC_PERIOD_MS;
-  const useWatchList = by?.useWatchList ?? o.useWatchList ?? false;
+  // WatchList by default, as client-go 1.35+ (the reflector falls back to list + watch on a server that refuses it).
+  const useWatchList = by?.useWatchList ?? o.useWatchList ?? true;
   const ryow = ctx.readYourWrites;
   const tracked = trackerKey(kind);
   const onStored = ryow
@@ -62,7 +63,7 @@ export function newKindInformer<T extends KubeObject>(
         ...(o.objectRetention ? { objectRetention: o.objectRetention } : {}),
         reflector: {
           ...(o.reflector ?? {}),
-          ...(useWatchList ? { useWatchList } : {}),
+          useWatchList,
           watchListSupport: ctx.watchListSupport,
         },
       },
