@@ -62,6 +62,12 @@ export interface ChaosOptions {
   /** Writes per second during the fault phase. Default 40. */
   writesPerSecond?: number;
   /**
+   * The fewest writes the fault phase makes: it lasts `durationMs` **and** until this many writes were sent
+   * (each write waits for its answer). For a run whose assertion needs traffic to happen: on a starved
+   * machine a short phase can otherwise end after one or two writes. Default 0 (the duration alone).
+   */
+  minWrites?: number;
+  /**
    * **Milliseconds** after the faults stop within which the cache must equal the server and nothing be lost.
    * Default 40,000: 10 s plus the reflector's largest backoff (client-go's 30 s, jitter included), which a
    * dense schedule can leave the reflector sleeping in when the faults stop. `settledAfterMs` reports how
@@ -236,9 +242,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     let writeErrors = 0;
     const t0 = Date.now();
     const gapMs = 1000 / (options.writesPerSecond ?? 40);
+    const minWrites = options.minWrites ?? 0;
     const trafficLoop = (async () => {
       let next = t0;
-      while (Date.now() - t0 < durationMs) {
+      while (Date.now() - t0 < durationMs || writes < minWrites) {
         writes++;
         try {
           await traffic.step(tctx);
