@@ -91,6 +91,8 @@ describe('a rendered project', () => {
     expect(role).toContain('webapps/status');
     expect(role).toContain('leases');
     expect(role).toContain('web-op-webhook-certs');
+    // least privilege: nothing the project generates records Events, so no rule for them
+    expect(role).not.toContain('events');
     const webhooks = readFileSync(path.join(dir, 'config/webhook/manifests.yaml'), 'utf8');
     expect(webhooks).toContain('kind: MutatingWebhookConfiguration');
     expect(webhooks).toContain('path: /validate-infra-example-com-v1beta1-cache');

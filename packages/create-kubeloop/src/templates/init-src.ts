@@ -162,8 +162,11 @@ import type { Manager } from '@kubeloop/builder';
 import { controllerRbac } from '@kubeloop/crd';
 // ${MARK.imports}
 
-/** What the manager itself needs: its leader-election Lease (read by \`kubeloop rbac generate\`). */
-export const managerRbac = controllerRbac({ name: 'manager', leaderElection: true, events: true });
+/**
+ * What the manager itself needs: its leader-election Lease (read by \`kubeloop rbac generate\`). A controller that
+ * records Events declares \`events: true\` in its own \`controllerRbac\`.
+ */
+export const managerRbac = controllerRbac({ name: 'manager', leaderElection: true });
 
 /** Every controller's RBAC declaration: \`npm run generate:rbac\` writes config/rbac/role.yaml from them. */
 export const rbac = [
