@@ -4,7 +4,7 @@
  * (`kubeloop crd generate`) and the RBAC the controller needs (`kubeloop rbac generate`) all come from this module.
  * For every WebApp the controller keeps a ConfigMap `<name>-web` with its settings, controlled by the WebApp, writes
  * `status` (the ConfigMap's name and the generation it reflects) and records an Event when it writes the ConfigMap.
- * Run: `node --experimental-strip-types examples/src/webapp.ts` against a cluster that has the CRD.
+ * Run: `node --experimental-strip-types examples/src/webapp.ts [--leader-elect]` against a cluster that has the CRD.
  */
 import {
   getConfig,
@@ -108,7 +108,11 @@ export function addWebAppController(mgr: Manager): void {
 }
 
 async function main(): Promise<void> {
-  const mgr = newManager(getConfig(), {});
+  // `--leader-elect`: replicas share a Lease in the manager's namespace (the Role `webAppController` declares)
+  const leaderElect = process.argv.includes('--leader-elect');
+  const mgr = newManager(getConfig(), {
+    ...(leaderElect ? { leaderElection: { id: 'webapp-manager', releaseOnCancel: true } } : {}),
+  });
   addWebAppController(mgr);
   await mgr.start(setupSignalHandler());
 }
