@@ -27,9 +27,11 @@ describe('manager lifecycle probes (p6, p11, p12)', () => {
     identity,
     namespace: ns,
     releaseOnCancel: true,
-    leaseDurationMs: 3000,
-    renewDeadlineMs: 2000,
-    retryPeriodMs: 500,
+    // Long enough that a loaded real kube-apiserver renews in time (a 2 s renew deadline lost the Lease there at
+    // load 34: an unhandled LeaderElectionLostError); the release on stop hands over without waiting for expiry.
+    leaseDurationMs: 15_000,
+    renewDeadlineMs: 10_000,
+    retryPeriodMs: 1000,
   });
 
   it('p6: a stop during start (aborted twice) ends start without an error; a second start is refused', async () => {
