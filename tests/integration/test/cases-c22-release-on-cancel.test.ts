@@ -44,7 +44,10 @@ describe('C22 release on shutdown (observed through the Lease and its watch)', (
     // With a 60 s lease, B leads within this wait only through A's release.
     await waitFor(() => b.stamps >= 1, 'B leading', 20_000);
     // The watch delivers the Lease writes in order; wait until it has shown B's acquire too.
-    await waitFor(() => history.writes.some((w) => w.holder === 'b'), "B's acquire in the Lease history");
+    await waitFor(
+      () => history.writes.some((w) => w.holder === 'b'),
+      () => `B's acquire in the Lease history (watch ends: ${history.ends.join('; ') || 'none'})`,
+    );
     const releases = history.writes.filter((w) => w.holder === '');
     expect(releases).toHaveLength(1);
     const release = releases[0]!;

@@ -194,29 +194,46 @@ export interface LeaseWrite {
 
 /**
  * Records every write of the Leases in `namespace` through a watch (the Lease's write history). Returns the
- * list it fills and a stop function.
+ * list it fills, why each watch ended before `stop` (`ends`), and a stop function. A watch that ends or fails is
+ * opened again from the last resourceVersion it delivered, so no write is missed: a real kube-apiserver on a
+ * loaded box ended the one watch of a C22 test before B's acquire, which the history then never showed.
  */
-export function watchLeases(api: ApiClient, namespace: string): { writes: LeaseWrite[]; stop: () => void } {
+export function watchLeases(
+  api: ApiClient,
+  namespace: string,
+): { writes: LeaseWrite[]; ends: string[]; stop: () => void } {
   const writes: LeaseWrite[] = [];
+  const ends: string[] = [];
   const ac = new AbortController();
   void (async () => {
-    try {
-      for await (const ev of api.watch(LeaseKind, { namespace, signal: ac.signal })) {
-        if (ev.type !== 'ADDED' && ev.type !== 'MODIFIED') continue;
-        const spec = (ev.object as LeaseObject).spec;
-        writes.push({
-          time: Date.now(),
-          type: ev.type,
-          holder: spec?.holderIdentity ?? '',
-          leaseDurationSeconds: spec?.leaseDurationSeconds,
-          leaseTransitions: spec?.leaseTransitions,
-        });
+    let resourceVersion: string | undefined;
+    while (!ac.signal.aborted) {
+      try {
+        for await (const ev of api.watch(LeaseKind, {
+          namespace,
+          signal: ac.signal,
+          ...(resourceVersion ? { resourceVersion } : {}),
+        })) {
+          if (ev.type !== 'ADDED' && ev.type !== 'MODIFIED') continue;
+          const lease = ev.object as LeaseObject;
+          resourceVersion = lease.metadata?.resourceVersion ?? resourceVersion;
+          const spec = lease.spec;
+          writes.push({
+            time: Date.now(),
+            type: ev.type,
+            holder: spec?.holderIdentity ?? '',
+            leaseDurationSeconds: spec?.leaseDurationSeconds,
+            leaseTransitions: spec?.leaseTransitions,
+          });
+        }
+        if (!ac.signal.aborted) ends.push('the watch ended');
+      } catch (err) {
+        if (!ac.signal.aborted) ends.push(String(err));
       }
-    } catch {
-      // stopped
+      if (!ac.signal.aborted) await sleep(100, undefined, { signal: ac.signal }).catch(() => undefined);
     }
   })();
-  return { writes, stop: () => ac.abort() };
+  return { writes, ends, stop: () => ac.abort() };
 }
 
 /** What {@link useReplicaServer} gives a test file: the fault server (its `api` is the admin client) and replicas. */
