@@ -3,7 +3,12 @@ import { chaosPassed, formatChaosReport, runChaos } from '@kubeloop/testing';
 import { describe, expect, it } from 'vitest';
 import { addMirrorController, mirrorNameOf } from '../src/mirror-controller.js';
 
-describe('example: a controller under the chaos harness', () => {
+// The chaos harness makes its faults on an envtest server it starts itself (watch drops, 410s, 5xx, throttling), so
+// the test never meets the cluster of USE_EXISTING_CLUSTER: skipped there like the other fault-injection tests (a
+// real control plane has its own harness target, `npm run test:chaos -- --target real`).
+const realCluster = process.env.USE_EXISTING_CLUSTER === 'true';
+
+describe.skipIf(realCluster)('example: a controller under the chaos harness', () => {
   it('mirrors every ConfigMap despite watch drops, 410s, 5xx and throttling: no lost change, mirrors equal sources', async () => {
     const report = await runChaos({
       seed: 14,
