@@ -97,7 +97,16 @@ describe.skipIf(realCluster)('example: generated RBAC for the WebApp controller'
       {
         metrics: { bindAddress: '0' },
         health: { bindAddress: '0' },
-        leaderElection: { id: 'webapp-manager', namespace: NS, releaseOnCancel: true },
+        // The manager's own elector makes the Lease requests this test checks, so it stays on the real clock,
+        // with a lease and renew deadline (60 s / 45 s) that a process starved of CPU for tens of seconds still
+        // renews within: the defaults' 10 s renew deadline let a starved test stop with LeaderElectionLostError.
+        leaderElection: {
+          id: 'webapp-manager',
+          namespace: NS,
+          releaseOnCancel: true,
+          leaseDurationMs: 60_000,
+          renewDeadlineMs: 45_000,
+        },
       },
     );
     addWebAppController(mgr);

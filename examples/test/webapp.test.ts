@@ -58,7 +58,16 @@ describe('example: a schema-defined kind (WebApp)', () => {
   it('the controller keeps a ConfigMap, writes status and records an Event; a spec change updates the ConfigMap', async () => {
     const mgr = newManager(env.config, {
       cache: { defaultNamespaces: [ns] },
-      leaderElection: { id: 'webapp-example', namespace: ns, releaseOnCancel: true },
+      // Elected as the example deploys it; the test is about the controller, not election, and waits for no
+      // expiry, so the lease and renew deadline (60 s / 45 s) are long enough that a process starved of CPU for
+      // tens of seconds cannot lose the lease mid-test (the defaults' 10 s renew deadline could).
+      leaderElection: {
+        id: 'webapp-example',
+        namespace: ns,
+        releaseOnCancel: true,
+        leaseDurationMs: 60_000,
+        renewDeadlineMs: 45_000,
+      },
       metrics: { bindAddress: '0' },
       health: { bindAddress: '0' },
     });

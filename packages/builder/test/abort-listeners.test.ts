@@ -54,11 +54,12 @@ describe('abort listeners on long-lived signals', () => {
             id: 'abort-listeners',
             namespace: ns,
             releaseOnCancel: true,
-            // client-go's defaults, not shorter ones: this test counts abort listeners, and a loaded machine
-            // (a shuffled soak at load 39) let a 3 s renew deadline pass, so the manager stopped with
-            // LeaderElectionLostError before the count. The lease is released on cancel, so the end is not slower.
-            leaseDurationMs: 15_000,
-            renewDeadlineMs: 10_000,
+            // The manager's own elector (its abort listeners are counted), on the real clock, with a lease and
+            // renew deadline no starvation of tens of seconds outlasts: a loaded machine (a shuffled soak at load
+            // 39) let a 3 s renew deadline pass, so the manager stopped with LeaderElectionLostError before the
+            // count. Nothing waits for an expiry (the lease is released on cancel), so the end is not slower.
+            leaseDurationMs: 60_000,
+            renewDeadlineMs: 45_000,
             retryPeriodMs: 200,
           },
           metrics: { registry: newMetricsRegistry(), bindAddress: '127.0.0.1:0' },

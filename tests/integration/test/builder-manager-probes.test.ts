@@ -4,6 +4,7 @@ import { LeaseKind } from '@kubeloop/builder/leaderelection';
 import { ConfigMap, isNotFound } from '@kubeloop/client';
 import { onAbort } from '@kubeloop/core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { SteadyElection } from './support/fake-time-election.js';
 import { liveClient, testConfig, uniqueName, withNamespace } from './support.js';
 
 // The earlier breaker probes of the manager (p6 lifecycle, p11 shutdown with reconciles in flight, p12 a
@@ -22,16 +23,14 @@ describe('manager lifecycle probes (p6, p11, p12)', () => {
     await api.close();
   });
 
-  const leaderElection = (id: string, identity?: string) => ({
+  // These managers elect because the probes involve a leader (leader-only controllers, the release on stop), not
+  // to test election: on a steady election's clock, which a starved process cannot make late (on a real 2 s
+  // renew deadline p6 stopped with LeaderElectionLostError while a higher-priority soak starved it).
+  const election = new SteadyElection();
+  const leaderElection = (id: string, identity = `${id}-a`) => ({
     id,
-    identity,
     namespace: ns,
-    releaseOnCancel: true,
-    // Long enough that a loaded real kube-apiserver renews in time (a 2 s renew deadline lost the Lease there at
-    // load 34: an unhandled LeaderElectionLostError); the release on stop hands over without waiting for expiry.
-    leaseDurationMs: 15_000,
-    renewDeadlineMs: 10_000,
-    retryPeriodMs: 1000,
+    elector: election.elector(testConfig(), identity, ns, id),
   });
 
   it('p6: a stop during start (aborted twice) ends start without an error; a second start is refused', async () => {

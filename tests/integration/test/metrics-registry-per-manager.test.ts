@@ -1,6 +1,5 @@
 import { type Manager, metricsRegistry, newManager } from '@kubeloop/builder';
 import { describe, expect, it } from 'vitest';
-import { FAST } from './support/leader-election.js';
 import { testConfig, useLiveCluster, waitFor } from './support.js';
 
 // Two managers in one process (a leader and a standby on one Lease) used to share the process-wide registry, so
@@ -20,9 +19,19 @@ describe('one metrics registry per manager', () => {
     const { ns } = await live.namespace('metrics-reg');
     const start = (identity: string) => {
       const mgr = newManager(testConfig(), {
-        ...FAST,
         cache: { defaultNamespaces: [ns] },
-        leaderElection: { id: 'lock', namespace: ns, identity: identity },
+        // The metric under test is the manager's own elector's, so that elector runs on the real clock; nothing
+        // here waits for an expiry, so the lease and renew deadline are long enough (60 s / 45 s) that a process
+        // starved of CPU for tens of seconds still renews in time and the leader does not stop with
+        // LeaderElectionLostError before the scrape.
+        leaderElection: {
+          id: 'lock',
+          namespace: ns,
+          identity,
+          leaseDurationMs: 60_000,
+          renewDeadlineMs: 45_000,
+          retryPeriodMs: 500,
+        },
         metrics: { bindAddress: '127.0.0.1:0' },
       });
       const stop = new AbortController();

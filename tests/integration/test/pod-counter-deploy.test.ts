@@ -112,7 +112,16 @@ describe.skipIf(realCluster)('pod-counter deploy manifests', () => {
       {
         signal: ac.signal,
         logger: captureLogger(records),
-        leaderElection: { namespace: NS, leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 500 },
+        // pod-counter's own elector makes the Lease requests checked here, so it runs on the real clock; nothing
+        // waits for an expiry, so the lease and renew deadline are long (60 s / 45 s): a process starved of CPU
+        // for tens of seconds still renews in time (with 1.5 s it stopped with LeaderElectionLostError under a
+        // higher-priority soak). Renews still come every 500 ms.
+        leaderElection: {
+          namespace: NS,
+          leaseDurationMs: 60_000,
+          renewDeadlineMs: 45_000,
+          retryPeriodMs: 500,
+        },
         report: { namespace: NS, name: 'pod-counts' },
       },
     );

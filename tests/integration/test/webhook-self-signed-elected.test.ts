@@ -12,6 +12,7 @@ import type { RestConfig } from '@kubeloop/config';
 import { type ApiServer, startApiServer } from '@kubeloop/envtest';
 import { getWebhookServer, SelfSignedCertificates, type WebhookServer } from '@kubeloop/webhook';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SteadyElection } from './support/fake-time-election.js';
 
 interface WebhookConfiguration extends KubeObject {
   webhooks: { name: string; clientConfig: { caBundle?: string; url?: string } }[];
@@ -67,15 +68,18 @@ interface Replica {
   readonly running: Promise<void>;
 }
 
+// The replicas elect because CA injection is leader-gated, not to test election: their electors are on a steady
+// election's clock, so a process starved of CPU for longer than a renew deadline cannot lose a lease mid-test.
+// The Lease is released on stop, so the standby takes over at its next attempt.
+const election = new SteadyElection();
+
 /** One replica as docs/webhooks.md wires it; `fieldManager` tells its writes apart. */
 function replica(identity: string): Replica {
   const mgr = newManager(config, {
     leaderElection: {
       id: 'webhook-certs',
       namespace: 'default',
-      identity,
-      releaseOnCancel: true,
-      retryPeriodMs: 200,
+      elector: election.elector(config, identity, 'default', 'webhook-certs'),
     },
   });
   const certs = new SelfSignedCertificates({

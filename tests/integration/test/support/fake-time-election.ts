@@ -5,6 +5,14 @@ import { FakeClock } from '@kubeloop/core/testing';
 import type { ApiServer } from '@kubeloop/envtest';
 import { FAST, type LeaseTimings, type Replica, replicaConfig } from './leader-election.js';
 
+/** Options of {@link FakeTimeElection.elector} beyond the timings. */
+export interface ElectorOptions {
+  /** Clear the holder when the manager stops (the manager's `leaderElection.releaseOnCancel`). @defaultValue false */
+  readonly releaseOnCancel?: boolean;
+  /** Wall-time timeout of each Lease request. @defaultValue the lock's, max(1 s, renew deadline / 2) */
+  readonly requestTimeoutMs?: number;
+}
+
 /**
  * The electors of a test's replicas on one FakeClock (real replicas' clocks tick at one rate; which one reads
  * what is the point, not the wall time it takes). The clock moves from one due timer to the next only when the election
@@ -40,6 +48,7 @@ export class FakeTimeElection {
     identity: string,
     namespace: string,
     lease: string,
+    options: ElectorOptions = {},
   ): LeaderElectorHook {
     const config = 'faults' in target ? replicaConfig(target, identity) : target;
     const lock = newResourceLock(config, {
@@ -47,6 +56,7 @@ export class FakeTimeElection {
       namespace,
       identity,
       renewDeadlineMs: this.timings.renewDeadlineMs,
+      requestTimeoutMs: options.requestTimeoutMs,
     });
     const track = async <T>(p: Promise<T>): Promise<T> => {
       this.#inFlight++;
@@ -79,6 +89,7 @@ export class FakeTimeElection {
       leaseDurationMs: this.timings.leaseDurationMs,
       renewDeadlineMs: this.timings.renewDeadlineMs,
       retryPeriodMs: this.timings.retryPeriodMs,
+      releaseOnCancel: options.releaseOnCancel,
       name: lease,
     });
     return {
@@ -116,12 +127,15 @@ export class FakeTimeElection {
     );
   }
 
-  /** Drives the clock in the background until the returned function is called. */
-  drive(): () => Promise<void> {
+  /**
+   * Drives the clock in the background until the returned function is called: one step to the next due timer
+   * per `pauseMs` of wall time, when the election is quiet.
+   */
+  drive(pauseMs = 2): () => Promise<void> {
     let stop = false;
     const loop = (async () => {
       while (!stop) {
-        await new Promise((r) => setTimeout(r, 2));
+        await new Promise((r) => setTimeout(r, pauseMs));
         if (!this.#quiet()) continue;
         const at = this.clock.nextTimerAt();
         if (at !== undefined) this.clock.setTime(at);
@@ -130,6 +144,57 @@ export class FakeTimeElection {
     return async () => {
       stop = true;
       await loop;
+    };
+  }
+}
+
+/**
+ * Leader election for managers that elect only because what a test checks needs a leader (leader-only work, CA
+ * injection, a release on stop), not to test election itself. Their electors share one {@link FakeTimeElection}
+ * clock, driven one due timer per 100 ms of wall time while any of them runs (so renews come about as often as
+ * on the real clock, not in a busy loop), and each Lease request may take 60 s of wall time. A process starved of
+ * CPU for tens of seconds (a soak at a higher priority beside it) therefore cannot make a renew late: the clock
+ * does not move while a renew is in flight, and the renew does not time out. On the real clock such a manager
+ * stopped with LeaderElectionLostError in the middle of a test about something else.
+ */
+export class SteadyElection {
+  readonly #election: FakeTimeElection;
+  #running = 0;
+  #stopDriving: (() => Promise<void>) | undefined;
+
+  constructor(timings: LeaseTimings = FAST) {
+    this.#election = new FakeTimeElection(timings);
+  }
+
+  /** Successful Lease writes (acquire or renew) of every elector made here. */
+  get writes(): ReadonlyArray<{ readonly identity: string; readonly at: number }> {
+    return this.#election.writes;
+  }
+
+  /**
+   * The `leaderElection.elector` of a manager: replica `identity` on Lease `namespace/lease`, over the in-process
+   * server (with the replica's own token) or a RestConfig. Releases the Lease on stop unless told not to.
+   */
+  elector(
+    target: ApiServer | RestConfig,
+    identity: string,
+    namespace: string,
+    lease: string,
+    { releaseOnCancel = true }: { readonly releaseOnCancel?: boolean } = {},
+  ): LeaderElectorHook {
+    const inner = this.#election.elector(target, identity, namespace, lease, {
+      releaseOnCancel,
+      requestTimeoutMs: 60_000,
+    });
+    return {
+      run: async (signal, callbacks) => {
+        if (this.#running++ === 0) this.#stopDriving = this.#election.drive(100);
+        try {
+          await inner.run(signal, callbacks);
+        } finally {
+          if (--this.#running === 0) await this.#stopDriving?.();
+        }
+      },
     };
   }
 }

@@ -1,8 +1,10 @@
 // A manager in a child process for the graceful-shutdown test (run with `node`, imports the built
 // @kubeloop/builder). One controller on ConfigMaps whose reconcile takes RECONCILE_MS (or, with
 // RECONCILE_MS=signal, lasts until 500 ms after the process got its first signal) and ends with a patch; leader
-// election with release-on-cancel (6 s / 4 s / 1 s: a shorter lease is lost on a loaded CI box before the
-// test signals). Prints one JSON line per event on stdout.
+// election with release-on-cancel (60 s / 45 s / 1 s: the test checks the release, never an expiry, so the lease
+// is long enough that a child starved of CPU for tens of seconds still renews in time; with 6 s / 4 s a child
+// that was not scheduled for longer than its renew deadline stopped with LeaderElectionLostError before the
+// test's signal). Prints one JSON line per event on stdout.
 import { ConfigMap, newControllerManagedBy, newManager, setupSignalHandler } from '@kubeloop/builder';
 import { onAbort } from '@kubeloop/core';
 
@@ -26,8 +28,8 @@ const mgr = newManager(config, {
     namespace: ns,
     identity: 'child',
     releaseOnCancel: true,
-    leaseDurationMs: 6000,
-    renewDeadlineMs: 4000,
+    leaseDurationMs: 60_000,
+    renewDeadlineMs: 45_000,
     retryPeriodMs: 1000,
   },
 });
