@@ -16,6 +16,7 @@
  * `request.userInfo`, type-checking warnings in the policy's status, cost limits.
  */
 
+import { type LabelSelectorSpec, selectorMatches } from './admission/selector.js';
 import { dynEvaluator, toCel } from './cel/rules.js';
 import { ApiStatusError, failureStatus, qualifiedResource } from './errors.js';
 import type { KObject, ResourceType } from './resource-type.js';
@@ -50,35 +51,6 @@ function program(src: string): Program | Error {
     programs.set(src, p);
   }
   return p;
-}
-
-/** metav1.LabelSelector matching (matchLabels and matchExpressions In/NotIn/Exists/DoesNotExist). */
-function selects(selector: unknown, labels: Record<string, string>): boolean {
-  if (selector === undefined || selector === null) return true;
-  const s = obj(selector);
-  for (const [k, v] of Object.entries(obj(s.matchLabels))) if (labels[k] !== v) return false;
-  for (const e of list(s.matchExpressions).map(obj)) {
-    const key = String(e.key);
-    const values = list(e.values).map(String);
-    const has = Object.hasOwn(labels, key);
-    switch (e.operator) {
-      case 'In':
-        if (!has || !values.includes(labels[key] as string)) return false;
-        break;
-      case 'NotIn':
-        if (has && values.includes(labels[key] as string)) return false;
-        break;
-      case 'Exists':
-        if (!has) return false;
-        break;
-      case 'DoesNotExist':
-        if (has) return false;
-        break;
-      default:
-        return false;
-    }
-  }
-  return true;
 }
 
 interface Request {
@@ -144,11 +116,11 @@ function resourcesMatch(
   const isNamespace = r.rt.group === '' && r.rt.resource === 'namespaces';
   if (r.rt.namespaced || isNamespace) {
     const labels = isNamespace ? labelsOf(r.object ?? r.oldObject) : (nsLabels ?? {});
-    if (!selects(spec.namespaceSelector, labels)) return false;
+    if (!selectorMatches(spec.namespaceSelector as LabelSelectorSpec | undefined, labels)) return false;
   }
   if (
-    !selects(spec.objectSelector, labelsOf(r.object)) &&
-    !selects(spec.objectSelector, labelsOf(r.oldObject))
+    !selectorMatches(spec.objectSelector as LabelSelectorSpec | undefined, labelsOf(r.object)) &&
+    !selectorMatches(spec.objectSelector as LabelSelectorSpec | undefined, labelsOf(r.oldObject))
   )
     return false;
   return true;

@@ -1,6 +1,7 @@
 /**
- * `metav1.LabelSelector` (matchLabels + matchExpressions) as webhook `namespaceSelector` / `objectSelector`
- * use it (apimachinery `LabelSelectorAsSelector`): every requirement must hold; an empty selector matches all.
+ * `metav1.LabelSelector` (matchLabels + matchExpressions) as the `namespaceSelector` / `objectSelector` of webhooks
+ * and of ValidatingAdmissionPolicies use it (apimachinery `LabelSelectorAsSelector`): every requirement must hold;
+ * an empty selector matches all.
  */
 export interface LabelSelectorSpec {
   readonly matchLabels?: Readonly<Record<string, string>>;
