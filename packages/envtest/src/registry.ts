@@ -1,7 +1,6 @@
 import { badRequest, conflict, invalid, notFound, OPTIMISTIC_LOCK_MSG } from './errors.js';
 import { type FieldSelector, parseFieldSelector } from './field-selector.js';
 import { type LabelSelector, parseLabelSelector } from './label-selector.js';
-import type { ManagedFieldsEntry } from './managed-fields/entries.js';
 import { applyObject } from './registry/apply.js';
 import { deleteCollection, deleteObject } from './registry/delete.js';
 import { listObjects, waitForRv } from './registry/list.js';
@@ -30,6 +29,9 @@ export type {
   RegistryHooks,
   WriteOptions,
 } from './registry/types.js';
+
+/** The parameters of a registry/* operation after the registry it runs on. */
+type AfterRegistry<F> = F extends (reg: RegistryOps, ...rest: infer R) => unknown ? R : never;
 
 /** The generic registry over one store. */
 export class Registry implements RegistryOps {
@@ -98,18 +100,9 @@ export class Registry implements RegistryOps {
     return deleteCollection(this, rt, opts, del);
   }
 
-  /**
-   * Create (POST). `body` is consumed (mutated). Returns the stored object in `rt`'s shape.
-   * @throws ApiStatusError 400 (namespace mismatch), 404 (namespace missing), 409 AlreadyExists, 422 Invalid.
-   */
-  create(
-    rt: ResourceType,
-    namespace: string | undefined,
-    body: KObject,
-    opts: WriteOptions,
-    managed?: (obj: KObject, time: string) => ManagedFieldsEntry[],
-  ): KObject {
-    return createObject(this, rt, namespace, body, opts, managed);
+  /** Create (POST): `createObject` (registry/write.ts) on this registry. */
+  create(...args: AfterRegistry<typeof createObject>): KObject {
+    return createObject(this, ...args);
   }
 
   /**
@@ -163,20 +156,7 @@ export class Registry implements RegistryOps {
     } else if (String(rv) !== String(cur.rv)) {
       throw conflict(rt.resource, rt.group, name, OPTIMISTIC_LOCK_MSG);
     }
-    return { object: this.write(rt, namespace, name, cur, body, opts), created: false };
-  }
-
-  /** @internal The common tail of update/patch/apply (registry/write.ts). */
-  write(
-    rt: ResourceType,
-    namespace: string | undefined,
-    name: string,
-    cur: Entry,
-    body: KObject,
-    opts: WriteOptions,
-    managed?: (next: KObject, time: string) => ManagedFieldsEntry[],
-  ): KObject {
-    return writeExisting(this, rt, namespace, name, cur, body, opts, managed);
+    return { object: writeExisting(this, rt, namespace, name, cur, body, opts), created: false };
   }
 
   /**
@@ -208,21 +188,11 @@ export class Registry implements RegistryOps {
       );
     delete patched.kind;
     delete patched.apiVersion;
-    return this.write(rt, namespace, name, cur, patched, opts);
+    return writeExisting(this, rt, namespace, name, cur, patched, opts);
   }
 
-  /**
-   * Server-side apply (protocol §7.4, see registry/apply.ts): create when missing (201), else merge with
-   * field ownership.
-   * @throws ApiStatusError 409 with FieldManagerConflict causes when not forced.
-   */
-  apply(
-    rt: ResourceType,
-    namespace: string | undefined,
-    name: string,
-    config: KObject,
-    opts: WriteOptions & { force: boolean },
-  ): { object: KObject; created: boolean } {
-    return applyObject(this, rt, namespace, name, config, opts);
+  /** Server-side apply: `applyObject` (registry/apply.ts) on this registry. */
+  apply(...args: AfterRegistry<typeof applyObject>): { object: KObject; created: boolean } {
+    return applyObject(this, ...args);
   }
 }

@@ -9,6 +9,7 @@ import { applyMerge } from '../patch.js';
 import { apiVersionOf, type KObject, type ResourceType } from '../resource-type.js';
 import { isObj, meta, storageKeyOf } from './object-meta.js';
 import type { RegistryOps, WriteOptions } from './types.js';
+import { createObject, writeExisting } from './write.js';
 
 /**
  * Server-side apply (protocol §7.4): create when missing (201), else merge with field ownership.
@@ -44,7 +45,7 @@ export function applyObject(
     const body = structuredClone(cfg);
     meta(body).name = name;
     // one write: the create records the Apply entry directly (watchers see a single ADDED)
-    const object = reg.create(rt, namespace, body, opts, (obj, time) =>
+    const object = createObject(reg, rt, namespace, body, opts, (obj, time) =>
       plan.finish(obj, apiVersionOf(rt), time),
     );
     return { object, created: true };
@@ -73,7 +74,7 @@ export function applyObject(
   for (const p of plan.removed) removePath(merged, p);
   delete merged.kind;
   delete merged.apiVersion;
-  const object = reg.write(rt, namespace, name, cur, merged, opts, (next, time) =>
+  const object = writeExisting(reg, rt, namespace, name, cur, merged, opts, (next, time) =>
     plan.finish(next, apiVersionOf(rt), time),
   );
   return { object, created: false };

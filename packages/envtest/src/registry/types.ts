@@ -1,7 +1,6 @@
 import type { FieldError } from '../errors.js';
 import type { FieldSelector } from '../field-selector.js';
 import type { LabelSelector } from '../label-selector.js';
-import type { ManagedFieldsEntry } from '../managed-fields/entries.js';
 import type { KObject, ResourceType } from '../resource-type.js';
 import type { Entry, Store } from '../store.js';
 
@@ -84,20 +83,4 @@ export interface RegistryOps {
   get(rt: ResourceType, namespace: string | undefined, name: string): Entry;
   selectors(rt: ResourceType, labelSelector?: string | null, fieldSelector?: string | null): Selectors;
   list(rt: ResourceType, opts: ListOptions): Promise<ListResult>;
-  create(
-    rt: ResourceType,
-    namespace: string | undefined,
-    body: KObject,
-    opts: WriteOptions,
-    managed?: (obj: KObject, time: string) => ManagedFieldsEntry[],
-  ): KObject;
-  write(
-    rt: ResourceType,
-    namespace: string | undefined,
-    name: string,
-    cur: Entry,
-    body: KObject,
-    opts: WriteOptions,
-    managed?: (next: KObject, time: string) => ManagedFieldsEntry[],
-  ): KObject;
 }
