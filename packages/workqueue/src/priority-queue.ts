@@ -1,12 +1,9 @@
-import { type Clock, realClock } from '@kubeloop/core';
 import { checkDelayMs, InvalidArgumentError } from './errors.js';
 import { DelayHeap } from './internal/delay-heap.js';
-import { DrainWaiters } from './internal/drain-waiters.js';
 import { KeepAlive } from './internal/keep-alive.js';
 import { type Entry, EntryPool, State } from './internal/priority-entry.js';
 import { PriorityLevels } from './internal/priority-levels.js';
-import { QueueMetrics } from './internal/queue-metrics.js';
-import { Ring } from './internal/ring.js';
+import { QueueBase } from './internal/queue-base.js';
 import {
   type AddOptions,
   DEFAULT_FAIRNESS_WINDOW,
@@ -15,7 +12,7 @@ import {
   type PriorityQueueOptions,
   type ReadyItem,
 } from './priority-queue-types.js';
-import type { GetResult, KeyFn, QueueDebugSizes, QueueInspection } from './queue.js';
+import type { GetResult, QueueDebugSizes, QueueInspection } from './queue.js';
 import { defaultPriorityQueueRateLimiter, type RateLimiter } from './rate-limiters.js';
 
 const SHUTDOWN: GetWithPriorityResult<never> = Object.freeze({
@@ -31,22 +28,18 @@ const GET_SHUTDOWN: GetResult<never> = Object.freeze({ item: undefined, shutdown
  * FIFO per priority (levels sorted by priority, highest first), so add / get / done are O(1) for the usual
  * handful of priorities; delayed items wait in a min-heap by ready time.
  */
-class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
-  private readonly clock: Clock;
-  private readonly keyFn: KeyFn<T> | undefined;
-  private readonly metrics: QueueMetrics<unknown> | undefined;
+class PriorityQueueImpl<T>
+  extends QueueBase<T, (e: Entry<T> | undefined) => void>
+  implements PriorityQueue<T>, QueueInspection
+{
   readonly rateLimiter: RateLimiter<unknown>;
   /** key → its entry, for every key that is queued (any state) or being processed. */
   private readonly entries = new Map<unknown, Entry<T>>();
   /** Ready entries by priority (a replaced entry is marked Dead and skipped), with the fair share. */
   private readonly ready: PriorityLevels<Entry<T>>;
   private parkedCount = 0;
-  private processingCount = 0;
   /** Entries waiting for their ready time. */
   private readonly waiting: DelayHeap<Entry<T>>;
-  private readonly waiters = new Ring<(e: Entry<T> | undefined) => void>();
-  private shutdownFlag = false;
-  private readonly drain = new DrainWaiters();
   private readonly keepAlive: KeepAlive;
   /**
    * The entry handed out last, until its `done` (always a processing entry of `entries`, or undefined): a
@@ -56,11 +49,11 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
   private readonly pool = new EntryPool<T>();
 
   constructor(options: PriorityQueueOptions<T>) {
+    super(options, true);
     this.ready = new PriorityLevels<Entry<T>>(
       (e) => e.state === State.Ready,
       checkFairnessWindow(options.fairnessWindow),
     );
-    this.clock = options.clock ?? realClock;
     this.keepAlive = new KeepAlive(this.clock);
     this.waiting = new DelayHeap<Entry<T>>(
       this.clock,
@@ -68,11 +61,7 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
       () => this.dispatch(),
       () => this.syncKeepAlive(),
     );
-    this.keyFn = options.keyFn;
     this.rateLimiter = options.rateLimiter ?? defaultPriorityQueueRateLimiter();
-    if (options.name && options.metricsProvider) {
-      this.metrics = new QueueMetrics(options.metricsProvider, options.name, this.clock, true);
-    }
   }
 
   add(item: T, options?: AddOptions): void {
@@ -164,13 +153,10 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
       this.pushReady(e);
       this.dispatch();
     }
-    if (this.processingCount === 0) this.drain.release();
+    this.released();
   }
 
-  shutDown(): void {
-    if (this.shutdownFlag) return;
-    this.shutdownFlag = true;
-    this.metrics?.stop();
+  protected stop(): void {
     this.waiting.clear();
     this.ready.clear();
     this.parkedCount = 0;
@@ -181,19 +167,6 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
     }
     while (this.waiters.length > 0) this.waiters.shift()?.(undefined);
     this.keepAlive.set(false);
-  }
-
-  /**
-   * {@link PriorityQueue.shutDown}, then resolves once every handed-out item is `done` (controller-runtime's
-   * priority queue does not wait; waiting costs nothing when nothing is in flight).
-   */
-  shutDownWithDrain(): Promise<void> {
-    this.shutDown();
-    return this.drain.wait(this.processingCount);
-  }
-
-  shuttingDown(): boolean {
-    return this.shutdownFlag;
   }
 
   debugSizes(): QueueDebugSizes {
@@ -209,10 +182,6 @@ class PriorityQueueImpl<T> implements PriorityQueue<T>, QueueInspection {
       rateLimiter: this.rateLimiter.size?.() ?? 0,
       metrics: this.metrics ? this.metrics.addTimes.size + this.metrics.processingStartTimes.size : 0,
     };
-  }
-
-  private keyOf(item: T): unknown {
-    return this.keyFn === undefined ? item : this.keyFn(item);
   }
 
   private addOne(item: T, options: AddOptions | undefined): void {

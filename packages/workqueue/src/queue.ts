@@ -1,6 +1,5 @@
-import { type Clock, realClock } from '@kubeloop/core';
-import { DrainWaiters } from './internal/drain-waiters.js';
-import { QueueMetrics } from './internal/queue-metrics.js';
+import type { Clock } from '@kubeloop/core';
+import { QueueBase } from './internal/queue-base.js';
 import { Ring } from './internal/ring.js';
 import type { MetricsProvider } from './metrics.js';
 
@@ -53,7 +52,7 @@ export interface QueueOptions<T> {
   name?: string;
   /** Receives the queue's metrics; ignored without a `name`. */
   metricsProvider?: MetricsProvider;
-  /** Clock for every timer and duration (default {@link realClock}); inject a `FakeClock` in tests. */
+  /** Clock for every timer and duration (default `realClock` of `@kubeloop/core`); inject a `FakeClock` in tests. */
   clock?: Clock;
   /**
    * Identity of an item for dedup. Default: the item itself (fine for strings and numbers; objects are then
@@ -110,11 +109,7 @@ interface KeyEntry<T> {
  * full add → get → done cycle costs two to three hash look-ups.
  * @internal exported for the delaying and rate-limiting queues; use {@link newQueue}.
  */
-export class BasicQueue<T> implements Queue<T> {
-  protected readonly clock: Clock;
-  protected readonly keyFn: KeyFn<T> | undefined;
-  /** @internal */
-  readonly metrics: QueueMetrics<unknown> | undefined;
+export class BasicQueue<T> extends QueueBase<T, Waiter<T>> implements Queue<T> {
   /** Entries ready to be handed out, in order. */
   private readonly fifo = new Ring<KeyEntry<T>>();
   /** key → entry, for every key that is dirty or being processed. */
@@ -122,10 +117,6 @@ export class BasicQueue<T> implements Queue<T> {
   /** Entries of finished keys kept for reuse: a busy queue allocates no entry per add (bounded). */
   private readonly spare: KeyEntry<T>[] = [];
   private dirtyCount = 0;
-  private processingCount = 0;
-  private readonly waiters = new Ring<Waiter<T>>();
-  private shutdownFlag = false;
-  private readonly drain = new DrainWaiters();
   /**
    * The entry handed out last, until its `done` (always a processing entry of `entries`, or undefined): a
    * worker's `done` right after its own get skips the map look-up.
@@ -133,11 +124,7 @@ export class BasicQueue<T> implements Queue<T> {
   private lastTaken: KeyEntry<T> | undefined;
 
   constructor(options: QueueOptions<T> = {}) {
-    this.clock = options.clock ?? realClock;
-    this.keyFn = options.keyFn;
-    if (options.name && options.metricsProvider) {
-      this.metrics = new QueueMetrics(options.metricsProvider, options.name, this.clock);
-    }
+    super(options, false);
   }
 
   add(item: T): void {
@@ -203,25 +190,13 @@ export class BasicQueue<T> implements Queue<T> {
       e.flags = 0;
       this.spare.push(e);
     }
-    if (this.processingCount === 0) this.drain.release();
+    this.released();
   }
 
-  shutDown(): void {
-    if (this.shutdownFlag) return;
-    this.shutdownFlag = true;
-    this.metrics?.stop();
+  protected stop(): void {
     this.onShutDown();
     while (this.waiters.length > 0) (this.waiters.shift() as Waiter<T>)(SHUTDOWN);
     this.onWaitersChanged();
-  }
-
-  shutDownWithDrain(): Promise<void> {
-    this.shutDown();
-    return this.drain.wait(this.processingCount);
-  }
-
-  shuttingDown(): boolean {
-    return this.shutdownFlag;
   }
 
   /** Sizes of the internal maps, sets, heaps and buffers (for leak checks such as case C12). */
