@@ -1,8 +1,8 @@
 /**
  * What the single-cluster and the multi-cluster controller builders share: the watches they collect
  * (`for`, `owns`, `watches`, event filters, name, options), the checks `build`/`complete` make, the watch
- * entries they turn into sources, and the read-your-own-writes wait. Not exported from the package: each builder
- * keeps its own fluent methods and documents them.
+ * entries they turn into sources, and the read-your-own-writes wait. Not exported from the package: the fluent
+ * calls that fill it are `ControllerBuilderBase`'s (builder-base.ts).
  */
 import type { Cache, InformerCache } from '@kubeloop/cache';
 import type { Kind, KubeObject, RESTMapper } from '@kubeloop/client';

@@ -1,18 +1,16 @@
 import { type Kind, type KubeObject, metadataOnly } from '@kubeloop/client';
+import { builderSpec, ControllerBuilderBase } from './builder-base.js';
 import {
-  BuilderSpec,
   type BuilderWatchOptions,
   checkKind,
   claimControllerName,
   entrySource,
-  type OwnsOptions,
   ownWritesWaiter,
 } from './builder-spec.js';
 import { Controller } from './controller.js';
 import type { BuilderControllerOptions } from './controller-options.js';
 import type { EventHandler } from './handler.js';
 import type { Manager } from './manager/manager.js';
-import type { Predicate } from './predicate.js';
 import type { Reconciler } from './reconcile.js';
 import type { Source } from './source.js';
 
@@ -26,38 +24,9 @@ export type { BuilderWatchOptions, OwnsOptions } from './builder-spec.js';
  * through the manager's cache — and adds it to the manager. Misuse is reported by `build` with a
  * {@link ControllerError} naming the problem.
  */
-export class ControllerBuilder {
-  readonly #spec = new BuilderSpec<BuilderControllerOptions>({});
-
-  constructor(private readonly mgr: Manager) {}
-
-  /** The kind this controller reconciles; its events enqueue the object itself. @throws ControllerError when called twice. */
-  for<T extends KubeObject>(kind: Kind<T>, options: BuilderWatchOptions<T> = {}): this {
-    this.#spec.setFor(kind, options as BuilderWatchOptions<KubeObject>);
-    return this;
-  }
-
-  /**
-   * A kind this controller creates: an event of an object of `kind` enqueues its owner of the `for` kind
-   * (group and kind compared, version ignored). Only the controller owner unless `onlyControllerOwner: false`.
-   */
-  owns<T extends KubeObject>(kind: Kind<T>, options: OwnsOptions<T> = {}): this {
-    this.#spec.addOwns(kind, options as OwnsOptions<KubeObject>);
-    return this;
-  }
-
-  /** Events of `kind` go through `handler` (e.g. `enqueueRequestsFromMapFunc`) (controller-runtime `Watches`). */
-  watches<T extends KubeObject>(
-    kind: Kind<T>,
-    handler: EventHandler<T>,
-    options: BuilderWatchOptions<T> = {},
-  ): this {
-    this.#spec.addWatches(
-      kind,
-      handler as unknown as EventHandler,
-      options as BuilderWatchOptions<KubeObject>,
-    );
-    return this;
+export class ControllerBuilder extends ControllerBuilderBase<BuilderControllerOptions> {
+  constructor(private readonly mgr: Manager) {
+    super();
   }
 
   /**
@@ -76,25 +45,7 @@ export class ControllerBuilder {
 
   /** A source the builder does not wrap: neither `withEventFilter` nor the cache apply (controller-runtime `WatchesRawSource`). */
   watchesRawSource(source: Source): this {
-    this.#spec.rawSources.push(source);
-    return this;
-  }
-
-  /** A predicate every event of `for`, `owns` and `watches` must pass (controller-runtime `WithEventFilter`). */
-  withEventFilter<T extends KubeObject = KubeObject>(predicate: Predicate<T>): this {
-    this.#spec.addFilter(predicate as unknown as Predicate);
-    return this;
-  }
-
-  /** Controller options; later calls override earlier ones field by field. */
-  withOptions(options: BuilderControllerOptions): this {
-    this.#spec.mergeOptions(options);
-    return this;
-  }
-
-  /** The controller's name (logs, metrics); must be unique in the manager. Default: the `for` kind, lower-cased. */
-  named(name: string): this {
-    this.#spec.name = name;
+    builderSpec(this).rawSources.push(source);
     return this;
   }
 
@@ -104,7 +55,7 @@ export class ControllerBuilder {
    *   `for`; an unknown (malformed) kind; a malformed name; a name already taken in the manager.
    */
   build(reconciler: Reconciler): Controller {
-    const spec = this.#spec;
+    const spec = builderSpec(this);
     const name = spec.check(reconciler);
     const defaults = this.mgr.getControllerOptions();
     const { skipNameValidation, ...options } = { ...defaults, ...spec.options };

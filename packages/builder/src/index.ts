@@ -64,6 +64,7 @@ export {
   newControllerManagedBy,
   type OwnsOptions,
 } from './builder.js';
+export { ControllerBuilderBase } from './builder-base.js';
 export { type Cluster, type ClusterOptions, newCluster } from './cluster/cluster.js';
 export { Controller } from './controller.js';
 export {

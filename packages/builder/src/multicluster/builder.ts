@@ -1,21 +1,13 @@
-import type { Kind, KubeObject } from '@kubeloop/client';
-import {
-  BuilderSpec,
-  type BuilderWatchOptions,
-  claimControllerName,
-  entrySource,
-  type OwnsOptions,
-  ownWritesWaiter,
-  type WatchEntry,
-} from '../builder-spec.js';
+import type { Kind } from '@kubeloop/client';
+import { builderSpec, ControllerBuilderBase } from '../builder-base.js';
+import { claimControllerName, entrySource, ownWritesWaiter, type WatchEntry } from '../builder-spec.js';
 import type { Cluster } from '../cluster/cluster.js';
 import { Controller } from '../controller.js';
 import { type BuilderControllerOptions, ControllerError } from '../controller-options.js';
-import type { EventHandler, HandlerQueue } from '../handler.js';
+import type { HandlerQueue } from '../handler.js';
 import { whenAborted } from '../internal-signals.js';
 import type { Logger } from '../logger.js';
 import type { Runnable } from '../manager/runnable.js';
-import type { Predicate } from '../predicate.js';
 import type { Reconciler, Request } from '../reconcile.js';
 import type { ShardAttachment } from '../sharding/attachment.js';
 import type { Sharding } from '../sharding/sharding.js';
@@ -225,54 +217,11 @@ export class MultiClusterController implements Runnable {
  * `newMultiClusterControllerManagedBy(mgr).for(ConfigMap).complete(reconciler)` — the same shape as
  * `newControllerManagedBy`, with every watch made in each engaged cluster.
  */
-export class MultiClusterControllerBuilder {
-  readonly #spec = new BuilderSpec<MultiClusterControllerOptions>({});
+export class MultiClusterControllerBuilder extends ControllerBuilderBase<MultiClusterControllerOptions> {
   #sharding: Sharding | undefined;
 
-  constructor(private readonly mgr: MultiClusterManager) {}
-
-  /** The kind reconciled, in every engaged cluster. @throws ControllerError when called twice. */
-  for<T extends KubeObject>(kind: Kind<T>, options: BuilderWatchOptions<T> = {}): this {
-    this.#spec.setFor(kind, options as BuilderWatchOptions<KubeObject>);
-    return this;
-  }
-
-  /** A kind the controller creates in each cluster; its events enqueue the owner there. */
-  owns<T extends KubeObject>(kind: Kind<T>, options: OwnsOptions<T> = {}): this {
-    this.#spec.addOwns(kind, options as OwnsOptions<KubeObject>);
-    return this;
-  }
-
-  /** Events of `kind` in each cluster go through `handler`; requests it makes get that cluster unless they name one. */
-  watches<T extends KubeObject>(
-    kind: Kind<T>,
-    handler: EventHandler<T>,
-    options: BuilderWatchOptions<T> = {},
-  ): this {
-    this.#spec.addWatches(
-      kind,
-      handler as unknown as EventHandler,
-      options as BuilderWatchOptions<KubeObject>,
-    );
-    return this;
-  }
-
-  /** A predicate every event must pass. */
-  withEventFilter<T extends KubeObject = KubeObject>(predicate: Predicate<T>): this {
-    this.#spec.addFilter(predicate as unknown as Predicate);
-    return this;
-  }
-
-  /** Controller options (per cluster: `maxConcurrentReconciles` is each cluster's). */
-  withOptions(options: MultiClusterControllerOptions): this {
-    this.#spec.mergeOptions(options);
-    return this;
-  }
-
-  /** The controller's name (logs, metrics); must be unique in the manager. Default: the `for` kind, lower-cased. */
-  named(name: string): this {
-    this.#spec.name = name;
-    return this;
+  constructor(private readonly mgr: MultiClusterManager) {
+    super();
   }
 
   /**
@@ -291,7 +240,7 @@ export class MultiClusterControllerBuilder {
    *   sharding without `for`.
    */
   complete(reconciler: Reconciler): MultiClusterController {
-    const spec = this.#spec;
+    const spec = builderSpec(this);
     if (this.#sharding && !spec.forKind) throw new ControllerError('withSharding() needs for(kind)');
     const name = spec.check(reconciler);
     if (!spec.options.skipNameValidation) claimControllerName(this.mgr, name);
