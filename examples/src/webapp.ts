@@ -14,9 +14,9 @@ import {
   type Reconciler,
   setupSignalHandler,
 } from '@kubeloop/builder';
-import { type Cached, ConfigMap, deepCopy, isNotFound } from '@kubeloop/client';
+import { type Cached, ConfigMap, deepCopy, isNotFound, type ObjectOf } from '@kubeloop/client';
 import { createOrUpdate, setControllerReference } from '@kubeloop/client/controllerutil';
-import { controllerRbac, defineKind, type KindObject, WithRules } from '@kubeloop/crd';
+import { controllerRbac, defineKind, WithRules } from '@kubeloop/crd';
 import { Type } from 'typebox';
 
 /** examples.kubeloop.dev/v1 WebApp. */
@@ -49,7 +49,7 @@ export const WebApp = defineKind({
 });
 
 /** The WebApp object type. */
-export type WebAppObject = KindObject<typeof WebApp>;
+export type WebAppObject = ObjectOf<typeof WebApp>;
 
 /** What the controller needs from the API server (read by `kubeloop rbac generate`). */
 export const webAppController = controllerRbac({

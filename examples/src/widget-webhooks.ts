@@ -9,7 +9,8 @@
  * /tmp/k8s-webhook-server/serving-certs, against a cluster that has the CRD and the configurations.
  */
 import { getConfig, type Manager, newManager, setupSignalHandler } from '@kubeloop/builder';
-import { defineKind, type KindObject } from '@kubeloop/crd';
+import type { ObjectOf } from '@kubeloop/client';
+import { defineKind } from '@kubeloop/crd';
 import { AdmissionDeniedError, defineWebhook, newWebhookManagedBy } from '@kubeloop/webhook';
 import { Type } from 'typebox';
 
@@ -33,8 +34,8 @@ export const WidgetV1alpha1 = defineKind({
   storage: false,
 });
 
-export type WidgetObject = KindObject<typeof Widget>;
-export type WidgetV1alpha1Object = KindObject<typeof WidgetV1alpha1>;
+export type WidgetObject = ObjectOf<typeof Widget>;
+export type WidgetV1alpha1Object = ObjectOf<typeof WidgetV1alpha1>;
 
 /** The largest size the validator admits. */
 export const MAX_SIZE = 10;

@@ -23,7 +23,6 @@ export {
   guessPlural,
   isCustomResourceKind,
   type KindDefinition,
-  type KindObject,
 } from './kind.js';
 export {
   type ControllerRbac,

@@ -14,9 +14,6 @@ export interface CustomObject<Spec, Status = never> extends KubeObject {
   status?: Status;
 }
 
-/** The object type a kind descriptor carries: `KindObject<typeof WebApp>` is the `WebApp` object type. */
-export type KindObject<K> = K extends Kind<infer T> ? T : never;
-
 /** What {@link defineKind} takes: one version of a custom kind. */
 export interface KindDefinition<Spec extends TSchema, Status extends TSchema | undefined = undefined> {
   /** API group, e.g. `example.com` (a DNS subdomain with at least one dot). */

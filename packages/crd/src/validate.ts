@@ -1,5 +1,6 @@
+import type { ObjectOf } from '@kubeloop/client';
 import { applyDefaults } from './defaults.js';
-import type { CustomResourceKind, KindObject } from './kind.js';
+import type { CustomResourceKind } from './kind.js';
 import type { JSONSchemaProps } from './types.js';
 import { child, compile, jsonType, mapError } from './validate-ajv.js';
 import { type FieldError, fieldError, InvalidObjectError } from './validate-errors.js';
@@ -122,10 +123,7 @@ export function validate(kind: CustomResourceKind, obj: unknown): FieldError[] {
 /**
  * Throws {@link InvalidObjectError} when {@link validate} finds errors; narrows `obj` to the kind's type otherwise.
  */
-export function assertValid<K extends CustomResourceKind>(
-  kind: K,
-  obj: unknown,
-): asserts obj is KindObject<K> {
+export function assertValid<K extends CustomResourceKind>(kind: K, obj: unknown): asserts obj is ObjectOf<K> {
   const errors = validate(kind, obj);
   if (errors.length > 0) {
     const name = String(

@@ -1,5 +1,6 @@
 // StatusConditions() against what controller-gen emits for `Conditions []metav1.Condition` with `+listType=map`
 // and `+listMapKey=type`, and validate() against metav1.Condition's kubebuilder markers.
+import type { ObjectOf } from '@kubeloop/client';
 import { type Condition, setStatusCondition } from '@kubeloop/client/conditions';
 import { Type } from 'typebox';
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
@@ -7,7 +8,6 @@ import {
   customResourceDefinition,
   defineKind,
   type JSONSchemaProps,
-  type KindObject,
   type StatusConditionObject,
   StatusConditions,
   validate,
@@ -53,7 +53,7 @@ const Gadget = defineKind({
   spec: Type.Object({ size: Type.Integer() }),
   status: Type.Object({ conditions: Type.Optional(StatusConditions()) }),
 });
-type GadgetObject = KindObject<typeof Gadget>;
+type GadgetObject = ObjectOf<typeof Gadget>;
 
 /** The schema without descriptions, `required` sorted (controller-gen sorts it; the order means nothing). */
 function validations(s: unknown): unknown {

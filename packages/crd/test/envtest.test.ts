@@ -2,10 +2,17 @@
 // it, serves the kind through the typed client, applies the schema's defaults as applyDefaults does, and refuses
 // what validate() refuses.
 import { randomBytes } from 'node:crypto';
-import { type ApiClient, isInvalid, Namespace, newClient, type StatusError } from '@kubeloop/client';
+import {
+  type ApiClient,
+  isInvalid,
+  Namespace,
+  newClient,
+  type ObjectOf,
+  type StatusError,
+} from '@kubeloop/client';
 import { Environment } from '@kubeloop/envtest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyDefaults, customResourceDefinition, type KindObject, validate } from '../src/index.js';
+import { applyDefaults, customResourceDefinition, validate } from '../src/index.js';
 import { WebApp, WebAppV1alpha1 } from './fixtures/webapp.js';
 
 describe('a generated CRD on a server', () => {
@@ -26,7 +33,7 @@ describe('a generated CRD on a server', () => {
   });
 
   it('serves the kind, applies the defaults the schema declares, and the status subresource', async () => {
-    const obj: KindObject<typeof WebApp> = {
+    const obj: ObjectOf<typeof WebApp> = {
       metadata: { name: 'web', namespace: ns },
       spec: { image: 'nginx', replicas: 3, port: 80, tier: 'frontend', env: [{ name: 'A', value: '1' }] },
     };
@@ -44,7 +51,7 @@ describe('a generated CRD on a server', () => {
     const bad = {
       metadata: { name: 'bad', namespace: ns },
       spec: { replicas: 'many', tier: 'middle' },
-    } as unknown as KindObject<typeof WebApp>;
+    } as unknown as ObjectOf<typeof WebApp>;
     const local = validate(WebApp, bad)
       .map((e) => e.field)
       .sort();

@@ -40,12 +40,12 @@ function typeErrors(
   return out;
 }
 
-const kindSource = `import { type Client, ConfigMap } from '@kubeloop/client';
-import { controllerRbac, defineKind, type KindObject } from '@kubeloop/crd';
+const kindSource = `import { type Client, ConfigMap, type ObjectOf } from '@kubeloop/client';
+import { controllerRbac, defineKind } from '@kubeloop/crd';
 import { Type } from 'typebox';
 export const G = defineKind({ group: 'x.example.com', version: 'v1', kind: 'G', spec: Type.Object({ a: Type.String() }) });
 export async function read(c: Client): Promise<string> {
-  const g: KindObject<typeof G> = await c.get(G, { namespace: 'n', name: 'g' });
+  const g: ObjectOf<typeof G> = await c.get(G, { namespace: 'n', name: 'g' });
   return g.spec.a;
 }
 export const rbac = controllerRbac({ name: 'g', for: G, owns: [ConfigMap] });

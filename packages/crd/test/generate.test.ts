@@ -1,4 +1,4 @@
-import { type ApiClient, type Kind, newClient } from '@kubeloop/client';
+import { type ApiClient, type Kind, newClient, type ObjectOf } from '@kubeloop/client';
 import { Type } from 'typebox';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
@@ -6,7 +6,6 @@ import {
   customResourceDefinition,
   defineKind,
   IntOrString,
-  type KindObject,
   ListMap,
   ListSet,
   SchemaError,
@@ -17,7 +16,7 @@ import { WebApp, WebAppV1alpha1 } from './fixtures/webapp.js';
 
 describe('defineKind', () => {
   it('gives a kind descriptor usable as a Kind<T> with the object type, without casts', () => {
-    type WebAppObject = KindObject<typeof WebApp>;
+    type WebAppObject = ObjectOf<typeof WebApp>;
     expectTypeOf(WebApp).toExtend<Kind<WebAppObject>>();
     expectTypeOf<WebAppObject['spec']['replicas']>().toEqualTypeOf<number | undefined>();
     expectTypeOf<WebAppObject['spec']['port']>().toEqualTypeOf<number | string | undefined>();

@@ -28,7 +28,8 @@ export function kindTs(a: ApiSpec): string {
  * ${a.group}/${a.version} ${a.kind}. The schema below is the one source of the TypeScript type (\`${a.kind}Object\`),
  * the kind descriptor the client and the builder take, the CRD (\`npm run generate:crd\`) and in-process validation.
  */
-import { defineKind, type KindObject, StatusConditions } from '@kubeloop/crd';
+import type { ObjectOf } from '@kubeloop/client';
+import { defineKind, StatusConditions } from '@kubeloop/crd';
 import { Type } from 'typebox';
 
 export const ${a.kind} = defineKind({
@@ -60,7 +61,7 @@ export const ${a.kind} = defineKind({
 });
 
 /** The ${a.kind} object type. */
-export type ${a.kind}Object = KindObject<typeof ${a.kind}>;
+export type ${a.kind}Object = ObjectOf<typeof ${a.kind}>;
 `;
 }
 
