@@ -58,6 +58,10 @@ export {
   setOwnerReference,
 } from '@kubeloop/client/controllerutil';
 export { getConfig, getConfigOrDie, type RestConfig } from '@kubeloop/config';
+// The logger interface and the no-op logger live in @kubeloop/core (every layer takes a Logger); they are re-exported
+// here because the manager's, the controllers' and the reconcile context's `logger` are of that type, so a project
+// that installs only the builder can name it. The pino logger that implements it is the builder's own.
+export { discardLogger, type Logger } from '@kubeloop/core';
 export {
   type BuilderWatchOptions,
   ControllerBuilder,
@@ -99,7 +103,7 @@ export {
   type SyncingCache,
 } from './healthz/index.js';
 export { LeaderElectionConfigError } from './leaderelection/errors.js';
-export { discardLogger, type Logger, type NewLoggerOptions, newLogger } from './logger.js';
+export { type NewLoggerOptions, newLogger } from './logger.js';
 export { GracefulShutdownTimeoutError, LeaderElectionLostError } from './manager/errors.js';
 export { type FieldIndexer, type Manager, newManager } from './manager/manager.js';
 export {
