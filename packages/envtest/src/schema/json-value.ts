@@ -27,7 +27,10 @@ export function jsonType(v: unknown): string {
   return 'object';
 }
 
-/** Deep equality of decoded JSON values (reflect.DeepEqual on unstructured data). */
+/**
+ * Deep equality of JSON values (reflect.DeepEqual on unstructured data), key order ignored; a key whose value is
+ * `undefined` counts as absent, as it does once the value is encoded.
+ */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
@@ -38,9 +41,10 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   }
   const ao = a as Record<string, unknown>;
   const bo = b as Record<string, unknown>;
-  const ak = Object.keys(ao);
-  if (ak.length !== Object.keys(bo).length) return false;
-  return ak.every((k) => Object.hasOwn(bo, k) && jsonEqual(ao[k], bo[k]));
+  const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
+  const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
+  if (ak.length !== bk.length) return false;
+  return ak.every((k) => jsonEqual(ao[k], bo[k]));
 }
 
 /** The schema's `type` as a list; `x-kubernetes-int-or-string` is `integer` or `string`. */
