@@ -8,12 +8,8 @@ import type { JSONSchemaProps, ValidationRule } from './types.js';
 
 export type Node = Record<string, unknown>;
 
-// keywords copied as they are (value validations and extensions with the same meaning in OpenAPI v3.0)
-export const COPIED = [
-  'description',
-  'title',
-  'default',
-  'example',
+// value validations JSON Schema (TypeBox, ajv's draft-07) and OpenAPI v3.0 spell and mean alike
+export const VALUE_VALIDATIONS = [
   'format',
   'maximum',
   'minimum',
@@ -25,6 +21,14 @@ export const COPIED = [
   'minItems',
   'maxProperties',
   'minProperties',
+] as const;
+// keywords copied as they are (value validations and extensions with the same meaning in OpenAPI v3.0)
+export const COPIED = [
+  'description',
+  'title',
+  'default',
+  'example',
+  ...VALUE_VALIDATIONS,
   'nullable',
   'x-kubernetes-preserve-unknown-fields',
   'x-kubernetes-embedded-resource',

@@ -5,6 +5,7 @@
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
+import { VALUE_VALIDATIONS } from './structural-keywords.js';
 import type { JSONSchemaProps } from './types.js';
 import { type FieldError, fieldError } from './validate-errors.js';
 
@@ -55,20 +56,7 @@ function isCidr(s: string): boolean {
 /** The OpenAPI v3.0 structural schema as a draft-07 schema for ajv (nullable, boolean exclusive bounds, int-or-string). */
 function toAjv(p: JSONSchemaProps): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const k of [
-    'format',
-    'maximum',
-    'minimum',
-    'multipleOf',
-    'maxLength',
-    'minLength',
-    'pattern',
-    'maxItems',
-    'minItems',
-    'maxProperties',
-    'minProperties',
-    'required',
-  ] as const) {
+  for (const k of [...VALUE_VALIDATIONS, 'required'] as const) {
     if (p[k] !== undefined) out[k] = p[k];
   }
   if (p.enum) out.enum = p.nullable ? [...p.enum, null] : p.enum;
