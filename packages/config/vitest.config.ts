@@ -10,5 +10,8 @@ export default defineProject({
     // that tests spawning processes or starting servers missed at load 40: the soak, CONTRIBUTING.md).
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // One worker process and module graph for all files of a worker instead of a new process per file. No test
+    // mocks modules or leaves global state (hardening.test.ts restores PATH); checked with 3 shuffled runs.
+    isolate: false,
   },
 });
