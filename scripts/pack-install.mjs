@@ -78,6 +78,7 @@ function project(name, names) {
 }
 
 /** PACK_INSTALL_CHECKS="2 6": run only those checks (numbered as above; 7 and 8 read the installs of 1-6). */
+// biome-ignore lint/suspicious/noUndeclaredEnvVars: this script is not a turbo task (CI runs it directly), nothing of turbo's is cached from it
 const only = (process.env.PACK_INSTALL_CHECKS ?? '')
   .split(/[\s,]+/)
   .filter(Boolean)
@@ -361,6 +362,7 @@ check('create-kubeloop: scaffold, install, create api + webhook, npm test on Nod
   // The same project's tests on the other Node majors CI covers (the cross-version step): the installed
   // node_modules are plain JavaScript, so only the runtime changes; npx puts that Node first on PATH for npm
   // and for everything npm starts. PACK_INSTALL_NODES="" skips it (e.g. offline).
+  // biome-ignore lint/suspicious/noUndeclaredEnvVars: this script is not a turbo task (CI runs it directly)
   for (const v of (process.env.PACK_INSTALL_NODES ?? '22 24').split(/\s+/).filter(Boolean))
     timed(`npm test on Node ${v}`, dir, 'npx', ['-y', '-p', `node@${v}`, '--', 'npm', 'test'], 900_000);
   process.stdout.write(`     ${times.join(', ')}\n`);

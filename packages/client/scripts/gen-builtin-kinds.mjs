@@ -82,6 +82,7 @@ function parseModel(name) {
     const desc = m[1] ? m[1].replace(/\n\s*\*/g, '\n').trim() : '';
     docs[m[2]] = { required: !m[3], desc };
   }
+  // biome-ignore lint/performance/noDynamicNamespaceImportAccess: a code generator looks model classes up by name; bundle size is moot here
   const attrs = client[name]?.getAttributeTypeMap?.() ?? [];
   const fields = attrs.map((a) => ({
     json: a.baseName,

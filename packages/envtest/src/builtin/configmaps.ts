@@ -35,7 +35,7 @@ export function immutableErrors(
   old: KObject | undefined,
   fields: readonly string[],
 ): FieldError[] {
-  if (!old || old.immutable !== true) return [];
+  if (old?.immutable !== true) return [];
   const errs: FieldError[] = [];
   if (o.immutable !== true) errs.push(fieldForbidden('immutable', IMMUTABLE_SET));
   for (const f of fields) if (!same(o[f], old[f])) errs.push(fieldForbidden(f, IMMUTABLE_SET));

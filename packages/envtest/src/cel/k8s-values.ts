@@ -93,7 +93,7 @@ export function parseIP(s: string): KubeIP | undefined {
   const last = s.lastIndexOf(':');
   if (s.slice(last + 1).includes('.')) {
     const v4 = parseIP(s.slice(last + 1));
-    if (!v4 || v4.family !== 4) return undefined;
+    if (v4?.family !== 4) return undefined;
     tail = [v4.n >> 16n, v4.n & 0xffffn];
     const head = s.slice(0, last + 1);
     text = head.endsWith('::') ? head : head.slice(0, -1);
