@@ -65,16 +65,21 @@ export interface InformerCacheOptions {
   readonly readerFailOnMissingInformer?: boolean;
   /**
    * Initial sync by streaming list (WatchList, as client-go 1.35+ does by default; see
-   * `ReflectorOptions.useWatchList` for the rules). A server that refuses it in any way (kube-apiserver 1.32 on
-   * etcd 3.4 answers 500) costs one attempt: the informer lists + watches in the same attempt (a connection reset
-   * under the stream is retried first, up to `reflector.watchListResetLimit` times in a row). The cache's
-   * informers share one `WatchListSupport`: after a refusal every informer of this cache lists and watches until
-   * `watchListReprobeIntervalMs` has passed; until the server has answered one, one informer at a time tries,
-   * so a server that refuses costs one request and one warning. `false` turns it off for every informer;
+   * `ReflectorOptions.useWatchList` for the rules). A streaming list that fails in any way costs one attempt:
+   * the informer lists + watches in the same attempt (a connection reset under the stream is retried first, up to
+   * `reflector.watchListResetLimit` times in a row). The cache's informers share one `WatchListSupport`: after a
+   * refusal (the server does not serve streaming lists: kube-apiserver 1.32 on etcd 3.4 answers 500 "…
+   * RequestWatchProgress is disabled"; a server with the WatchList gate off, 422) every informer of this cache
+   * lists and watches until `watchListReprobeIntervalMs` has passed; a failure that a plain list would meet too (a
+   * 404 of a deleted CRD, 403, 5xx) is not remembered. Until the server has answered one, one informer at a time
+   * tries, so a server that refuses costs one request and one warning. `false` turns it off for every informer;
    * `byObject` decides per kind. @defaultValue true
    */
   readonly useWatchList?: boolean;
-  /** How long a WatchList refusal is remembered, in ms (`WatchListSupportOptions.reprobeIntervalMs`). @defaultValue 600000 */
+  /**
+   * How long a WatchList refusal (an answer saying the server does not serve streaming lists, not a failed
+   * request) is remembered, in ms (`WatchListSupportOptions.reprobeIntervalMs`). @defaultValue 600000
+   */
   readonly watchListReprobeIntervalMs?: number;
   readonly logger?: Logger;
   /** Reflector knobs for every informer (page size, watch timeout, backoff, WatchList timeout). */

@@ -62,14 +62,22 @@ export interface ReflectorOptions {
    *   makes that attempt list + watch instead ("making progress is better than deadlocking"). Same here, and
    *   also for a stream that ends or breaks before its end bookmark after events or later than 1 s (client-go
    *   retries those without a bound) and for no end bookmark within `watchListTimeoutMs` (client-go only warns).
+   *   A list that then fails the same way (a 404 of a CRD deleted or not created yet) backs off and the next
+   *   attempt tries WatchList again.
    * - A connection reset under the stream: client-go's watch decoder takes it for an end of stream, and the
    *   streaming list is retried without a bound, so a server (or proxy) that resets every streaming list keeps
    *   an informer from ever syncing. Here it is retried after a backoff up to `watchListResetLimit` times in a row,
    *   then taken as a refusal.
-   * - client-go tries WatchList again on its next relist after a fallback. Here the refusal is remembered in the
-   *   `watchListSupport` shared by the reflectors of one server (an `InformerCache`'s), which list + watch until
-   *   its re-probe interval has passed (10 minutes by default; `Infinity`: for the rest of their lives), so a
-   *   refusing server costs one refused request per interval and one warning, not one per informer per relist.
+   * - client-go tries WatchList again on its next relist after a fallback. Here an answer that says the server
+   *   does not serve streaming lists — a 400/422 naming `sendInitialEvents` or `resourceVersionMatch` (the
+   *   WatchList gate off, a server older than 1.27), a 500 saying the storage cannot serve a watch stream
+   *   (kube-apiserver 1.32 on etcd 3.4), no end bookmark within `watchListTimeoutMs`, resets past
+   *   `watchListResetLimit` — is remembered in the `watchListSupport` shared by the reflectors of one server (an
+   *   `InformerCache`'s), which list + watch until its re-probe interval has passed (10 minutes by default;
+   *   `Infinity`: for the rest of their lives), so a refusing server costs one refused request per interval and
+   *   one warning, not one per informer per relist. Any other failure says nothing about the server (a plain
+   *   list could get it too: 404, 401, 403, other 5xx, a stream cut short …): it is not remembered, and the next
+   *   attempt, the next relist and the other informers stream as before.
    *
    * @defaultValue false here and on a `SharedIndexInformer` (a test's fake ListerWatcher need not stream, as
    * client-go turns it off for clients that do not support it); an `InformerCache` turns it on.
@@ -89,11 +97,10 @@ export interface ReflectorOptions {
   readonly watchListTimeoutMs?: number;
   /**
    * The record of what the server said about streaming lists, shared by the reflectors that talk to one server
-   * (an `InformerCache` shares one among its informers). Any refusal of a streaming list — an HTTP error other
-   * than 410/429, an ERROR event, a stream that ends before its end bookmark, or no end bookmark within
-   * `watchListTimeoutMs` — makes the reflector list + watch in the same attempt and is remembered there, so
-   * WatchList is tried again only after its re-probe interval (10 minutes by default). @defaultValue a record of
-   * this reflector's own
+   * (an `InformerCache` shares one among its informers). A refusal of streaming lists (see `useWatchList`: an
+   * answer about the server, not about this request or resource) makes the reflector list + watch in the same
+   * attempt and is remembered there, so WatchList is tried again only after its re-probe interval (10 minutes by
+   * default); a failed request (404, 403, 5xx …) is not. @defaultValue a record of this reflector's own
    */
   readonly watchListSupport?: WatchListSupport;
   /** Called after every successful list (or streaming initial sync) and every list failure. */

@@ -12,9 +12,10 @@ import {
   isTooLargeResourceVersionError,
   isWatchIdleTimeout,
   VeryShortWatchError,
+  WatchListTimeoutError,
   watchListFailureOf,
 } from './watch-errors.js';
-import { type StreamedList, streamInitialList, WatchListTimeoutError } from './watch-list.js';
+import { type StreamedList, streamInitialList } from './watch-list.js';
 import { WatchListSupport } from './watch-list-support.js';
 
 /** A watch that ended within this many ms without one event counts as a failure (client-go `VeryShortWatchError`). */
@@ -319,8 +320,9 @@ export class Reflector<T extends KubeObject = KubeObject> {
    * Resolves with the still-open watch once the end bookmark arrived and the store was replaced, or with
    * `undefined` when the caller must list instead, in this same attempt. Rejects (backoff, then WatchList again)
    * on the retriable failures only: 410 / "too large resource version", 429, a connection refused, and a
-   * connection reset below `watchListResetLimit` in a row. A refusal is remembered in the shared
-   * {@link WatchListSupport} and logged at warn once per record (one server), then at debug.
+   * connection reset below `watchListResetLimit` in a row. Only a refusal (see `watchListFailureOf`) is
+   * remembered in the shared {@link WatchListSupport}, logged at warn once per record (one server), then at debug;
+   * a failed request (a 404 of the resource, a 5xx …) lists in this attempt, logged at info, and is forgotten.
    */
   async #watchList(
     signal: AbortSignal,
@@ -341,12 +343,10 @@ export class Reflector<T extends KubeObject = KubeObject> {
         ...(this.#prepare ? { prepare: this.#prepare } : {}),
       });
     } catch (err) {
-      const failure = watchListFailureOf(err, signal.aborted);
-      if (failure === 'reset') this.#watchListResets++;
-      if (
-        failure !== 'refused' &&
-        !(failure === 'reset' && this.#watchListResets >= this.#watchListResetLimit)
-      ) {
+      let failure = watchListFailureOf(err, signal.aborted);
+      const cutEveryTime = failure === 'reset' && ++this.#watchListResets >= this.#watchListResetLimit;
+      if (cutEveryTime) failure = 'refused';
+      if (failure !== 'refused' && failure !== 'failed') {
         support.undecided();
         if (failure === 'stopped') throw err;
         if (failure === 'unavailable') this.#rvUnavailable = true;
@@ -362,12 +362,18 @@ export class Reflector<T extends KubeObject = KubeObject> {
         code: se?.httpStatus ?? (err as { code?: unknown })?.code,
         reason: se?.reason,
         timeoutMs: this.#watchListTimeoutMs,
-        ...(failure === 'reset' ? { resets } : {}),
+        ...(cutEveryTime ? { resets } : {}),
       };
+      if (failure === 'failed') {
+        // Says nothing about the server's streaming lists: list now, stream again on the next attempt.
+        support.undecided();
+        this.#log.info(fields, 'streaming list failed; listing instead');
+        return undefined;
+      }
       const msg =
         err instanceof WatchListTimeoutError
           ? 'streaming list sent no end bookmark in time; falling back to list and watch'
-          : failure === 'reset'
+          : cutEveryTime
             ? 'streaming list cut by a connection reset every time; falling back to list and watch'
             : 'streaming list not served; falling back to list and watch';
       if (support.refused(err)) this.#log.warn(fields, msg);

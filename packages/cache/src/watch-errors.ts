@@ -57,24 +57,61 @@ function causeChainHasCode(err: unknown, test: (code: string) => boolean): boole
 }
 
 /**
- * What a failed streaming list says, for the reflector (client-go reflector.go `watchList` and its
- * `isErrorRetriableWithSideEffectsFn`):
+ * A streaming list that waited `timeoutMs` without its end bookmark (a server that ignores `sendInitialEvents`
+ * streams on without one).
+ */
+export class WatchListTimeoutError extends Error {
+  override readonly name = 'WatchListTimeoutError';
+}
+
+/**
+ * Whether a failed streaming list is the server saying it does not serve streaming lists: an answer that a plain
+ * list + watch of the same resource would not get, so it is about the server, not this request or resource:
+ * - 400 or 422 naming `sendInitialEvents` or `resourceVersionMatch`: kube-apiserver with the WatchList feature gate
+ *   off (422 "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"), or one older
+ *   than 1.27 (422 "resourceVersionMatch is forbidden for watch"). A parameter refused this way is a 422 (field
+ *   Forbidden), never an HTTP 403: a 403 is authorization, about the resource.
+ * - 500 saying its storage cannot serve a watch stream: kube-apiserver 1.32 on an etcd without progress
+ *   notifications (etcd 3.4) sends every streaming list one ERROR event "a watch stream was requested by the
+ *   client but the required storage feature RequestWatchProgress is disabled".
+ */
+export function isWatchListRefusal(err: unknown): boolean {
+  const se = asStatusError(err);
+  if (!se) return false;
+  if (se.httpStatus === 400 || se.httpStatus === 422) {
+    const fields = (se.status.details?.causes ?? []).map((c) => c.field ?? '').join(' ');
+    return /sendInitialEvents|resourceVersionMatch/.test(`${se.message} ${fields}`);
+  }
+  return se.httpStatus === 500 && /RequestWatchProgress|watch stream was requested/i.test(se.message);
+}
+
+/**
+ * What a failed streaming list says, for the reflector. client-go (reflector.go `watchList` with
+ * `isWatchErrorRetriable`, and `ListAndWatch`) retries 429, a connection refused, 410 and "too large resource
+ * version", and falls back to list + watch on anything else, trying WatchList again on its next relist. Here the
+ * fallback is split by what the answer says, because a refusal is remembered for the whole server:
  * - `'stopped'`: the reflector is stopping;
  * - `'unavailable'`: 410 Expired or "too large resource version": retried from the most recent state;
  * - `'retry'`: 429, or a connection refused or failed without a reset: back off and try WatchList again;
  * - `'reset'`: a connection cut under the stream: retried like `'retry'`, but only up to the reflector's
- *   `watchListResetLimit` in a row (client-go would retry it forever);
- * - `'refused'`: anything else — any other HTTP status, an ERROR event, a stream that ended or broke before
- *   its end bookmark, no end bookmark in time: list + watch instead.
+ *   `watchListResetLimit` in a row (client-go would retry it forever), then a refusal;
+ * - `'refused'`: the server does not serve streaming lists ({@link isWatchListRefusal}), or no end bookmark came
+ *   within the time bound ({@link WatchListTimeoutError}): list + watch, and remember it for the server;
+ * - `'failed'`: this request failed and says nothing about streaming lists — the resource is not served (404, a
+ *   CRD deleted or not created yet), the client is not allowed (401, 403), the server is failing or overloaded
+ *   (any other 5xx, 405, other 400/422), an ERROR event with such a status, a stream that ends or breaks before
+ *   its end bookmark, any other error (a timeout, a decode error): list + watch in this attempt as client-go does
+ *   (a list that fails the same way is retried after the backoff), and try WatchList again on the next attempt.
  */
-export type WatchListFailure = 'stopped' | 'unavailable' | 'retry' | 'reset' | 'refused';
+export type WatchListFailure = 'stopped' | 'unavailable' | 'retry' | 'reset' | 'refused' | 'failed';
 
 export function watchListFailureOf(err: unknown, aborted: boolean): WatchListFailure {
   if (aborted) return 'stopped';
   if (isExpired(err) || isTooLargeResourceVersionError(err)) return 'unavailable';
   if (isTooManyRequests(err)) return 'retry';
-  if (!isConnectionError(err)) return 'refused';
-  return isConnectionReset(err) && !isConnectionRefused(err) ? 'reset' : 'retry';
+  if (isConnectionError(err)) return isConnectionReset(err) && !isConnectionRefused(err) ? 'reset' : 'retry';
+  if (err instanceof WatchListTimeoutError || isWatchListRefusal(err)) return 'refused';
+  return 'failed';
 }
 
 export function isConnectionError(err: unknown): boolean {

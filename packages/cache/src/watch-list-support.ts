@@ -23,7 +23,11 @@ export interface WatchListSupportOptions {
  * client-go's reflector falls back to list + watch whenever `watchList` fails with anything but a retriable
  * error (connection refused, 429, 410 / "too large resource version"), and tries WatchList again on its next
  * relist. A kube-apiserver 1.32 on etcd 3.4 refuses every attempt with a 500, so this keeps the refusal for
- * {@link WatchListSupportOptions.reprobeIntervalMs} instead of paying it on every relist. Until the server
+ * {@link WatchListSupportOptions.reprobeIntervalMs} instead of paying it on every relist. Only answers about the
+ * server are kept (the reflector's `watchListFailureOf`: a 400/422 naming the streaming parameters, that 500, no
+ * end bookmark in time, resets every time); a failure a plain list would meet too — a 404 of a CRD deleted under
+ * its informer, 401/403, any other 5xx — is not, or one missing resource would turn streaming off for every
+ * informer of the server. Until the server
  * has answered one streaming list, one reflector at a time tries ({@link WatchListSupport.turn}); the others
  * wait for its answer (its first event, or its refusal) instead of all sending a request the server may refuse.
  */
@@ -88,7 +92,7 @@ export class WatchListSupport {
   }
 
   /**
-   * Records that the server refused (or failed) a streaming list with `reason`. Returns whether this refusal
+   * Records that the server refused a streaming list with `reason` (it does not serve them). Returns whether this refusal
    * should be logged at warn: the first since the record was made or the server last served one.
    */
   refused(reason: unknown): boolean {
@@ -111,8 +115,8 @@ export class WatchListSupport {
   }
 
   /**
-   * The attempt that {@link turn} allowed ended without saying anything about the server (a retriable
-   * failure, or its reflector stopped): the next waiting reflector tries.
+   * The attempt that {@link turn} allowed ended without saying anything about the server (a retriable or
+   * failed request, or its reflector stopped): the next waiting reflector tries.
    */
   undecided(): void {
     this.#decide();

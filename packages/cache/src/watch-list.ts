@@ -2,15 +2,10 @@ import { type KubeObject, StatusError, type WatchEvent } from '@kubeloop/client'
 import type { Clock } from '@kubeloop/core';
 import { onAbort } from './internal/abort.js';
 import type { ListerWatcher } from './list-watch.js';
-import { keyOf, WatchListEndedError } from './watch-errors.js';
+import { keyOf, WatchListEndedError, WatchListTimeoutError } from './watch-errors.js';
 
 /** The annotation on the bookmark that ends a streaming list's initial events. */
 export const INITIAL_EVENTS_END_ANNOTATION = 'k8s.io/initial-events-end';
-
-/** A streaming list whose end bookmark did not come within its time bound. */
-export class WatchListTimeoutError extends Error {
-  override readonly name = 'WatchListTimeoutError';
-}
 
 /** What a streaming initial list gathered, and the watch that goes on from there (not linked to any signal). */
 export interface StreamedList<T extends KubeObject> {

@@ -99,29 +99,78 @@ const endBookmarkless: Refusal = async function* () {
   yield { type: 'ADDED', object: cm('cm-0', 2) };
 };
 
+/** The ERROR event a kube-apiserver 1.32 on etcd 3.4 sends to every streaming list (its storage lacks progress notify). */
+const STORAGE_REFUSAL = statusError(
+  500,
+  'InternalError',
+  'a watch stream was requested by the client but the required storage feature RequestWatchProgress is disabled',
+);
+
+const errorEvent = (err: ReturnType<typeof statusError>): Refusal =>
+  async function* () {
+    yield { type: 'ERROR', object: err.status as unknown as KubeObject } as WatchEvent;
+  };
+
+// Answers that say the server does not serve streaming lists: a plain list + watch of the same resource would not
+// get them. They are remembered for the server.
 const refusals: Array<[string, () => Refusal]> = [
   [
-    '500 InternalError (kube-apiserver 1.32 on etcd 3.4)',
-    () => failWith(statusError(500, 'InternalError', 'etcd')),
+    'an ERROR event 500 "RequestWatchProgress is disabled" (kube-apiserver 1.32 on etcd 3.4)',
+    () => errorEvent(STORAGE_REFUSAL),
   ],
+  ['the same 500 as an HTTP status', () => failWith(STORAGE_REFUSAL)],
+  [
+    '422 Invalid: sendInitialEvents forbidden (the WatchList feature gate off)',
+    () =>
+      failWith(
+        statusError(
+          422,
+          'Invalid',
+          'ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled',
+          { details: { causes: [{ reason: 'FieldValueForbidden', field: 'sendInitialEvents' }] } },
+        ),
+      ),
+  ],
+  [
+    '422 Invalid: resourceVersionMatch forbidden for watch (a server older than 1.27)',
+    () =>
+      failWith(
+        statusError(
+          422,
+          'Invalid',
+          'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch',
+        ),
+      ),
+  ],
+  [
+    '400 BadRequest naming sendInitialEvents',
+    () => failWith(statusError(400, 'BadRequest', 'sendInitialEvents is not supported')),
+  ],
+];
+
+// Answers that say this request failed and nothing about streaming lists: a plain list would get them as well (the
+// resource is gone, the client is not allowed, the server is overloaded or failing), or any request could.
+const failures: Array<[string, () => Refusal]> = [
+  [
+    '500 InternalError (any other message)',
+    () => failWith(statusError(500, 'InternalError', 'etcdserver: request timed out')),
+  ],
+  ['502 BadGateway', () => failWith(statusError(502, 'BadGateway', 'x'))],
   ['503 ServiceUnavailable', () => failWith(statusError(503, 'ServiceUnavailable', 'x'))],
   ['504 Timeout', () => failWith(statusError(504, 'Timeout', 'x'))],
-  ['400 BadRequest', () => failWith(statusError(400, 'BadRequest', 'x'))],
+  [
+    '400 BadRequest of something else',
+    () => failWith(statusError(400, 'BadRequest', 'field label not supported: spec.x')),
+  ],
   ['401 Unauthorized', () => failWith(statusError(401, 'Unauthorized', 'x'))],
   ['403 Forbidden', () => failWith(statusError(403, 'Forbidden', 'x'))],
-  ['404 NotFound', () => failWith(statusError(404, 'NotFound', 'x'))],
+  ['404 NotFound (the resource is not served)', () => failWith(statusError(404, 'NotFound', 'x'))],
   ['405 MethodNotAllowed', () => failWith(statusError(405, 'MethodNotAllowed', 'x'))],
-  ['422 Invalid', () => failWith(statusError(422, 'Invalid', 'x'))],
   [
-    'an ERROR event with a 500',
-    () =>
-      async function* () {
-        yield {
-          type: 'ERROR',
-          object: statusError(500, 'InternalError', 'x').status as unknown as KubeObject,
-        } as WatchEvent;
-      },
+    '422 Invalid of something else',
+    () => failWith(statusError(422, 'Invalid', 'labelSelector: Invalid value')),
   ],
+  ['an ERROR event with any other 500', () => errorEvent(statusError(500, 'InternalError', 'x'))],
   ['a stream that ends before the end bookmark', () => endBookmarkless],
   [
     'a stream that breaks before the end bookmark',
@@ -134,18 +183,98 @@ const refusals: Array<[string, () => Refusal]> = [
   ['a non-Status error', () => failWith(new TypeError('boom'))],
 ];
 
-describe('Reflector: WatchList refused in any way falls back to list + watch in the same attempt (C43)', () => {
-  it.each(refusals)('%s: lists at once, no backoff, syncs, logs once at warn', async (_, refusal) => {
-    const srv = new FakeServer(3);
-    const lw = refusingServer(srv, refusal());
-    const t = start(lw);
-    // No clock step: the fallback happens within the attempt, without waiting a backoff.
-    await t.until(() => t.store.replaced === 1 && srv.watchCalls.length === 1);
-    expect(srv.listCalls).toHaveLength(1);
-    expect(t.store.ops[0]).toBe('replace 3@4');
-    expect(lw.streamCalls()).toBe(1);
-    const warns = t.records.filter((r) => r.level === 'warn' && /streaming list/.test(r.msg));
-    expect(warns).toHaveLength(1);
+const streamingWarns = (records: Logged[]) =>
+  records.filter((r) => r.level === 'warn' && /streaming list/.test(r.msg));
+
+describe('Reflector: WatchList refused or failed falls back to list + watch in the same attempt (C43)', () => {
+  it.each(refusals)(
+    'a refusal, %s: lists at once, no backoff, syncs, logs once at warn, is remembered',
+    async (_, refusal) => {
+      const srv = new FakeServer(3);
+      const lw = refusingServer(srv, refusal());
+      const clock = new FakeClock();
+      const support = new WatchListSupport({ clock });
+      const t = start(lw, { clock, watchListSupport: support });
+      // No clock step: the fallback happens within the attempt, without waiting a backoff.
+      await t.until(() => t.store.replaced === 1 && srv.watchCalls.length === 1);
+      expect(srv.listCalls).toHaveLength(1);
+      expect(t.store.ops[0]).toBe('replace 3@4');
+      expect(lw.streamCalls()).toBe(1);
+      expect(streamingWarns(t.records)).toHaveLength(1);
+      expect(support.shouldTry()).toBe(false);
+      await t.stop();
+    },
+  );
+
+  it.each(failures)(
+    'a failed request, %s: lists at once, no backoff, syncs, is not remembered, and the next relist streams again',
+    async (_, failure) => {
+      const srv = new FakeServer(3);
+      let fail = true;
+      const lw: ListerWatcher & { streams: number } = {
+        streams: 0,
+        list: (o) => srv.list(o),
+        watch(o) {
+          if (!o.sendInitialEvents) return srv.watch(o);
+          this.streams++;
+          return fail ? failure()(o) : srv.watch(o);
+        },
+      };
+      const clock = new FakeClock();
+      const support = new WatchListSupport({ clock });
+      const t = start(lw, { clock, watchListSupport: support });
+      await t.until(() => t.store.replaced === 1 && srv.live.length === 1);
+      expect(srv.listCalls).toHaveLength(1);
+      expect(t.store.ops[0]).toBe('replace 3@4');
+      expect(lw.streams).toBe(1);
+      // Nothing said about the server: no warning about streaming lists, nothing remembered.
+      expect(streamingWarns(t.records)).toEqual([]);
+      expect(support.shouldTry()).toBe(true);
+      // The next relist (the watch expires) streams, without a list and without waiting a re-probe interval.
+      fail = false;
+      srv.endWatches(statusError(410, 'Expired', 'too old resource version'));
+      await t.until(() => lw.streams === 2 && t.store.replaced === 2, 1000);
+      expect(srv.listCalls).toHaveLength(1);
+      await t.stop();
+    },
+  );
+
+  it('a resource that is not served (404 to the streaming list and to the list) backs off and retries; served again, the next attempt streams, and the record still lets other reflectors stream', async () => {
+    const srv = new FakeServer(2);
+    let gone = true;
+    const notFound = () => statusError(404, 'NotFound', 'the server could not find the requested resource');
+    const lw: ListerWatcher & { streams: number; lists: number } = {
+      streams: 0,
+      lists: 0,
+      list(o) {
+        this.lists++;
+        return gone ? Promise.reject(notFound()) : srv.list(o);
+      },
+      watch(o) {
+        if (!o.sendInitialEvents) return srv.watch(o);
+        this.streams++;
+        return gone ? failWith(notFound())(o) : srv.watch(o);
+      },
+    };
+    const clock = new FakeClock();
+    const support = new WatchListSupport({ clock });
+    const t = start(lw, { clock, watchListSupport: support });
+    // Each attempt: the streaming list 404s, the list 404s (reported), a backoff, then WatchList again.
+    await t.until(() => lw.streams >= 3 && lw.lists >= 3, 1000);
+    expect(t.store.replaced).toBe(0);
+    expect(support.shouldTry()).toBe(true);
+    expect(streamingWarns(t.records)).toEqual([]);
+    // The resource comes back (its CRD re-created): the next attempt syncs by WatchList, no list.
+    gone = false;
+    const [streams, lists] = [lw.streams, lw.lists];
+    await t.until(() => t.store.replaced === 1, 1000);
+    expect(lw.streams).toBe(streams + 1);
+    expect(lw.lists).toBe(lists);
+    // Another reflector on the same record streams too.
+    const other = start(srv, { clock, watchListSupport: support });
+    await other.until(() => other.store.replaced === 1);
+    expect(srv.listCalls).toHaveLength(0);
+    await other.stop();
     await t.stop();
   });
 
@@ -174,7 +303,7 @@ describe('Reflector: WatchList refused in any way falls back to list + watch in 
       watch(o) {
         if (!o.sendInitialEvents) return srv.watch(o);
         this.streams++;
-        return refuse ? failWith(statusError(500, 'InternalError', 'etcd'))(o) : srv.watch(o);
+        return refuse ? failWith(STORAGE_REFUSAL)(o) : srv.watch(o);
       },
     };
     const clock = new FakeClock();
@@ -205,7 +334,7 @@ describe('Reflector: WatchList refused in any way falls back to list + watch in 
     const srv = new FakeServer(2);
     const clock = new FakeClock();
     const support = new WatchListSupport({ clock });
-    const lw = refusingServer(srv, failWith(statusError(500, 'InternalError', 'etcd')));
+    const lw = refusingServer(srv, failWith(STORAGE_REFUSAL));
     const a = start(lw, { clock, watchListSupport: support });
     await a.until(() => a.store.replaced === 1);
     const b = start(lw, { clock, watchListSupport: support });
@@ -361,7 +490,7 @@ describe('WatchListSupport: one reflector at a time probes a server whose answer
       [Symbol.asyncIterator]: () => ({
         next: async () => {
           await held;
-          throw statusError(500, 'InternalError', 'etcd');
+          throw STORAGE_REFUSAL;
         },
       }),
     }));

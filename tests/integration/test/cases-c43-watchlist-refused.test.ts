@@ -1,17 +1,25 @@
 import { newManager } from '@kubeloop/builder';
-import { InformerCache } from '@kubeloop/cache';
-import { type ApiClient, ConfigMap, newClient, Secret } from '@kubeloop/client';
+import { InformerCache, WatchListSupport } from '@kubeloop/cache';
+import { type ApiClient, ConfigMap, type KubeObject, kind, newClient, Secret } from '@kubeloop/client';
 import { FakeClock } from '@kubeloop/core/testing';
 import type { FaultSpec } from '@kubeloop/envtest';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { installCRD } from './support/crds.js';
 import { realCluster, useFaultServer } from './support/fault-server.js';
-import { captureLogger, type LogRecord, useLiveCluster } from './support.js';
+import { recordingClient } from './support/recording-transport.js';
+import { captureLogger, type LogRecord, uniqueName, useLiveCluster } from './support.js';
 
 // C43: WatchList is the cache's default (as client-go's from 1.35), and a server that refuses it (the
 // sendInitialEvents=true watch) in any way must not keep an informer from syncing: the reflector lists + watches
 // in the same attempt (client-go reflector.go falls back on any watchList error but the retriable ones; a
-// connection reset, retriable there without a bound, is retried 3 times in a row here), logs it once per cache,
-// and remembers the refusal for the server.
+// connection reset, retriable there without a bound, is retried 3 times in a row here). An answer that says the
+// server does not serve streaming lists is logged once per cache and remembered for the server; a failure that a
+// plain list would meet too (404, 403, 5xx, a stream cut short) is neither.
+
+/** What kube-apiserver 1.32 on etcd 3.4 answers every streaming list (an ERROR event). */
+const STORAGE_REFUSAL =
+  'a watch stream was requested by the client but the required storage feature RequestWatchProgress is disabled';
+const CustomResourceDefinition = kind('apiextensions.k8s.io/v1', 'CustomResourceDefinition');
 
 const STREAMING = { verb: 'watch' as const, query: { sendInitialEvents: 'true' } };
 
@@ -64,7 +72,15 @@ describe.skipIf(realCluster)('C43: WatchList refused by the server (fault inject
       .requests({ verb: 'watch', namespace: ns })
       .filter((r) => new URLSearchParams(r.query).get('sendInitialEvents') === 'true');
 
-  async function syncsDespite(fault: Omit<FaultSpec, 'match'> & { match?: object }, backoffMs?: number) {
+  /**
+   * A cache whose streaming lists meet `fault` syncs by list + watch; `remembered`: the answer is a refusal (told
+   * once at warn and kept for the server), otherwise a failed request (no warning about streaming lists).
+   */
+  async function syncsDespite(
+    fault: Omit<FaultSpec, 'match'> & { match?: object },
+    remembered: boolean,
+    backoffMs?: number,
+  ) {
     const ns = await ctx.namespace('c43');
     for (const n of ['a', 'b', 'c'])
       await ctx.api.create(ConfigMap, { metadata: { namespace: ns, name: n } });
@@ -88,14 +104,31 @@ describe.skipIf(realCluster)('C43: WatchList refused by the server (fault inject
     // known; a 404 is tried again by the client itself after it refreshes its REST mapping), then plain lists.
     expect(streaming.length).toBeGreaterThanOrEqual(1);
     expect(lists.length).toBeGreaterThanOrEqual(1);
-    // One informer at a time probes while the server's answer is unknown: one refusal, one warning.
+    // One informer at a time probes while the server's answer is unknown: one refusal, one warning. A failed
+    // request says nothing about the server: no warning, each informer tries.
     const warns = records.filter((r) => r.level === 'warn' && /streaming list/.test(r.msg));
-    expect(warns).toHaveLength(1);
+    expect(warns).toHaveLength(remembered ? 1 : 0);
     // Later changes arrive through the plain watch.
     await ctx.api.create(ConfigMap, { metadata: { namespace: ns, name: 'd' } });
     await expect.poll(async () => (await cache.list(ConfigMap)).items.length, { timeout: 20_000 }).toBe(4);
     return { streaming, ns, warns };
   }
+
+  it.each([
+    [500, 'InternalError', STORAGE_REFUSAL],
+    [
+      422,
+      'Invalid',
+      'sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled',
+    ],
+    [422, 'Invalid', 'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch'],
+    [400, 'BadRequest', 'sendInitialEvents is not supported'],
+  ])(
+    'C43: a refusal, %i %s "%s", falls back to list + watch, syncs and is told once',
+    async (status, reason, message) => {
+      await syncsDespite({ type: 'fail', status, reason, message } as never, true);
+    },
+  );
 
   it.each([
     [500, 'InternalError'],
@@ -109,27 +142,45 @@ describe.skipIf(realCluster)('C43: WatchList refused by the server (fault inject
     [415, 'UnsupportedMediaType'],
     [422, 'Invalid'],
     [501, 'NotImplemented'],
-  ])('C43: a %i %s to the streaming list falls back to list + watch and syncs', async (status, reason) => {
-    await syncsDespite({ type: 'fail', status, reason, message: 'watchlist refused' } as never);
-  });
+  ])(
+    'C43: a failed request, %i %s, to the streaming list falls back to list + watch and syncs',
+    async (status, reason) => {
+      await syncsDespite({ type: 'fail', status, reason, message: 'request failed' } as never, false);
+    },
+  );
 
   it('C43: a streaming list that sends the initial events but never the end bookmark falls back after watchListTimeoutMs and syncs', async () => {
-    await syncsDespite({ type: 'suppressInitialEventsEnd' } as never);
+    await syncsDespite({ type: 'suppressInitialEventsEnd' } as never, true);
   });
 
   it('C43: a streaming list whose stream ends cleanly without the end bookmark falls back and syncs', async () => {
-    await syncsDespite({ type: 'shapeWatch', steps: [{ op: 'end' }] } as never);
+    await syncsDespite({ type: 'shapeWatch', steps: [{ op: 'end' }] } as never, false);
   });
 
-  it('C43: a streaming list answered with an ERROR event (a 500 Status in the stream) falls back and syncs', async () => {
-    await syncsDespite({
-      type: 'shapeWatch',
-      steps: [{ op: 'error', code: 500, reason: 'InternalError', message: 'etcd 3.4' }],
-    } as never);
+  it('C43: a streaming list answered with an ERROR event (the 500 of kube-apiserver 1.32 on etcd 3.4) falls back and syncs', async () => {
+    await syncsDespite(
+      {
+        type: 'shapeWatch',
+        steps: [{ op: 'error', code: 500, reason: 'InternalError', message: STORAGE_REFUSAL }],
+      } as never,
+      true,
+    );
+  });
+
+  it('C43: a streaming list answered with an ERROR event of any other 500 falls back, syncs, and is not remembered', async () => {
+    await syncsDespite(
+      {
+        type: 'shapeWatch',
+        steps: [
+          { op: 'error', code: 500, reason: 'InternalError', message: 'etcdserver: request timed out' },
+        ],
+      } as never,
+      false,
+    );
   });
 
   it('C43: a streaming list whose stream breaks mid-event (truncated JSON) before the end bookmark falls back and syncs', async () => {
-    await syncsDespite({ type: 'shapeWatch', steps: [{ op: 'pass' }, { op: 'truncate' }] } as never);
+    await syncsDespite({ type: 'shapeWatch', steps: [{ op: 'pass' }, { op: 'truncate' }] } as never, false);
   });
 
   it('C43: a server that resets every streaming list before its end bookmark is retried a bounded number of times, then listed', async () => {
@@ -137,6 +188,7 @@ describe.skipIf(realCluster)('C43: WatchList refused by the server (fault inject
     // that resets every streaming list would be retried forever without the bound (3 in a row).
     const { streaming, warns } = await syncsDespite(
       { type: 'shapeWatch', steps: [{ op: 'pass' }, { op: 'destroy' }] } as never,
+      true,
       20,
     );
     // The ConfigMaps' stream is cut after its first event every time: three attempts, then the fallback, told
@@ -147,11 +199,11 @@ describe.skipIf(realCluster)('C43: WatchList refused by the server (fault inject
   });
 
   it('C43: a streaming list that gets no response at all (no headers) falls back after watchListTimeoutMs and syncs', async () => {
-    await syncsDespite({ type: 'blackhole', sendHeaders: false } as never);
+    await syncsDespite({ type: 'blackhole', sendHeaders: false } as never, true);
   });
 
   it('C43: a server that answers the streaming list with nothing (no initial events, no bookmark) is given up after watchListTimeoutMs', async () => {
-    await syncsDespite({ type: 'blackhole', sendHeaders: true } as never);
+    await syncsDespite({ type: 'blackhole', sendHeaders: true } as never, true);
   });
 
   it('C43: useWatchList false on the cache sends no streaming list; byObject turns it back on for one kind', async () => {
@@ -220,7 +272,7 @@ describe.skipIf(realCluster)('C43: WatchList refused by the server (fault inject
       match: { ...STREAMING, namespace: ns },
       status: 500,
       reason: 'InternalError',
-      message: 'etcd 3.4 cannot serve it',
+      message: STORAGE_REFUSAL,
     });
     const { cache } = watchListCache(newClient(ctx.config), ns, ctx.cleanups, { backoffMs: 50 });
     cache.getInformer(ConfigMap);
@@ -236,6 +288,85 @@ describe.skipIf(realCluster)('C43: WatchList refused by the server (fault inject
         .toBeGreaterThan(lists);
     }
     expect(streamingRequests(ns)).toHaveLength(1);
+  });
+  it('C43: a CRD deleted and re-created under a running informer: its 404s are not a refusal, the informer streams again at once, and a kind started meanwhile streams', async () => {
+    const ns = await ctx.namespace('c43crd');
+    const group = `${uniqueName('c43crd')}.example.com`;
+    const crd = { group, kind: 'Widget', plural: 'widgets', scope: 'Namespaced' as const };
+    const Widget = kind(`${group}/v1`, 'Widget');
+    const widget = (name: string) =>
+      ({ apiVersion: `${group}/v1`, kind: 'Widget', metadata: { namespace: ns, name } }) as KubeObject;
+    await installCRD(ctx.api, crd);
+    await ctx.api.create(Widget, widget('w0'));
+    // A fake clock drives the backoff and the client's kind-miss refreshes: an attempt starts only when the test
+    // steps it, so none is under way while the CRD is re-created, whatever the load.
+    const clock = new FakeClock();
+    const support = new WatchListSupport({ clock });
+    const records: LogRecord[] = [];
+    const { client } = recordingClient(ctx.config, { mapper: { clock } });
+    const cache = new InformerCache({
+      client,
+      defaultNamespaces: [ns],
+      logger: captureLogger(records),
+      clock,
+      reflector: {
+        watchListSupport: support,
+        backoff: { initialMs: 1000, maxMs: 1000 },
+        // Far beyond the clock steps below: a served stream is never given up for its end bookmark here.
+        watchListTimeoutMs: 3_600_000,
+      },
+    });
+    const ac = new AbortController();
+    const running = cache.start(ac.signal);
+    ctx.cleanups.push(async () => {
+      ac.abort();
+      await running;
+      await client.close();
+    });
+    const inf = cache.getInformer(Widget);
+    expect(await cache.waitForCacheSync()).toBe(true);
+    const requests = (verb: 'list' | 'watch', resource: string, since = 0) =>
+      ctx.server.faults
+        .requests({ verb, namespace: ns, resource, since })
+        .filter((r) => verb === 'list' || new URLSearchParams(r.query).get('sendInitialEvents') === 'true');
+    expect(requests('watch', 'widgets')).toHaveLength(1);
+    expect(requests('list', 'widgets')).toHaveLength(0);
+
+    // Each failed attempt is logged once, just before its backoff starts (the reflector then waits on the clock).
+    const failed = () => records.filter((r) => r.msg === 'watch ended with error').length;
+    await ctx.api.delete(CustomResourceDefinition, { name: `widgets.${group}` });
+    await vi.waitFor(() => expect(failed()).toBeGreaterThanOrEqual(1), { timeout: 20_000 });
+    // Two more attempts, each a streaming list then a list, both failing (404, or no such kind).
+    for (let i = 0; i < 2; i++) {
+      const before = failed();
+      clock.step(5000);
+      await vi.waitFor(() => expect(failed()).toBe(before + 1), { timeout: 20_000 });
+    }
+    expect(inf.status().unserved).toBe(true);
+    // Nothing said about streaming lists: nothing remembered, nothing warned about them.
+    expect(support.shouldTry()).toBe(true);
+    expect(records.filter((r) => r.level === 'warn' && /streaming list/.test(r.msg))).toEqual([]);
+    // A kind started now streams (a remembered refusal would make it list).
+    cache.getInformer(ConfigMap);
+    await vi.waitFor(() => expect(cache.getInformer(ConfigMap).hasSynced()).toBe(true), { timeout: 20_000 });
+    expect(requests('watch', 'configmaps')).toHaveLength(1);
+    expect(requests('list', 'configmaps')).toHaveLength(0);
+
+    // The CRD comes back: the first attempt that finds the kind (one clock step each) syncs by a streaming list.
+    await installCRD(ctx.api, crd);
+    await ctx.api.create(Widget, widget('x'));
+    const back = Date.now();
+    for (let i = 0; i < 5 && inf.status().unserved; i++) {
+      const before = failed();
+      clock.step(5000);
+      await vi.waitFor(() => expect(failed() > before || !inf.status().unserved).toBe(true), {
+        timeout: 20_000,
+      });
+    }
+    expect(inf.status().unserved).toBe(false);
+    expect((await cache.list(Widget)).items.map((w) => w.metadata?.name)).toEqual(['x']);
+    expect(requests('list', 'widgets', back)).toHaveLength(0);
+    expect(requests('watch', 'widgets', back).map((r) => r.status)).toEqual([200]);
   });
 });
 
