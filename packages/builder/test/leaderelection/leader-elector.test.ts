@@ -13,9 +13,13 @@ import {
   resolveLeaseNamespace,
 } from '../../src/leaderelection/index.js';
 
-/** `vi.waitFor` with room for a loaded CI box: the conditions are real HTTP round trips to envtest. */
+/**
+ * `vi.waitFor` bounded by the test's own timeout (the project's 30 s), not a shorter timer of its own: the
+ * conditions are real HTTP round trips to envtest, which a process starved of CPU makes as late as it is starved.
+ * A little under 30 s, so that a failure names the condition instead of reporting a test timeout.
+ */
 const waitFor = <T>(cb: () => T | Promise<T>, options: { timeout?: number; interval?: number } = {}) =>
-  vi.waitFor(cb, { timeout: 10_000, ...options });
+  vi.waitFor(cb, { timeout: 28_000, ...options });
 
 // Real HTTP against an in-process envtest; every protocol timer (retry, expiry, renew deadline) runs on a
 // FakeClock, so the test moves time instead of waiting for it.
@@ -53,8 +57,14 @@ function leaseName(): string {
   return `lock-${seq}`;
 }
 
-function lockFor(name: string, identity: string): LeaseLock {
-  return newResourceLock(config, { id: name, namespace: 'le', identity, requestTimeoutMs: 1000 });
+/**
+ * The Lease lock of `identity`. Its requests may take 30 s of wall time (`requestTimeoutMs`): the protocol's
+ * timers are on the test's FakeClock, and a 1 s request timeout on the real clock was the one timer a starved
+ * process could beat (a cut acquire parks the elector on a clock that only the test moves). The test of the cut
+ * itself passes a short one.
+ */
+function lockFor(name: string, identity: string, requestTimeoutMs = 30_000): LeaseLock {
+  return newResourceLock(config, { id: name, namespace: 'le', identity, requestTimeoutMs });
 }
 
 async function readLease(name: string): Promise<LeaseObject | undefined> {
@@ -80,13 +90,13 @@ function run(
   name: string,
   identity: string,
   clock: FakeClock,
-  extra: { releaseOnCancel?: boolean } = {},
+  { requestTimeoutMs, ...extra }: { releaseOnCancel?: boolean; requestTimeoutMs?: number } = {},
 ): Started {
   const events: string[] = [];
   let leaderSignal: AbortSignal | undefined;
   let gauge: number | undefined;
   const elector = new LeaderElector({
-    lock: lockFor(name, identity),
+    lock: lockFor(name, identity, requestTimeoutMs),
     leaseDurationMs: 3000,
     renewDeadlineMs: 2000,
     retryPeriodMs: 500,
@@ -344,14 +354,19 @@ describe('LeaderElector (client-go tools/leaderelection) against envtest', () =>
   it('a hung Lease request is cut by the lock client timeout, and the renew deadline still holds', async () => {
     const clock = new FakeClock();
     const name = leaseName();
-    const a = run(name, 'a', clock);
-    await waitFor(() => expect(a.events).toContain('started'));
+    const a = run(name, 'a', clock, { requestTimeoutMs: 1000 });
+    // Its acquire runs under the same 1 s timeout, which a starved process can beat: a cut try parks the elector
+    // for a retry period on the clock, so the clock is moved on until it leads.
+    await waitFor(() => {
+      if (!a.events.includes('started') && clock.pendingTimers() > 0) clock.step(500);
+      expect(a.events).toContain('started');
+    });
     server.faults.blackhole({ match: { resource: 'leases', name, method: 'PUT' }, sendHeaders: false });
     await step(clock, 500, 2);
     // The PUT hangs at the server; the client gives up after its 1 s timeout (real time) and the elector
     // parks on the clock again.
     await waitFor(() => expect(server.faults.requests({ method: 'PUT', name }).length).toBeGreaterThan(0));
-    await waitFor(() => expect(clock.pendingTimers()).toBe(2), { timeout: 5000 });
+    await waitFor(() => expect(clock.pendingTimers()).toBe(2));
     clock.step(1500);
     expect(a.leaderSignal()?.aborted).toBe(true);
     await a.done;
@@ -371,7 +386,8 @@ describe('Lease clients ask for Leases only', () => {
         id: leaseName(),
         namespace: 'le',
         identity: 'only',
-        requestTimeoutMs: 1000,
+        // What is checked is the requests made; a 1 s timeout here could be beaten by a starved process.
+        requestTimeoutMs: 30_000,
       },
     );
     cleanups.push(() => lock.close?.());

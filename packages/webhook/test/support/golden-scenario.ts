@@ -232,13 +232,17 @@ export async function installGolden(client: ApiClient, recorder: Recorder, names
       metadata: { name: `golden-${namespace}` },
       webhooks: [webhook(`${path.slice(1)}.${GROUP}`, path)],
     } as KubeObject);
-  // wait until the CRD serves
-  for (let i = 0; i < 100; i++) {
+  // Wait until the CRD serves. A count of 100 tries 100 ms apart gave up after 10 s without a word on a starved
+  // process (the steps then failed on a missing resource); the bound is now the callers' 120 s hook or test
+  // timeout: the loop ends a little under it, with an error naming the wait, and never polls on after its test.
+  const giveUpAt = Date.now() + 110_000;
+  for (;;) {
     const ok = await client.list(Gadget, { namespace }).then(
       () => true,
       () => false,
     );
     if (ok) return;
+    if (Date.now() > giveUpAt) throw new Error(`the Gadget CRD does not serve in namespace ${namespace}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
