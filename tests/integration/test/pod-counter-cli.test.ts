@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Pod } from '@kubeloop/client';
 import { describe, expect, inject, it } from 'vitest';
 import { realCluster } from './support/fault-server.js';
-import { podCounterCli as cli, jsonLogRecords, runPodCounter as run } from './support/pod-counter-cli.js';
+import { podCounterCli as cli, jsonLogRecords, usePodCounterProcesses } from './support/pod-counter-cli.js';
 import { podManifest, useLiveCluster, waitFor } from './support.js';
 
 /**
@@ -19,6 +18,8 @@ const NO_PORTS = ['--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-
 
 describe('pod-counter CLI (npm run pod-counter -- --kubeconfig <file>)', () => {
   const live = useLiveCluster();
+  // Every CLI process a test starts is killed after it, also when the test times out or fails mid-way.
+  const { start, run } = usePodCounterProcesses();
 
   it('counts pods through a kubeconfig file and exits 0 after --duration', async () => {
     expect(existsSync(cli), `${cli} must be built (npm test builds it first)`).toBe(true);
@@ -46,66 +47,58 @@ describe('pod-counter CLI (npm run pod-counter -- --kubeconfig <file>)', () => {
   it('stops cleanly on SIGINT (Ctrl-C) and exits 0', async () => {
     const { api, ns } = await live.namespace('cli-int');
     await api.create(Pod, podManifest(ns, 'a'));
-    const child = spawn(
-      process.execPath,
-      [cli, ...NO_PORTS, '--kubeconfig', inject('kubeconfigPath'), '--namespace', ns],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let stdout = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    await waitFor(() => stdout.includes('"pod count"'), 'the first pod count line');
+    const child = start([...NO_PORTS, '--kubeconfig', inject('kubeconfigPath'), '--namespace', ns]);
+    await waitFor(() => child.stdout().includes('"pod count"'), 'the first pod count line');
     child.kill('SIGINT');
-    expect(await exited).toBe(0);
-    expect(stdout).toContain('"Manager stopped"');
+    const res = await child.exited;
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toContain('"Manager stopped"');
   });
 
-  it('rejects bad arguments with exit code 2 and one line naming the problem', async () => {
-    const cases: Array<[string[], string]> = [
-      [
-        ['--duration', 'soon'],
-        `pod-counter: option '--duration <seconds>' argument 'soon' is invalid. --duration must be a positive number, got "soon" (see pod-counter --help)`,
-      ],
-      [
-        ['--log-level', 'verbose'],
-        `pod-counter: option '--log-level <level>' argument 'verbose' is invalid. Allowed choices are trace, debug, info, warn, error. (see pod-counter --help)`,
-      ],
-      [['--bogus'], `pod-counter: unknown option '--bogus' (see pod-counter --help)`],
-      [
-        ['--label-selector', 'app in (a'],
-        "pod-counter: option '--label-selector <selector>' argument 'app in (a' is invalid. label selector \"app in (a\": ",
-      ],
-      [
-        ['--report-configmap', 'just-a-name'],
-        `pod-counter: option '--report-configmap <ns/name>' argument 'just-a-name' is invalid. --report-configmap must be <namespace>/<name>, got "just-a-name" (see pod-counter --help)`,
-      ],
-      [
-        ['--embedded', '--kubeconfig', '/x'],
-        'pod-counter: --embedded runs its own API server; do not combine it with --kubeconfig or --context (see pod-counter --help)',
-      ],
-    ];
-    // The six processes at once: one after another they took over 60 s at load 20 (node start-up each).
-    const results = await Promise.all(cases.map(([args]) => run(args)));
-    for (const [i, [args, line]] of cases.entries()) {
-      const res = results[i]!;
-      expect(res.code, args.join(' ')).toBe(2);
-      const lines = res.stderr.split('\n').filter(Boolean);
-      expect(lines, args.join(' ')).toHaveLength(1);
-      expect(lines[0]).toContain(line);
-    }
+  const badArguments: Array<[string[], string]> = [
+    [
+      ['--duration', 'soon'],
+      `pod-counter: option '--duration <seconds>' argument 'soon' is invalid. --duration must be a positive number, got "soon" (see pod-counter --help)`,
+    ],
+    [
+      ['--log-level', 'verbose'],
+      `pod-counter: option '--log-level <level>' argument 'verbose' is invalid. Allowed choices are trace, debug, info, warn, error. (see pod-counter --help)`,
+    ],
+    [['--bogus'], `pod-counter: unknown option '--bogus' (see pod-counter --help)`],
+    [
+      ['--label-selector', 'app in (a'],
+      "pod-counter: option '--label-selector <selector>' argument 'app in (a' is invalid. label selector \"app in (a\": ",
+    ],
+    [
+      ['--report-configmap', 'just-a-name'],
+      `pod-counter: option '--report-configmap <ns/name>' argument 'just-a-name' is invalid. --report-configmap must be <namespace>/<name>, got "just-a-name" (see pod-counter --help)`,
+    ],
+    [
+      ['--embedded', '--kubeconfig', '/x'],
+      'pod-counter: --embedded runs its own API server; do not combine it with --kubeconfig or --context (see pod-counter --help)',
+    ],
+  ];
+  // One test per case, each one process and one wait bounded by its own test timeout. Each run starts node and
+  // loads the CLI's module graph (about 0.4 s of CPU); on a starved box that is 10-20 s of wall time per process,
+  // so six of them under one test's budget (in a row or at once: they share the same CPU) timed out at load 32.
+  it.each(badArguments)('rejects %j with exit code 2 and one line naming the problem', async (args, line) => {
+    const res = await run(args);
+    expect(res.code, res.stderr).toBe(2);
+    const lines = res.stderr.split('\n').filter(Boolean);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(line);
   });
 
-  it('fails with exit code 1 and one line for a missing kubeconfig and for an unreachable server', async () => {
+  // Like the cases above, one CLI process per test.
+  it('fails with exit code 1 and one line for a missing kubeconfig', async () => {
     const missing = await run([...NO_PORTS, '--kubeconfig', '/nonexistent/kubeconfig']);
     expect(missing.code).toBe(1);
     expect(missing.stderr.split('\n').filter(Boolean)).toEqual([
       'pod-counter: /nonexistent/kubeconfig: file not found',
     ]);
+  });
 
+  it('fails with exit code 1 and one line for an unreachable server', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'pod-counter-cli-'));
     try {
       // Port 1 on loopback: nothing listens there, so the connection is refused at once.
@@ -135,13 +128,16 @@ describe('pod-counter CLI (npm run pod-counter -- --kubeconfig <file>)', () => {
     }
   });
 
-  it('prints --help and --version and exits 0', async () => {
+  it('prints --help and exits 0', async () => {
     const help = await run(['--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('Usage: pod-counter [options]');
     for (const flag of ['--leader-elect', '--report-configmap', '--metrics-bind-address', '--log-format']) {
       expect(help.stdout).toContain(flag);
     }
+  });
+
+  it('prints --version and exits 0', async () => {
     const version = await run(['--version']);
     expect(version.code).toBe(0);
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);

@@ -1,6 +1,7 @@
 // Running the built pod-counter CLI (apps/pod-counter/dist/cli.js; npm test builds it first) as a child process.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { afterEach } from 'vitest';
 
 /** Path of the built CLI. */
 export const podCounterCli = fileURLToPath(
@@ -51,6 +52,35 @@ export function startPodCounter(args: readonly string[]): CliProcess {
 /** Runs the CLI with `args` until it exits. Rejects only when the process cannot be started. */
 export function runPodCounter(args: readonly string[]): Promise<CliRun> {
   return startPodCounter(args).exited;
+}
+
+/**
+ * {@link startPodCounter} and {@link runPodCounter} for a test file whose processes must not outlive their test:
+ * after each test, every process started through these that is still running is SIGKILLed and waited for. A test
+ * that times out (or fails before its own kill) otherwise leaves its CLI running, holding ports and load, for
+ * the rest of the run.
+ */
+export function usePodCounterProcesses(): {
+  start(args: readonly string[]): CliProcess;
+  run(args: readonly string[]): Promise<CliRun>;
+} {
+  const running = new Set<CliProcess>();
+  afterEach(async () => {
+    const left = [...running];
+    running.clear();
+    for (const p of left) p.kill('SIGKILL');
+    await Promise.all(left.map((p) => p.exited.catch(() => undefined)));
+  });
+  const start = (args: readonly string[]) => {
+    const p = startPodCounter(args);
+    running.add(p);
+    void p.exited.then(
+      () => running.delete(p),
+      () => running.delete(p),
+    );
+    return p;
+  };
+  return { start, run: (args) => start(args).exited };
 }
 
 /** The JSON log records among `stdout`'s lines (lines that are not JSON objects are skipped). */
