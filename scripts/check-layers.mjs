@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 const allowed = {
-  // what every layer shares (clock, logger, abort/deadline, backoff, base error): it imports nothing of ours
+  // what every layer shares (clock, logger, abort/deadline, backoff, base error, the CEL view of a CRD schema):
+  // it imports nothing of ours
   core: [],
   config: ['core'],
   client: ['config', 'core'],

@@ -1,3 +1,4 @@
+import { type CelSchemaNode, type CelType, schemaCelType } from '@kubeloop/core/cel';
 import { Environment } from '@marcbachmann/cel-js';
 import { CelCompileError, SchemaError } from './errors.js';
 import type { JSONSchemaProps } from './types.js';
@@ -67,96 +68,42 @@ function tolerated(err: unknown): boolean {
   return NAMESPACES.test(firstLine(err));
 }
 
-/** The CEL identifier of a property name (apiserver `cel.Escape`: `__dash__`, `__dot__`, reserved words…). */
-export function escapeName(name: string): string | undefined {
-  if (RESERVED.has(name)) return `__${name}__`;
-  if (!/^[_a-zA-Z][_a-zA-Z0-9.\-/]*$/.test(name)) return undefined;
-  return name
-    .replaceAll('__', '__underscores__')
-    .replaceAll('.', '__dot__')
-    .replaceAll('-', '__dash__')
-    .replaceAll('/', '__slash__');
-}
-const RESERVED = new Set([
-  'true',
-  'false',
-  'null',
-  'in',
-  'as',
-  'break',
-  'const',
-  'continue',
-  'else',
-  'for',
-  'function',
-  'if',
-  'import',
-  'let',
-  'loop',
-  'package',
-  'namespace',
-  'return',
-  'var',
-  'void',
-  'while',
-]);
+type CelJsType = string | { [k: string]: CelJsType };
 
-type CelType = string | { [k: string]: CelType };
+const SCALARS: Readonly<Record<string, string>> = {
+  timestamp: 'google.protobuf.Timestamp',
+  duration: 'google.protobuf.Duration',
+};
 
-/** The cel-js type of a schema node: a type string, or a nested field schema for objects with properties. */
-function celType(node: JSONSchemaProps, depth = 0): CelType {
-  if (node['x-kubernetes-int-or-string']) return 'dyn';
-  if (depth > 32) return 'dyn';
-  switch (node.type) {
-    case 'string':
-      if (node.format === 'byte') return 'bytes';
-      if (node.format === 'date-time') return 'google.protobuf.Timestamp';
-      if (node.format === 'duration') return 'google.protobuf.Duration';
-      return 'string';
-    case 'integer':
-      return 'int';
-    case 'number':
-      return 'double';
-    case 'boolean':
-      return 'bool';
-    case 'array': {
-      const item = node.items ? celType(node.items, depth + 1) : 'dyn';
-      return typeof item === 'string' ? `list<${item}>` : 'list<dyn>';
-    }
-    case 'object': {
-      if (node['x-kubernetes-embedded-resource']) return 'dyn';
-      if (typeof node.additionalProperties === 'object') {
-        const v = celType(node.additionalProperties, depth + 1);
-        return typeof v === 'string' ? `map<string, ${v}>` : 'map<string, dyn>';
-      }
-      if (!node.properties)
-        return node['x-kubernetes-preserve-unknown-fields'] ? 'map<string, dyn>' : 'map<string, dyn>';
-      const fields: Record<string, CelType> = {};
-      for (const [k, v] of Object.entries(node.properties)) {
-        const name = escapeName(k);
-        if (name) fields[name] = celType(v, depth + 1);
-      }
-      return fields;
-    }
-    default:
-      return 'dyn';
+/**
+ * The cel-js declaration of the type kube-apiserver gives a schema node (`schemaCelType`: escaped field names,
+ * `apiVersion`/`kind`/`metadata` at a resource root): a type name, or a nested field schema for an object.
+ */
+function celJsType(t: CelType | undefined): CelJsType {
+  if (t === undefined) return 'dyn';
+  if (typeof t === 'string') return SCALARS[t] ?? t;
+  if ('list' in t) {
+    const item = celJsType(t.list);
+    return typeof item === 'string' ? `list<${item}>` : 'list<dyn>';
   }
+  if ('map' in t) {
+    const v = celJsType(t.map);
+    return typeof v === 'string' ? `map<string, ${v}>` : 'map<string, dyn>';
+  }
+  const fields: Record<string, CelJsType> = {};
+  for (const [k, f] of Object.entries(t.object)) fields[k] = celJsType(f);
+  return fields;
 }
 
-function declare(env: Environment, name: string, type: CelType): void {
-  if (typeof type === 'string') {
-    // timestamps and durations are built-in CEL types with their own names in cel-js
-    const t = type === 'google.protobuf.Timestamp' ? 'google.protobuf.Timestamp' : type;
-    env.registerVariable(name, t);
-  } else env.registerVariable({ name, schema: type as Record<string, never> });
+function declare(env: Environment, name: string, type: CelJsType): void {
+  if (typeof type === 'string') env.registerVariable(name, type);
+  else env.registerVariable({ name, schema: type as Record<string, never> });
 }
 
 function environment(node: JSONSchemaProps, isRoot: boolean): Environment {
   const env = kubernetesLibraries(new Environment({ enableOptionalTypes: true }));
-  let type = celType(node);
-  // at the root, self.metadata offers name and generateName only (the rest of ObjectMeta is not typed)
-  if (isRoot && typeof type === 'object')
-    type = { ...type, metadata: { name: 'string', generateName: 'string' } };
+  const root = isRoot || node['x-kubernetes-embedded-resource'] === true;
+  const type = celJsType(schemaCelType(node as CelSchemaNode, root));
   try {
     declare(env, 'self', type);
     declare(env, 'oldSelf', type);

@@ -5,9 +5,11 @@ import {
   CelCompileError,
   customResourceDefinition,
   defineKind,
+  EmbeddedResource,
   IntOrString,
   ListMap,
   ListSet,
+  PreserveUnknownFields,
   SchemaError,
   toStructural,
   WithRules,
@@ -205,6 +207,43 @@ describe('defineKind', () => {
       spec: Type.Object({ l: Type.Array(WithRules(Type.String(), [{ rule: 'self == oldSelf' }])) }),
     });
     expect(() => customResourceDefinition(t)).toThrow(/spec\.l\[\*\]: .*uncorrelatable/);
+  });
+
+  // what the real 1.32 server answered for the same rules: the escaped names and an embedded resource's
+  // apiVersion/kind compiled; `self.foo` on a preserve-unknown-fields object did not ("undefined field 'foo'")
+  it('types a rule as the server does: escaped property names, embedded resources, no unknown fields', () => {
+    const kind = (spec: ReturnType<typeof Type.Object>) =>
+      defineKind({ group: 'x.example.com', version: 'v1', kind: 'Esc', spec });
+    const ok = kind(
+      WithRules(
+        Type.Object({
+          'x-y': Type.String(),
+          '-lead': Type.String(),
+          namespace: Type.String(),
+          'a.b/c': Type.Integer(),
+          x__z: Type.String(),
+          template: EmbeddedResource(),
+        }),
+        [
+          { rule: "self.x__dash__y.startsWith('ok') && self.__dash__lead != 'x'" },
+          { rule: "self.__namespace__ != 'bad' && self.a__dot__b__slash__c > 0" },
+          { rule: 'self.x__underscores__z.size() < 3' },
+          { rule: "self.template.kind == 'Pod' && self.template.apiVersion == 'v1'" },
+          { rule: "self.template.metadata.name != ''" },
+        ],
+      ),
+    );
+    expect(customResourceDefinition(ok).spec.versions).toHaveLength(1);
+    const refused = (rule: string, spec: ReturnType<typeof Type.Object>) => {
+      try {
+        customResourceDefinition(kind(WithRules(spec, [{ rule }])));
+      } catch (e) {
+        return e instanceof CelCompileError ? e.detail : e;
+      }
+      return 'compiled';
+    };
+    expect(refused("self.x_y == 'a'", Type.Object({ 'x-y': Type.String() }))).toMatch(/x_y/);
+    expect(refused("self.blob.foo == 'x'", Type.Object({ blob: PreserveUnknownFields() }))).toMatch(/foo/);
   });
 
   it('accepts the Kubernetes CEL libraries and optional syntax', () => {

@@ -3,8 +3,10 @@
  * kube-apiserver 1.32's options and the Kubernetes libraries, the typed declaration of a schema node
  * (apiserver pkg/cel `SchemaDeclType`), and compile errors rendered as cel-go prints them.
  */
+
+import { type CelType, schemaCelType } from '@kubeloop/core/cel';
 import { Environment } from '@marcbachmann/cel-js';
-import { node, type SchemaNode } from '../schema/json-value.js';
+import type { SchemaNode } from '../schema/json-value.js';
 import { registerKubernetesLibraries } from './k8s-library.js';
 
 let baseEnv: Environment | undefined;
@@ -35,72 +37,30 @@ export function evaluator(optionalOldSelf = false): Environment {
   return evalEnvs[k];
 }
 
-const IDENT = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
-const RESERVED = new Set([
-  'true',
-  'false',
-  'null',
-  'in',
-  'as',
-  'break',
-  'const',
-  'continue',
-  'else',
-  'for',
-  'function',
-  'if',
-  'import',
-  'let',
-  'loop',
-  'package',
-  'namespace',
-  'return',
-  'var',
-  'void',
-  'while',
-]);
-
-/** The CEL type name of a schema node, registering object types on `env` (apiserver/pkg/cel SchemaDeclType). */
+/**
+ * The CEL type name of a schema node, registering its object types on `env` (`Object<n>`, numbered by `names`):
+ * the type kube-apiserver declares (`schemaCelType`, with escaped field names), `dyn` where the server declares
+ * none. Strings with a `date`, `date-time`, `duration` or `byte` format stay `string`: values are evaluated as
+ * their JSON strings here, not converted to timestamps, durations or bytes.
+ */
 export function declType(
   env: Environment,
   s: SchemaNode | undefined,
   names: { n: number },
   root = false,
 ): string {
-  if (!s) return 'dyn';
-  if (s['x-kubernetes-int-or-string'] === true) return 'dyn';
-  switch (s.type) {
-    case 'integer':
-      return 'int';
-    case 'number':
-      return 'double';
-    case 'boolean':
-      return 'bool';
-    case 'string':
-      return 'string';
-    case 'array':
-      return `list<${declType(env, node(s.items), names)}>`;
-    case 'object': {
-      const addl = node(s.additionalProperties);
-      if (addl && !s.properties) return `map<string, ${declType(env, addl, names)}>`;
-      if (!s.properties && s['x-kubernetes-preserve-unknown-fields'] === true && !root) return 'dyn';
-      const fields: Record<string, string> = {};
-      for (const [k, p] of Object.entries(node(s.properties) ?? {}))
-        if (IDENT.test(k) && !RESERVED.has(k)) fields[k] = declType(env, node(p), names);
-      if (root || s['x-kubernetes-embedded-resource'] === true) {
-        const meta = `Object${names.n++}`;
-        env.registerType(meta, { fields: { name: 'string', generateName: 'string' } });
-        fields.apiVersion = 'string';
-        fields.kind = 'string';
-        fields.metadata = meta;
-      }
-      const name = `Object${names.n++}`;
-      env.registerType(name, { fields });
-      return name;
-    }
-    default:
-      return 'dyn';
-  }
+  const render = (t: CelType): string => {
+    if (typeof t === 'string') return t === 'timestamp' || t === 'duration' || t === 'bytes' ? 'string' : t;
+    if ('list' in t) return `list<${render(t.list)}>`;
+    if ('map' in t) return `map<string, ${render(t.map)}>`;
+    const fields: Record<string, string> = {};
+    for (const [k, f] of Object.entries(t.object)) fields[k] = render(f);
+    const name = `Object${names.n++}`;
+    env.registerType(name, { fields });
+    return name;
+  };
+  const t = schemaCelType(s, root || s?.['x-kubernetes-embedded-resource'] === true);
+  return t === undefined ? 'dyn' : render(t);
 }
 
 const OPS: Record<string, string> = {

@@ -3,13 +3,17 @@
  * converted by the schema (`UnstructuredToVal`), rules per node in order, transition rules only with an old
  * value correlated by property, map key or list-map key, unchanged values ratcheted, errors by `reason`.
  */
+import { escapeCelName } from '@kubeloop/core/cel';
 import { Optional } from '@marcbachmann/cel-js';
 import type { FieldError } from '../errors.js';
 import { goQuote } from '../schema/go-format.js';
 import { isObject, jsonEqual, node, type SchemaNode } from '../schema/json-value.js';
 import type { RuleNode, ValidationRule } from './rule-types.js';
 
-/** UnstructuredToVal: JSON → CEL values by the schema (integers as int, numbers as double). */
+/**
+ * UnstructuredToVal: JSON → CEL values by the schema (integers as int, numbers as double; an object with
+ * properties keyed by its fields' CEL names).
+ */
 export function toCel(v: unknown, s: SchemaNode | undefined): unknown {
   if (v === null || v === undefined) return null;
   if (typeof v === 'number') {
@@ -21,10 +25,15 @@ export function toCel(v: unknown, s: SchemaNode | undefined): unknown {
     return v.map((x) => toCel(x, items));
   }
   if (isObject(v)) {
-    const props = node(s?.properties) ?? {};
+    const declared = node(s?.properties);
+    const props = declared ?? {};
     const addl = node(s?.additionalProperties);
+    // an object with properties is a CEL object: its fields go by their escaped names (`x-y` is `x__dash__y`);
+    // the keys of a map (additionalProperties) stay as they are
+    const fieldName = declared || s?.['x-kubernetes-embedded-resource'] === true;
     const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[k] = toCel(x, node(props[k]) ?? addl);
+    for (const [k, x] of Object.entries(v))
+      out[(fieldName && escapeCelName(k)) || k] = toCel(x, node(props[k]) ?? addl);
     return out;
   }
   return v;

@@ -98,4 +98,46 @@ describe('CEL x-kubernetes-validations', () => {
     ])
       expect(t(rule), rule).toEqual([]);
   });
+
+  // The same CRD on the real 1.32 server: the rules compiled, `{"x-y":"okay"}` was created, and the last object
+  // was refused with these four errors; `self.x_y == 'a'` did not compile (nor did `has(self.x_y)`, which the
+  // evaluator's type check lets through).
+  it('names a property that is not a CEL identifier as the server escapes it (-, ., /, __, reserved words)', () => {
+    const spec = { 'x-y': str, namespace: str, 'a.b/c': int, x__z: str };
+    const rules = [
+      {
+        rule: "!has(self.x__dash__y) || self.x__dash__y.startsWith('ok')",
+        message: 'x-y must start with ok',
+      },
+      {
+        rule: "!has(self.__namespace__) || self.__namespace__ != 'bad'",
+        message: 'namespace must not be bad',
+      },
+      {
+        rule: '!has(self.a__dot__b__slash__c) || self.a__dot__b__slash__c > 0',
+        message: 'a.b/c must be positive',
+      },
+      { rule: '!has(self.x__underscores__z) || self.x__underscores__z.size() < 3', message: 'x__z too long' },
+    ];
+    expect(check(spec, rules, { 'x-y': 'okay' })).toEqual([]);
+    expect(check(spec, rules, { 'x-y': 'nope', namespace: 'bad', 'a.b/c': 0, x__z: 'abcd' })).toEqual([
+      'spec: Invalid value: "object": x-y must start with ok',
+      'spec: Invalid value: "object": namespace must not be bad',
+      'spec: Invalid value: "object": a.b/c must be positive',
+      'spec: Invalid value: "object": x__z too long',
+    ]);
+    const { errors } = compileRules({
+      type: 'object',
+      properties: {
+        spec: {
+          type: 'object',
+          properties: { 'x-y': str },
+          'x-kubernetes-validations': [{ rule: "self.x_y == 'a'" }],
+        },
+      },
+    });
+    expect(errors.map((e) => e.detail)).toEqual([
+      "compilation failed: ERROR: <input>:1:5: undefined field 'x_y'\n | self.x_y == 'a'\n | ....^",
+    ]);
+  });
 });
