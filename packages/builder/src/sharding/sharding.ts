@@ -79,20 +79,13 @@ export class Sharding implements Runnable {
     return this.#shardKey(req);
   }
 
-  /** A predicate that passes only events of objects whose key this replica owns under its current view. */
-  predicate<T extends KubeObject = KubeObject>(): Predicate<T> {
-    return newPredicateFuncs<T>((obj) =>
-      this.state.owns(
-        this.#shardKey({ namespace: obj.metadata?.namespace ?? '', name: obj.metadata?.name ?? '' }),
-      ),
-    );
-  }
-
   /**
    * Builds `builder`'s controller as a sharded one: calls `builder.for(kind, { predicates: [...predicates,
-   * this.predicate()] })` and `withOptions({ needLeaderElection: false })`, wraps `reconciler` in the
+   * ownership filter] })` and `withOptions({ needLeaderElection: false })`, wraps `reconciler` in the
    * hand-over gate and attaches the controller, so that keys this replica gains are enqueued from the
-   * cache. Call `for` only through here. @throws ControllerError as `builder.complete` does.
+   * cache. Call `for` only through here: the ownership filter drops the events of keys other members own,
+   * and only the attachment brings them back when they move here (there is no standalone sharding
+   * predicate, as a filter alone would drop them for good). @throws ControllerError as `builder.complete` does.
    */
   complete<T extends KubeObject>(
     builder: ControllerBuilder,

@@ -5,6 +5,7 @@ import type { ApiServer } from '@kubeloop/envtest';
 import { describe, expect, it, vi } from 'vitest';
 import { newControllerManagedBy, newManager, newMetricsRegistry, type Request } from '../../src/index.js';
 import { LeaseKind } from '../../src/leaderelection/resource-lock.js';
+import { rendezvousOwner } from '../../src/sharding/hash.js';
 import {
   memberRecord,
   newSharding,
@@ -329,5 +330,107 @@ describe('Sharding on one replica (envtest)', () => {
       await done;
     }
     await api.close();
+  });
+});
+
+describe('Sharding on two replicas: keys gained without a new event (envtest)', () => {
+  const env = useEnvtest('sharding-gain-test');
+
+  it('a key whose last event came while the other replica owned it is reconciled by this one once the key moves here, without a new event or a requeue', async () => {
+    // The ownership filter drops the events of keys another member owns, and a reconciler that does not requeue
+    // gets no later event: the key must still be reconciled when it moves here (a leave), from the cache.
+    const api = newClient(env.config);
+    const ns = 'shard-gain';
+    await api.create(Namespace, { metadata: { name: ns } });
+    const names = Array.from({ length: 8 }, (_, i) => `cm-${i}`);
+    // One key of a and two of b under the view [a, b].
+    const [ofB, ofB2] = names.filter((n) => rendezvousOwner(`${ns}/${n}`, ['a', 'b']) === 'b') as [
+      string,
+      string,
+    ];
+    const ofA = names.find((n) => rendezvousOwner(`${ns}/${n}`, ['a', 'b']) === 'a') as string;
+    expect([ofA, ofB, ofB2].every(Boolean)).toBe(true);
+    for (const name of [ofA, ofB, ofB2])
+      await api.create(ConfigMap, { metadata: { namespace: ns, name }, data: { v: '0' } });
+    // Both replicas on one fake clock: membership ticks run only when the test steps it.
+    const clock = new FakeClock(1_000_000);
+    const runs: string[] = [];
+    const replica = (id: 'a' | 'b') => {
+      const registry = newMetricsRegistry();
+      const mgr = newManager(env.config, { cache: { defaultNamespaces: [ns] }, metrics: { registry } });
+      const sharding = newSharding(mgr, {
+        name: 'cms',
+        namespace: ns,
+        identity: id,
+        clock,
+        leaseDurationMs: 60_000,
+        renewDeadlineMs: 30_000,
+        retryPeriodMs: 1000,
+      });
+      sharding.complete(newControllerManagedBy(mgr), ConfigMap, {
+        async reconcile(_ctx, req) {
+          const cm = await mgr.getClient().get(ConfigMap, req);
+          runs.push(`${id} ${req.name}=${cm.data?.v ?? ''}`);
+        },
+      });
+      const stop = new AbortController();
+      return { mgr, registry, sharding, stop, done: mgr.start(stop.signal) };
+    };
+    const stepUntil = (check: () => void) =>
+      vi.waitFor(
+        () => {
+          clock.step(1000);
+          check();
+        },
+        { timeout: 20_000, interval: 50 },
+      );
+    const a = replica('a');
+    const b = replica('b');
+    try {
+      await stepUntil(() => {
+        for (const r of [a, b]) expect(r.sharding.state.acked).toEqual(['a', 'b']);
+        expect(runs).toEqual(expect.arrayContaining([`a ${ofA}=0`, `b ${ofB}=0`]));
+      });
+      // The last changes of b's keys: a's filter drops their events, b reconciles them.
+      for (const name of [ofB, ofB2])
+        await api.patch(ConfigMap, { namespace: ns, name }, { type: 'merge', data: { data: { v: '1' } } });
+      await vi.waitFor(
+        async () => {
+          expect(runs).toEqual(expect.arrayContaining([`b ${ofB}=1`, `b ${ofB2}=1`]));
+          for (const name of [ofB, ofB2])
+            expect((await a.mgr.getClient().get(ConfigMap, { namespace: ns, name })).data?.v).toBe('1');
+        },
+        { timeout: 20_000 },
+      );
+      // Two more ticks of a (two renewals of its Lease): a refresh ran after the drops, and a remembers
+      // nothing of them (a passed-over event of a cached object is left to the cache listing). So what brings
+      // the keys back below is the listing of a's cache.
+      const leaseVersion = async () =>
+        (await api.get(LeaseKind, { namespace: ns, name: 'cms-shard-a' })).metadata?.resourceVersion;
+      const first = await leaseVersion();
+      const versions = new Set([first]);
+      await vi.waitFor(
+        async () => {
+          clock.step(1000);
+          versions.add(await leaseVersion());
+          expect(versions.size).toBeGreaterThanOrEqual(3);
+          expect(await a.registry.metrics()).toMatch(/kubeloop_shard_dropped_requests\{name="cms"\} 0\b/);
+        },
+        { timeout: 20_000, interval: 50 },
+      );
+      expect(runs).not.toContain(`a ${ofB}=1`);
+      // b leaves (graceful: drains and deletes its Lease); its key moves to a, which reconciles it from its cache.
+      b.stop.abort();
+      await b.done;
+      await stepUntil(() => {
+        expect(a.sharding.state.view).toEqual(['a']);
+        expect(runs).toEqual(expect.arrayContaining([`a ${ofB}=1`, `a ${ofB2}=1`]));
+      });
+    } finally {
+      for (const r of [a, b]) r.stop.abort();
+      clock.step(60_000);
+      await Promise.all([a.done, b.done]);
+      await api.close();
+    }
   });
 });
