@@ -1,4 +1,5 @@
 /** The field errors of custom resource validation, as kube-apiserver reports them in a 422 reply's causes. */
+import { goBadValue } from '@kubeloop/core/go-format';
 import type { CustomResourceKind } from './kind.js';
 
 /** The `reason` of one cause of a 422 reply (apimachinery `field.ErrorType`). */
@@ -52,14 +53,6 @@ const ERROR_NAMES: Record<FieldErrorType, string> = {
   FieldValueForbidden: 'Forbidden',
 };
 
-/** Go's `%v`/`%q` of a decoded JSON value, as `field.Error` prints a bad value. */
-export function formatValue(v: unknown): string {
-  if (v === null || v === undefined) return '"null"';
-  if (typeof v === 'string') return JSON.stringify(v);
-  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  return JSON.stringify(v);
-}
-
 /** One field error: its type, field path, detail and the bad value as Go prints it (`field.Error`). */
 export function fieldError(
   type: FieldErrorType,
@@ -69,7 +62,7 @@ export function fieldError(
 ): FieldError {
   let body = ERROR_NAMES[type];
   if (type !== 'FieldValueRequired' && type !== 'FieldValueForbidden' && type !== 'FieldValueTooLong')
-    body += `: ${formatValue(badValue)}`;
+    body += `: ${goBadValue(badValue)}`;
   if (detail) body += `: ${detail}`;
   return {
     type,

@@ -171,7 +171,7 @@ describe('StatusConditions', () => {
 
   it('refuses two conditions of one type (list-type map keyed by type)', () => {
     expect(validate(Gadget, gadget([good, { ...good, status: 'False' }])).map((e) => e.message)).toEqual([
-      'status.conditions[1]: Duplicate value: {"type":"Ready"}',
+      'status.conditions[1]: Duplicate value: map[string]interface {}{"type":"Ready"}',
     ]);
   });
 });

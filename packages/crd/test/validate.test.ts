@@ -1,5 +1,6 @@
+import { Type } from 'typebox';
 import { describe, expect, it } from 'vitest';
-import { applyDefaults, assertValid, InvalidObjectError, prune, validate } from '../src/index.js';
+import { applyDefaults, assertValid, defineKind, InvalidObjectError, prune, validate } from '../src/index.js';
 import { WebApp } from './fixtures/webapp.js';
 
 const ok = {
@@ -44,7 +45,8 @@ describe('validate', () => {
         'spec.tier: Unsupported value: "middle": supported values: "frontend", "backend"',
         'spec.hostnames: Too many: 6: must have at most 5 items',
         'spec.hostnames[2]: Duplicate value: "a"',
-        'spec.env[1]: Duplicate value: {"name":"A"}',
+        // a list-map item by its keys, as Go's %#v of the map (envtest's golden reply: map[string]interface {}{"name":"http"})
+        'spec.env[1]: Duplicate value: map[string]interface {}{"name":"A"}',
         'spec.labels.b: Invalid value: "integer": spec.labels.b in body must be of type string: "integer"',
         'spec.owner: Invalid value: "UPPER": spec.owner in body should match \'^[a-z]+$\'',
         'spec.ratio: Invalid value: 0: spec.ratio in body should be greater than 0',
@@ -69,6 +71,34 @@ describe('validate', () => {
       /^metadata.name: Invalid value: "Web": a lowercase RFC 1123 subdomain/,
     );
     expect(messages('x')).toHaveLength(1);
+  });
+
+  // the real 1.32 server's messages for the same schema and values (field.Error prints a bad value with Go's %v,
+  // %q and %#v; a nil one as "null", as in the null-item golden reply of envtest)
+  it('prints a bad value as the server does: Go numbers, quoted strings, "null"', () => {
+    const Dial = defineKind({
+      group: 'x.example.com',
+      version: 'v1',
+      kind: 'Dial',
+      spec: Type.Object({
+        f: Type.Optional(Type.Number({ minimum: 1 })),
+        s: Type.Optional(Type.Union([Type.Literal('a'), Type.Literal('b')])),
+        tags: Type.Optional(Type.Array(Type.String())),
+      }),
+    });
+    const dial = (spec: Record<string, unknown>) =>
+      validate(Dial, { apiVersion: 'x.example.com/v1', kind: 'Dial', metadata: { name: 'd' }, spec }).map(
+        (e) => e.message,
+      );
+    expect(dial({ f: 0.00001 })).toEqual([
+      'spec.f: Invalid value: 1e-05: spec.f in body should be greater than or equal to 1',
+    ]);
+    expect(dial({ s: 'a\u0001b' })).toEqual([
+      'spec.s: Unsupported value: "a\\x01b": supported values: "a", "b"',
+    ]);
+    expect(dial({ tags: [null] })).toEqual([
+      'spec.tags[0]: Invalid value: "null": spec.tags[0] in body must be of type string: "null"',
+    ]);
   });
 
   it('throws InvalidObjectError with a message like the server 422', () => {

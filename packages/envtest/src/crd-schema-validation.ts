@@ -11,9 +11,10 @@
  * `spec.versions[i].schema.openAPIV3Schema…`.
  * Not checked: the estimated CEL cost limits, defaults validity, `metadata` restrictions in nested schemas.
  */
+
+import { goBadValue, goQuote } from '@kubeloop/core/go-format';
 import { compileRules, goValidationRule, type ValidationRule } from './cel/rules.js';
 import type { FieldError } from './errors.js';
-import { goBadValue, goQuote } from './schema/go-format.js';
 import { compileRe2 } from './schema/json-value.js';
 
 type Node = Record<string, unknown>;

@@ -3,6 +3,7 @@
  * (apimachinery `pkg/api/errors/errors.go`). Key order follows a real server: kind, apiVersion, metadata,
  * status, message, reason, details, code.
  */
+import { goBadValue } from '@kubeloop/core/go-format';
 
 /** One cause of an error (`details.causes[]`); the JSON key is `reason`, as upstream. */
 export interface StatusCause {
@@ -177,8 +178,9 @@ export function fieldRequired(field: string, detail = ''): FieldError {
   };
 }
 
+/** `field.Invalid`: the bad value printed as `field.Error` prints it (`goBadValue`: `"null"` for nil). */
 export function fieldInvalid(field: string, value: unknown, detail: string): FieldError {
-  return { type: 'FieldValueInvalid', field, detail: `Invalid value: ${formatValue(value)}: ${detail}` };
+  return { type: 'FieldValueInvalid', field, detail: `Invalid value: ${goBadValue(value)}: ${detail}` };
 }
 
 export function fieldForbidden(field: string, detail: string): FieldError {
@@ -189,20 +191,12 @@ export function fieldNotSupported(field: string, value: unknown, supported: read
   return {
     type: 'FieldValueNotSupported',
     field,
-    detail: `Unsupported value: ${formatValue(value)}: supported values: ${supported.map((s) => `"${s}"`).join(', ')}`,
+    detail: `Unsupported value: ${goBadValue(value)}: supported values: ${supported.map((s) => `"${s}"`).join(', ')}`,
   };
 }
 
 export function fieldTooLong(field: string, max: number, unit = 'bytes'): FieldError {
   return { type: 'FieldValueTooLong', field, detail: `Too long: must have at most ${max} ${unit}` };
-}
-
-/** How field.Invalid renders a value in a message (Go's %#v-ish for the common types). */
-export function formatValue(v: unknown): string {
-  if (typeof v === 'string') return JSON.stringify(v);
-  if (v === null || v === undefined) return 'null';
-  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  return JSON.stringify(v);
 }
 
 /**

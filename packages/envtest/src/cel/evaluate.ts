@@ -4,9 +4,9 @@
  * value correlated by property, map key or list-map key, unchanged values ratcheted, errors by `reason`.
  */
 import { escapeCelName } from '@kubeloop/core/cel';
+import { goQuote } from '@kubeloop/core/go-format';
 import { Optional } from '@marcbachmann/cel-js';
 import type { FieldError } from '../errors.js';
-import { goQuote } from '../schema/go-format.js';
 import { isObject, jsonEqual, node, type SchemaNode } from '../schema/json-value.js';
 import type { RuleNode, ValidationRule } from './rule-types.js';
 

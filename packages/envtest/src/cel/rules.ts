@@ -12,8 +12,9 @@
  * by `@marcbachmann/cel-js` with the Kubernetes libraries of `k8s-library.ts`; compile errors are rendered in
  * cel-go's `ERROR: <input>:<line>:<col>: <message>` form with the source snippet and caret.
  */
+
+import { goQuote } from '@kubeloop/core/go-format';
 import type { Environment } from '@marcbachmann/cel-js';
-import { goQuote } from '../schema/go-format.js';
 import { node, type SchemaNode } from '../schema/json-value.js';
 import { base, declType, evaluator, resultType } from './environment.js';
 import type { CompiledRule, Program, RuleCompileError, RuleNode, ValidationRule } from './rule-types.js';

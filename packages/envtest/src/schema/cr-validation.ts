@@ -11,9 +11,10 @@
  * value at the same correlated place (object properties, map keys, list-type=map items by key) is not
  * re-validated, so an object stored before a schema tightened can still be updated elsewhere.
  */
+
+import { goQuote } from '@kubeloop/core/go-format';
 import type { FieldError } from '../errors.js';
 import { formatChecker } from './formats.js';
-import { goQuote } from './go-format.js';
 import {
   compileRe2,
   isObject,

@@ -5,9 +5,10 @@
  * at the index of its second occurrence, as `Duplicate value: <value>` (map items as the Go map of their keys).
  * Paths use apimachinery `field.Path` notation: `spec.ports[1]`, map keys as `spec.byName[key]`.
  */
+
+import { goBadValue } from '@kubeloop/core/go-format';
 import type { FieldError } from '../errors.js';
 import type { SchemaNode } from './cr-validation.js';
-import { goBadValue } from './go-format.js';
 
 function node(v: unknown): SchemaNode | undefined {
   return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as SchemaNode) : undefined;

@@ -3,8 +3,9 @@
  * validators that make them, and their conversion into `field.Error`s as apiextensions-apiserver does it
  * (`kubeOpenAPIResultToFieldErrors`).
  */
+
+import { goBadValue, goFloat, goNumber, goQuote } from '@kubeloop/core/go-format';
 import type { FieldError } from '../errors.js';
-import { goBadValue, goFloat, goNumber, goQuote } from './go-format.js';
 import { jsonEqual, type SchemaNode } from './json-value.js';
 
 /** Where kube-openapi says the value was found (`in body`). */

@@ -1,8 +1,12 @@
 /**
- * How apimachinery's `field.Error.ErrorBody` prints a bad value, in TypeScript: int64/float64/bool with `%v`,
- * strings with `%q`, every other Go type with `%#v` (so an object is `map[string]interface {}{"a":1}` and a list
- * `[]interface {}{"a", 1}` — the real server shows Go syntax there). JSON numbers decode to int64 when integral
- * and to float64 otherwise, as apimachinery's JSON decoder does for unstructured objects.
+ * @packageDocumentation
+ * `@kubeloop/core/go-format` — how kube-apiserver prints a decoded JSON value in a message, shared by
+ * `@kubeloop/crd` (`validate()`) and `@kubeloop/envtest` (its 422 replies), which may not import each other:
+ * apimachinery's `field.Error.ErrorBody` prints a bad value ({@link goBadValue}) with `%v` for int64/float64/bool,
+ * `%q` for strings, `"null"` for nil and `%#v` for every other Go type (so an object is
+ * `map[string]interface {}{"a":1}` and a list `[]interface {}{"a", 1}` — the real server shows Go syntax there).
+ * JSON numbers decode to int64 when integral and to float64 otherwise, as apimachinery's JSON decoder does for
+ * unstructured objects. No dependencies.
  */
 
 /**
@@ -66,7 +70,8 @@ export function goSharpV(v: unknown, inInterface = false): string {
 
 /**
  * The value part of `field.Error.ErrorBody` (`Invalid value: <this>`): `%v` for numbers and booleans, `%q`
- * for strings, `null` for nil, `%#v` for the rest.
+ * for strings, `"null"` for nil (apimachinery swaps a nil value for the string `"null"` before quoting it), `%#v`
+ * for the rest.
  */
 export function goBadValue(v: unknown): string {
   if (v === null || v === undefined) return '"null"';
