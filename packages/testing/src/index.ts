@@ -10,7 +10,8 @@
  * reports the writes, the requests enqueued, the Events and the Result; `startTestTarget` runs one test file
  * on the fake, envtest or a real cluster. `runChaos({ realControlPlane })` runs the same under the faults of a
  * real kube-apiserver + etcd (`RealControlPlane`: paused, killed, restarted, compacted; `FaultProxy`: reset,
- * dropped, delayed and partitioned connections).
+ * dropped, delayed and partitioned connections). `SteadyElection` elects a manager under test on a clock
+ * that a process starved of CPU cannot make late.
  */
 export {
   type ChaosCluster,
@@ -46,6 +47,12 @@ export {
   type ScheduledFault,
 } from './chaos/schedule.js';
 export { configMapTraffic, type TrafficContext, type TrafficGenerator } from './chaos/traffic.js';
+export {
+  SteadyElection,
+  type SteadyElectionOptions,
+  type SteadyElectionWrite,
+  type SteadyElectorOptions,
+} from './election/steady-election.js';
 export {
   type FakeCall,
   type FakeClient,

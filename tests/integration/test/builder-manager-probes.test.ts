@@ -3,8 +3,8 @@ import { ControllerError, newControllerManagedBy, newManager, type Request } fro
 import { LeaseKind } from '@kubeloop/builder/leaderelection';
 import { ConfigMap, isNotFound } from '@kubeloop/client';
 import { onAbort } from '@kubeloop/core';
+import { SteadyElection } from '@kubeloop/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { SteadyElection } from './support/fake-time-election.js';
 import { liveClient, testConfig, uniqueName, withNamespace } from './support.js';
 
 // The earlier breaker probes of the manager (p6 lifecycle, p11 shutdown with reconciles in flight, p12 a
@@ -30,7 +30,7 @@ describe('manager lifecycle probes (p6, p11, p12)', () => {
   const leaderElection = (id: string, identity = `${id}-a`) => ({
     id,
     namespace: ns,
-    elector: election.elector(testConfig(), identity, ns, id),
+    elector: election.elector(testConfig(), { identity, namespace: ns, name: id }),
   });
 
   it('p6: a stop during start (aborted twice) ends start without an error; a second start is refused', async () => {

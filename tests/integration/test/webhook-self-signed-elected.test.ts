@@ -10,9 +10,9 @@ import { type Manager, newManager } from '@kubeloop/builder';
 import { type KubeObject, kind, newClient } from '@kubeloop/client';
 import type { RestConfig } from '@kubeloop/config';
 import { type ApiServer, startApiServer } from '@kubeloop/envtest';
+import { SteadyElection } from '@kubeloop/testing';
 import { getWebhookServer, SelfSignedCertificates, type WebhookServer } from '@kubeloop/webhook';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SteadyElection } from './support/fake-time-election.js';
 
 interface WebhookConfiguration extends KubeObject {
   webhooks: { name: string; clientConfig: { caBundle?: string; url?: string } }[];
@@ -79,7 +79,7 @@ function replica(identity: string): Replica {
     leaderElection: {
       id: 'webhook-certs',
       namespace: 'default',
-      elector: election.elector(config, identity, 'default', 'webhook-certs'),
+      elector: election.elector(config, { identity, namespace: 'default', name: 'webhook-certs' }),
     },
   });
   const certs = new SelfSignedCertificates({
