@@ -20,6 +20,7 @@ import {
 } from '@kubeloop/client';
 import { runCli, validate } from '@kubeloop/crd';
 import { Environment } from '@kubeloop/envtest';
+import { SteadyElection } from '@kubeloop/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { addWebAppController, configMapNameFor, WebApp, type WebAppObject } from '../src/webapp.js';
 
@@ -58,15 +59,17 @@ describe('example: a schema-defined kind (WebApp)', () => {
   it('the controller keeps a ConfigMap, writes status and records an Event; a spec change updates the ConfigMap', async () => {
     const mgr = newManager(env.config, {
       cache: { defaultNamespaces: [ns] },
-      // Elected as the example deploys it; the test is about the controller, not election, and waits for no
-      // expiry, so the lease and renew deadline (60 s / 45 s) are long enough that a process starved of CPU for
-      // tens of seconds cannot lose the lease mid-test (the defaults' 10 s renew deadline could).
+      // Elected as the example deploys it; the test is about the controller, not election: a SteadyElection's
+      // clock waits for each Lease request, so a process starved of CPU cannot make a renew late and lose the
+      // lease mid-test (the defaults' 10 s renew deadline on the real clock could). It releases on stop.
       leaderElection: {
         id: 'webapp-example',
         namespace: ns,
-        releaseOnCancel: true,
-        leaseDurationMs: 60_000,
-        renewDeadlineMs: 45_000,
+        elector: new SteadyElection().elector(env.config, {
+          identity: 'webapp-test',
+          namespace: ns,
+          name: 'webapp-example',
+        }),
       },
       metrics: { bindAddress: '0' },
       health: { bindAddress: '0' },
