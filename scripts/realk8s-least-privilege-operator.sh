@@ -36,7 +36,7 @@ STEP_TIMEOUT=${STEP_TIMEOUT:-180}
 : "${AUDIT_LOG:?set AUDIT_LOG to the --audit-log-path of that server}"
 [ -f "$ROOT/packages/crd/dist/cli.js" ] || { echo "build first (npm run build:all)" >&2; exit 2; }
 K() { kubectl --kubeconfig "$KUBECONFIG" "$@"; }
-KUBELOOP=$ROOT/packages/crd/dist/cli.js
+KUBELOOP=$ROOT/packages/crd/bin/kubeloop.js
 WORK=$(mktemp -d /tmp/kubeloop-least-privilege-XXXXXX)
 PROJECT=''
 cleanup() {

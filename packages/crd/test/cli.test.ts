@@ -69,15 +69,23 @@ describe('kubeloop crd generate', () => {
     );
   });
 
+  // the bin is the committed launcher, run as a shell runs it (its mode and shebang, not `node <file>`): it must
+  // work in a checkout straight after npm ci and a build, with no chmod of the compiled CLI
   it('runs as the package bin (exit code 2 from a real process)', () => {
-    const bin = path.join(pkg, 'dist', 'cli.js');
-    const r = spawnSync(process.execPath, [bin, 'crd', 'generate'], { encoding: 'utf8' });
+    const { bin: bins } = JSON.parse(readFileSync(path.join(pkg, 'package.json'), 'utf8')) as {
+      bin: Record<string, string>;
+    };
+    const bin = path.join(pkg, bins.kubeloop as string);
+    expect(path.relative(pkg, bin)).toBe(path.join('bin', 'kubeloop.js'));
+    const r = spawnSync(bin, ['crd', 'generate'], { encoding: 'utf8' });
+    expect(r.error).toBeUndefined();
     expect(r.status).toBe(2);
     expect(r.stderr).toBe("kubeloop: missing required argument 'module'\n");
-    const v = spawnSync(process.execPath, [bin, '--version'], { encoding: 'utf8' });
+    const v = spawnSync(bin, ['--version'], { encoding: 'utf8' });
     expect(v.status).toBe(0);
     expect(v.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
-  });
+    // two cold Node starts that load the whole CLI: tens of seconds on a starved box, so no tighter budget
+  }, 300_000);
 });
 
 describe('kubeloop rbac generate', () => {

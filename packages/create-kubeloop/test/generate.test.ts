@@ -1,7 +1,9 @@
 // The generator's contract: bad input is one line naming the Kubernetes rule, exit 2, nothing written; every command
 // is idempotent; a file the user edited is never overwritten without --force (exit 1, nothing written).
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { versionsOf } from '../src/generator.js';
 import { GENERATOR_VERSION } from '../src/project.js';
@@ -13,6 +15,23 @@ async function newProject(name = 'my-op'): Promise<string> {
   expect(r.code, r.err).toBe(0);
   return path.join(parent, name);
 }
+
+// the bin is the committed launcher, run as a shell runs it (its mode and shebang, not `node <file>`): it must
+// work in a checkout straight after npm ci and a build, with no chmod of the compiled CLI
+describe('the create-kubeloop bin', () => {
+  it('runs as a real process and prints the generator version', () => {
+    const pkgDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+    const { bin } = JSON.parse(readFileSync(path.join(pkgDir, 'package.json'), 'utf8')) as {
+      bin: Record<string, string>;
+    };
+    const launcher = path.join(pkgDir, bin['create-kubeloop'] as string);
+    expect(path.relative(pkgDir, launcher)).toBe(path.join('bin', 'create-kubeloop.js'));
+    const r = spawnSync(launcher, ['--version'], { encoding: 'utf8' });
+    expect(r.error).toBeUndefined();
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe(GENERATOR_VERSION);
+  }, 300_000);
+});
 
 describe('create-kubeloop <dir> (init)', () => {
   it('writes the project and says what to do next', async () => {

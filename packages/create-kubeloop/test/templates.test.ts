@@ -32,7 +32,7 @@ export function run(cwd: string, file: string, args: string[], env: NodeJS.Proce
 export function linkBins(dir: string): void {
   mkdirSync(path.join(dir, 'node_modules', '.bin'), { recursive: true });
   symlinkSync(
-    path.join(repoRoot, 'packages/crd/dist/cli.js'),
+    path.join(repoRoot, 'packages/crd/bin/kubeloop.js'),
     path.join(dir, 'node_modules', '.bin', 'kubeloop'),
   );
 }

@@ -1,4 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -6,7 +7,14 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 const pkgDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const cli = join(pkgDir, 'dist', 'cli.js');
+// the package's bin, the committed launcher, run as a shell runs it (its mode and shebang): it must work in a
+// checkout straight after npm ci and a build, with no chmod of the compiled CLI
+const cli = join(
+  pkgDir,
+  (JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin[
+    'kubeloop-envtest'
+  ] as string,
+);
 
 /** How one `serve` process ended: its exit code, or the signal that killed it, and its stderr. */
 interface Ending {
@@ -22,7 +30,7 @@ interface Ending {
  * without a ready line or an exit, so a hung round ends the test instead of hanging it.
  */
 function signalOnReady(kubeconfig: string, sig: NodeJS.Signals): Promise<Ending> {
-  const child = spawn(process.execPath, [cli, 'serve', '--kubeconfig', kubeconfig], {
+  const child = spawn(cli, ['serve', '--kubeconfig', kubeconfig], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -62,7 +70,7 @@ describe('kubeloop-envtest serve', () => {
   it('prints one ready JSON line, serves with the written kubeconfig and exits 0 on SIGTERM', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'envtest-cli-'));
     const kubeconfig = join(dir, 'kc');
-    const child = spawn(process.execPath, [cli, 'serve', '--kubeconfig', kubeconfig], {
+    const child = spawn(cli, ['serve', '--kubeconfig', kubeconfig], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -112,7 +120,7 @@ describe('kubeloop-envtest serve', () => {
   }, 300_000);
 
   it('refuses a missing --kubeconfig with exit code 2', async () => {
-    const child = spawn(process.execPath, [cli, 'serve'], {
+    const child = spawn(cli, ['serve'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let err = '';
