@@ -23,10 +23,11 @@
 //   the last renewTime of the term the fault ended.
 // - sharding: a member owns a key from the write of an acknowledgement that gives it the key (and not before
 //   every owner whose claim the server took first was released as the protocol lets the member know: that owner's acknowledgement
-//   dropping the key, or its last renew + leaseDuration), until it drops the key or its last renew +
-//   renewDeadline. Max owners of a key at once over these intervals; every "pod count of an owned namespace"
-//   line a replica logged must fall inside its ownership of that namespace; the hand-over time of a round is the
-//   longest a key of the faulted member(s) had no owner.
+//   dropping the key, or the last of its renews the server had taken by then + leaseDuration), until it drops the
+//   key or its last renew + renewDeadline. Max owners of a key at once over these intervals; every "pod count of
+//   an owned namespace" line a replica logged must fall inside its ownership of that namespace; the hand-over
+//   time of a round is the longest a key of the faulted member(s) had no owner. A failover or hand-over counts
+//   for a round only when it began before the next round's fault (else the round was ridden out).
 // - the processes' own view: the leaders' intervals from "became leader" to their exit, overlapping at most 1.
 // Prints the figures, exits 1 when a safety figure is broken, and with --write replaces the section between the
 // markers <!-- realk8s-leader-election:begin --> and <!-- realk8s-leader-election:end --> of that file.

@@ -1,5 +1,5 @@
 // The figures of scripts/realk8s-leader-election.mjs, from the Leases' write history (in resourceVersion order)
-// and the replicas' own log events. Pure: scripts/realk8s-leader-election/analyse.test.mjs feeds it made-up
+// and the replicas' own log events. Pure: tests/integration/test/realk8s-leader-election-analysis.test.ts feeds it made-up
 // histories. Times are epoch ms; a Lease's renewTime/acquireTime are written by the replica from its clock (the
 // same host's clock here) when it sends the write, so a write committed late (after a pause) carries its send time.
 import { rendezvousOwner } from '@kubeloop/builder/sharding';
@@ -57,8 +57,10 @@ export function leaderTerms(history, leaseName, renewMs) {
  * Ownership intervals of each key under the sharding protocol, from the member Leases' history: a member claims a
  * key while its latest acknowledgement gives it the key and it renewed within the renew deadline (a gap longer
  * than that fences it: the claim restarts at its next write). It may reconcile the key (owns it) only once every
- * earlier claimant is released as it can know: that claimant's write dropping the key, or its last renew +
- * leaseDuration (how long the others wait before they count it gone).
+ * earlier claimant is released as it can know: that claimant's write dropping the key, or its last renew the
+ * server had taken by then + leaseDuration (how long the others wait before they count it gone). A renew the
+ * server took later (sent into a partition or a paused server, delivered after the fault) no member could have
+ * read in time, and its sender had already given it up: it extends the claimant's claim, not its release.
  */
 export function ownership(history, shardName, keys, T) {
   const prefix = `${shardName}-shard-`;
@@ -85,7 +87,7 @@ export function ownership(history, shardName, keys, T) {
       const close = (end, dropped) => {
         if (!open) return;
         open.end = end;
-        open.releasedAt = dropped ? end : open.lastRenew + T.leaseMs;
+        open.dropped = dropped;
         claims.push(open);
         open = undefined;
       };
@@ -97,20 +99,48 @@ export function ownership(history, shardName, keys, T) {
         if (open && w.at - open.lastRenew > T.renewMs) close(open.lastRenew + T.renewMs, false);
         const mine = w.ack !== undefined && rendezvousOwner(k, w.ack) === id;
         if (mine && !open)
-          open = { id, key: k, claimedAt: w.at, committedAt: w.committedAt, lastRenew: w.at };
-        else if (mine) open.lastRenew = w.at;
-        else if (open) close(w.at, true); // it drained the key before writing the acknowledgement without it
+          open = {
+            id,
+            key: k,
+            claimedAt: w.at,
+            committedAt: w.committedAt,
+            lastRenew: w.at,
+            renews: [w],
+          };
+        else if (mine) {
+          open.lastRenew = w.at;
+          open.renews.push(w);
+        } else if (open) close(w.at, true); // it drained the key before writing the acknowledgement without it
       }
       if (open) close(open.lastRenew + T.renewMs, false);
     }
     claims.sort((a, b) => a.claimedAt - b.claimedAt);
+    // When claim `o` is released for a member acting at `t`: its drop, or its last renew the server had taken
+    // by `t` + leaseDuration.
+    const releasedFor = (o, t) => {
+      if (o.dropped) return o.end;
+      let last = Number.NEGATIVE_INFINITY;
+      for (const r of o.renews) if (r.committedAt <= t && r.at > last) last = r.at;
+      return last + T.leaseMs;
+    };
     for (const c of claims) {
-      let start = c.claimedAt;
       // only other members gate a claim: a member's own earlier claim (before a fence) is no other owner
       // A member acts on a claim after the server took it and a later read of the others: every other claim
       // the server took before it is seen (a write sent before a partition can be taken long after).
-      for (const o of claims)
-        if (o.id !== c.id && o.committedAt <= c.committedAt && o.releasedAt > start) start = o.releasedAt;
+      const gates = claims.filter((o) => o.id !== c.id && o.committedAt <= c.committedAt);
+      // The earliest time by which every gate is released as seen then: what the server took before this
+      // claim, or before that time (renews it took later do not count).
+      let start = c.claimedAt;
+      for (let moved = true; moved; ) {
+        moved = false;
+        for (const o of gates) {
+          const r = releasedFor(o, Math.max(start, c.committedAt));
+          if (r > start) {
+            start = r;
+            moved = true;
+          }
+        }
+      }
       c.start = start;
     }
     byKey.set(
@@ -140,6 +170,12 @@ export function analyse({ history, replicas, rounds, T, leName, shardName, keys 
     if (open !== undefined) procIntervals.push({ start: open, end: Number.POSITIVE_INFINITY });
   }
   const maxProcessLeaders = maxOverlap(procIntervals);
+  // What a round caused happens before the next round's fault: a leader or owner that rode the fault out and
+  // lost its Lease to the next round's is that round's failover, not this one's.
+  const horizon = (r, ms) => {
+    const next = rounds.find((x) => x.start > r.start);
+    return Math.min(r.end + ms, next ? next.start : Number.POSITIVE_INFINITY);
+  };
   const leByKind = {};
   for (const r of rounds) {
     leByKind[r.kind] ??= { n: 0, failovers: [], kept: 0 };
@@ -148,7 +184,7 @@ export function analyse({ history, replicas, rounds, T, leName, shardName, keys 
     const i = terms.findIndex((t) => t.holder === r.leHolder && t.acquireTime === r.leAcquire);
     const next = i >= 0 ? terms[i + 1] : undefined;
     if (i < 0) notes.push(`round ${r.kind} ${r.i + 1}: the leader's term is not in the history`);
-    else if (!next || next.start > r.end + 60_000) k.kept++;
+    else if (!next || next.start > horizon(r, 60_000)) k.kept++;
     else k.failovers.push(next.start - terms[i].lastRenew);
   }
   // leadership changes no fault caused
@@ -206,7 +242,7 @@ export function analyse({ history, replicas, rounds, T, leName, shardName, keys 
     notes.push(`sharding: reconciles while another member owned the key: ${conflicts.join('; ')}`);
   const shByKind = {};
   for (const r of rounds) {
-    shByKind[r.kind] ??= { n: 0, handovers: [] };
+    shByKind[r.kind] ??= { n: 0, handovers: [], kept: 0 };
     const k = shByKind[r.kind];
     k.n++;
     let worst;
@@ -215,13 +251,19 @@ export function analyse({ history, replicas, rounds, T, leName, shardName, keys 
       if (!before) continue;
       if (r.shardVictim && !before.id.startsWith(`${r.shardVictim}-`)) continue;
       const after = cs.find((c) => c !== before && c.start >= before.start && c.start >= r.start);
-      if (!after || after.start > r.end + 120_000) continue;
+      if (!after || after.start > horizon(r, 120_000)) continue;
       // the same member keeping the key through the fault is no hand-over
       const gap = after.start - before.lastRenew;
       if (worst === undefined || gap > worst) worst = gap;
     }
     if (worst !== undefined) k.handovers.push(worst);
+    else k.kept++;
   }
+  for (const [k, v] of Object.entries(shByKind))
+    if (v.kept)
+      notes.push(
+        `sharding, ${k}: in ${v.kept} of ${v.n} rounds every member concerned kept its keys (no hand-over to measure)`,
+      );
   notes.push(
     `sharding: ${reconciles} reconciles logged by the members; ${keys.length} keys (namespaces with a pod); hand-over = the longest, over the faulted member's keys (all keys for a server fault), from the last renew of the key's owner to the next owner's start`,
   );

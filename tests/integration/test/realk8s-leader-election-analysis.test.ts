@@ -16,6 +16,8 @@ interface Write {
   acquireTime?: number;
   renewTime?: number;
   drainedFor?: string;
+  /** When the history watch received it (the server took it); `renewTime` when absent. */
+  at?: number;
 }
 interface Term extends Interval {
   holder: string;
@@ -40,12 +42,16 @@ interface Round {
 }
 interface Analysis {
   safe: boolean;
-  le: { maxLeaders: number; maxProcessLeaders: number; byKind: Record<string, { failovers: number[] }> };
+  le: {
+    maxLeaders: number;
+    maxProcessLeaders: number;
+    byKind: Record<string, { failovers: number[]; kept: number }>;
+  };
   sh: {
     maxOwners: number;
     outsideOwnership: number;
     conflicting: number;
-    byKind: Record<string, { handovers: number[] }>;
+    byKind: Record<string, { handovers: number[]; kept: number }>;
   };
 }
 interface AnalyseModule {
@@ -233,5 +239,154 @@ describe('realk8s leader election analysis', () => {
     expect(r.sh.conflicting).toBe(1);
     expect(r.safe).toBe(false);
     expect(r.sh.byKind.partition?.handovers).toEqual([11_500 - 3000]);
+  });
+  it('a round whose fault the leader rode out has no failover: the next round’s failover is not counted for it', () => {
+    // a leads through a server restart (its renews resume within the renew deadline); the partition round that
+    // follows ends its term and b takes over. Only the partition round has a failover.
+    const renews = [0, 1000, 2000, 3000, 4000, 5000, 8000, 9000, 10_000, 11_000, 12_000, 13_000, 14_000];
+    const history = [...renews.map((t) => le('a', 0, t)), le('b', 23_000, 23_000), le('b', 23_000, 24_000)];
+    const r = m.analyse({
+      history,
+      replicas: [],
+      rounds: [
+        { kind: 'restart', i: 0, start: 5500, end: 7500, leHolder: 'a', leAcquire: 0 },
+        { kind: 'partition', i: 0, start: 14_500, end: 23_500, leHolder: 'a', leAcquire: 0 },
+      ],
+      T,
+      leName: 'pod-counter',
+      shardName: 'pod-counter',
+      keys: [],
+    });
+    expect(r.le.byKind.restart?.failovers).toEqual([]);
+    expect(r.le.byKind.restart?.kept).toBe(1);
+    expect(r.le.byKind.partition?.failovers).toEqual([23_000 - 14_000]);
+  });
+
+  it('sharding: a member that keeps its keys through a round has no hand-over in it, however soon the next round moves them', () => {
+    const a = 'sh-r0-aaaa';
+    const b = 'sh-r1-bbbb';
+    const keys = Array.from({ length: 12 }, (_, i) => `k${i}`);
+    const w = (id: string, at: number, ack: string[]): Write => ({
+      type: 'MODIFIED',
+      name: `pod-counter-shard-${id}`,
+      holder: id,
+      renewTime: at,
+      drainedFor: ack.join(','),
+    });
+    // both renew every second except during the restart (5000-7500: a gap shorter than the renew deadline);
+    // a is partitioned after 14_000 and b takes its keys a lease duration later
+    const beat = [0, 1000, 2000, 3000, 4000, 5000, 8000, 9000, 10_000, 11_000, 12_000, 13_000, 14_000];
+    const history = [
+      ...beat.flatMap((t) => [w(a, t, [a, b]), w(b, t + 100, [a, b])]),
+      ...[15_100, 16_100, 17_100, 18_100, 19_100, 20_100, 21_100].map((t) => w(b, t, [a, b])),
+      w(b, 22_100, [b]),
+      w(b, 23_100, [b]),
+    ];
+    const r = m.analyse({
+      history,
+      replicas: [],
+      rounds: [
+        { kind: 'restart', i: 0, start: 5500, end: 7500, leHolder: '', leAcquire: 0 },
+        {
+          kind: 'partition',
+          i: 0,
+          start: 14_500,
+          end: 23_500,
+          leHolder: '',
+          leAcquire: 0,
+          shardVictim: 'sh-r0',
+        },
+      ],
+      T,
+      leName: 'pod-counter',
+      shardName: 'pod-counter',
+      keys,
+    });
+    expect(r.sh.byKind.restart?.handovers).toEqual([]);
+    expect(r.sh.byKind.restart?.kept).toBe(1);
+    expect(r.sh.byKind.partition?.handovers).toEqual([22_100 - 14_000]);
+  });
+
+  it('sharding: a renew the server took only after the new owner read the Leases (sent into a partition, delivered at the heal) does not delay the new owner', () => {
+    // a is partitioned after its renew at 10_000; the renew it sends at 11_000 times out on its side (so it
+    // fences at 16_000) but reaches the server at the heal (25_000). b could only see a's Lease unchanged since
+    // 10_000: it takes a's keys a lease duration later (18_200) and reconciles one (18_600). Not outside its
+    // ownership, and no two owners: a's claim ended at its renew deadline.
+    const a = 'sh-r0-aaaa';
+    const b = 'sh-r1-bbbb';
+    const keys = Array.from({ length: 12 }, (_, i) => `k${i}`);
+    const moved = keys.find((k) => rendezvousOwner(k, [a, b]) === a) as string;
+    const w = (id: string, renewTime: number, ack: string[], at = renewTime + 10): Write => ({
+      type: 'MODIFIED',
+      name: `pod-counter-shard-${id}`,
+      holder: id,
+      renewTime,
+      at,
+      drainedFor: ack.join(','),
+    });
+    const history = [
+      ...[0, 2000, 4000, 6000, 8000, 10_000].flatMap((t) => [w(a, t, [a, b]), w(b, t + 500, [a, b])]),
+      ...[12_500, 14_500, 16_500].map((t) => w(b, t, [a, b])),
+      w(b, 18_200, [b]),
+      w(b, 20_200, [b]),
+      w(a, 11_000, [a, b], 25_000),
+    ];
+    const own = m.ownership(history, 'pod-counter', keys, T);
+    expect((own.get(moved) ?? []).map((c) => [c.id, c.start, c.end])).toEqual([
+      [a, 0, 17_000],
+      [b, 18_200, 26_200],
+    ]);
+    const r = m.analyse({
+      history,
+      replicas: [{ name: 'sh-r1', group: 'sh', events: [{ kind: 'reconcile', at: 18_600, key: moved }] }],
+      rounds: [],
+      T,
+      leName: 'pod-counter',
+      shardName: 'pod-counter',
+      keys,
+    });
+    expect(r.sh.outsideOwnership).toBe(0);
+    expect(r.sh.conflicting).toBe(0);
+    expect(r.sh.maxOwners).toBe(1);
+  });
+
+  it('sharding: a new owner that acts before the old owner’s last renew it could see has expired is outside its ownership', () => {
+    // the same history, but a's renew at 11_000 reached the server at once: b's Lease reads showed it, so b
+    // had to wait until 19_000
+    const a = 'sh-r0-aaaa';
+    const b = 'sh-r1-bbbb';
+    const keys = Array.from({ length: 12 }, (_, i) => `k${i}`);
+    const moved = keys.find((k) => rendezvousOwner(k, [a, b]) === a) as string;
+    const w = (id: string, renewTime: number, ack: string[]): Write => ({
+      type: 'MODIFIED',
+      name: `pod-counter-shard-${id}`,
+      holder: id,
+      renewTime,
+      at: renewTime + 10,
+      drainedFor: ack.join(','),
+    });
+    const history = [
+      ...[0, 2000, 4000, 6000, 8000, 10_000].flatMap((t) => [w(a, t, [a, b]), w(b, t + 500, [a, b])]),
+      w(a, 11_000, [a, b]),
+      ...[12_500, 14_500, 16_500].map((t) => w(b, t, [a, b])),
+      w(b, 18_200, [b]),
+      w(b, 20_200, [b]),
+    ];
+    const own = m.ownership(history, 'pod-counter', keys, T);
+    expect((own.get(moved) ?? []).map((c) => [c.id, c.start, c.end])).toEqual([
+      [a, 0, 17_000],
+      [b, 19_000, 26_200],
+    ]);
+    const r = m.analyse({
+      history,
+      replicas: [{ name: 'sh-r1', group: 'sh', events: [{ kind: 'reconcile', at: 18_600, key: moved }] }],
+      rounds: [],
+      T,
+      leName: 'pod-counter',
+      shardName: 'pod-counter',
+      keys,
+    });
+    expect(r.sh.outsideOwnership).toBe(1);
+    expect(r.sh.conflicting).toBe(0);
   });
 });
