@@ -32,7 +32,7 @@
 // Prints the figures, exits 1 when a safety figure is broken, and with --write replaces the section between the
 // markers <!-- realk8s-leader-election:begin --> and <!-- realk8s-leader-election:end --> of that file.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -80,6 +80,8 @@ const LE_NAME = 'pod-counter';
 const SHARD_NAME = 'pod-counter';
 const KEYS = Array.from({ length: Number(values.keys) }, (_, i) => `shard-key-${i}`);
 const work = values.logs ? resolve(values.logs) : mkdtempSync(join(tmpdir(), 'kubeloop-le-real-'));
+// --logs may name a folder that does not exist yet: the replicas' kubeconfigs and logs are written into it.
+mkdirSync(work, { recursive: true });
 const say = (s) => console.log(`[${new Date().toISOString().slice(11, 23)}] ${s}`);
 
 say(`starting kube-apiserver + etcd from ${values.assets}; logs in ${work}`);
