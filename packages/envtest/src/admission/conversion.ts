@@ -115,6 +115,22 @@ async function convertBatch(
 }
 
 /**
+ * `o` in `to` (another served apiVersion of the same CRD), as kube-apiserver converts an object for an
+ * admission webhook whose rule names another version (`matchPolicy: Equivalent`): through the CRD's conversion
+ * webhook (a conversion already made is reused), or, under strategy None, with only `apiVersion` changed. The
+ * metadata is the input's but for labels and annotations, which a conversion may change.
+ */
+export async function convertObject(r: ConversionRequest, o: KObject, to: string): Promise<KObject> {
+  if (o.apiVersion === to) return o;
+  const conv = r.rt.conversion;
+  if (!conv) return { ...o, apiVersion: to };
+  const cached = cachedConversion(conv.crdUid, o, to);
+  if (cached) return cached;
+  await convertBatch(r, conv, [o], to);
+  return cachedConversion(conv.crdUid, o, to) as KObject;
+}
+
+/**
  * Runs `dryRun` (a synchronous registry call with `dryRun: true`) until every conversion it needed is made,
  * sending what was missing to the webhook between runs. Returns its last result.
  */

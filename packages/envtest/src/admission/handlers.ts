@@ -7,7 +7,7 @@
 import { isObj, type ResourceRequest } from '../handlers/context.js';
 import type { WriteOptions } from '../registry.js';
 import { apiVersionOf, type KObject } from '../resource-type.js';
-import { convertForAllVersions, withConversions } from './conversion.js';
+import { convertForAllVersions, convertObject, withConversions } from './conversion.js';
 import type { AdmissionAttributes } from './webhook-admission.js';
 
 type Op = AdmissionAttributes['operation'];
@@ -38,6 +38,8 @@ function attrs(
     oldObject: typed(r, oldObject),
     dryRun,
     user: r.env.user,
+    // a webhook whose rule names another version of a CRD gets the object through the CRD's conversion
+    convert: (o, apiVersion) => convertObject(r, o, apiVersion),
     options: {
       apiVersion: 'meta.k8s.io/v1',
       kind,

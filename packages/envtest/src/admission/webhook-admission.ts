@@ -48,6 +48,11 @@ export interface AdmissionAttributes {
   readonly dryRun: boolean;
   readonly user: UserInfo | undefined;
   readonly options: Record<string, unknown>;
+  /**
+   * Converts an object to another served version of its resource, as the API server does for a webhook matched
+   * through another version (a CRD's conversion webhook); absent: only `apiVersion` changes.
+   */
+  readonly convert?: (o: KObject, apiVersion: string) => Promise<KObject>;
 }
 
 interface Rule {
@@ -198,14 +203,16 @@ export class WebhookAdmission {
     return selectorMatches(sel, labels);
   }
 
-  #review(
+  async #review(
     hook: WebhookSpec,
     a: AdmissionAttributes,
     target: ResourceType,
     object: KObject | undefined,
-  ): Record<string, unknown> {
-    const convert = (o: KObject | undefined) =>
-      o && target !== a.rt ? { ...o, apiVersion: apiVersionOf(target) } : o;
+  ): Promise<Record<string, unknown>> {
+    const [obj, oldObj] = await Promise.all([
+      convertTo(a, target, object),
+      convertTo(a, target, a.oldObject),
+    ]);
     const version = (hook.admissionReviewVersions ?? ['v1']).includes('v1') ? 'v1' : 'v1beta1';
     return {
       apiVersion: `admission.k8s.io/${version}`,
@@ -223,8 +230,8 @@ export class WebhookAdmission {
         userInfo: a.user
           ? { username: a.user.name, groups: [...a.user.groups] }
           : { username: 'system:anonymous', groups: ['system:unauthenticated'] },
-        object: convert(object) ?? null,
-        oldObject: convert(a.oldObject) ?? null,
+        object: obj ?? null,
+        oldObject: oldObj ?? null,
         dryRun: a.dryRun,
         options: a.options,
       },
@@ -290,24 +297,28 @@ export class WebhookAdmission {
       const target = this.#match(hook, { ...a, object });
       if (!target) return;
       this.#checkDryRun(hook, a);
-      const response = await this.#call(hook, this.#review(hook, a, target, object));
+      const review = await this.#review(hook, a, target, object);
+      // the object as the webhook got it (in its rule's version): its patch applies to that
+      const sent = (review.request as { object: KObject | null }).object;
+      const response = await this.#call(hook, review);
       if (!response) return;
       for (const w of (response.warnings as string[] | undefined) ?? []) warnings.push(w);
       // admission/v1 AdmissionResponse.Result is `status` on the wire
       if (!response.allowed) throw denial(hook.name, response.status as Record<string, unknown> | undefined);
-      if (typeof response.patch === 'string' && object && a.operation !== 'DELETE') {
+      if (typeof response.patch === 'string' && sent && a.operation !== 'DELETE') {
         let patched: KObject;
         try {
           const ops = JSON.parse(Buffer.from(response.patch, 'base64').toString('utf8'));
-          patched = jsonpatch.applyPatch(structuredClone(object), ops, true, false).newDocument as KObject;
+          patched = jsonpatch.applyPatch(structuredClone(sent), ops, true, false).newDocument as KObject;
         } catch (e) {
           if (hook.failurePolicy === 'Ignore') return;
           throw internalError(
             `failed calling webhook "${hook.name}": received invalid webhook response: ${(e as Error).message}`,
           );
         }
-        if (JSON.stringify(patched) !== JSON.stringify(object)) {
-          object = target !== a.rt ? { ...patched, apiVersion: apiVersionOf(a.rt) } : patched;
+        if (JSON.stringify(patched) !== JSON.stringify(sent)) {
+          // back to the request's version, through the conversion as the API server converts it
+          object = target !== a.rt ? await convertTo(a, a.rt, patched) : patched;
           changes++;
         }
       }
@@ -330,7 +341,7 @@ export class WebhookAdmission {
       .filter((h): h is { hook: WebhookSpec; target: ResourceType } => h.target !== undefined);
     for (const { hook } of hooks) this.#checkDryRun(hook, a);
     const results = await Promise.allSettled(
-      hooks.map(({ hook, target }) => this.#call(hook, this.#review(hook, a, target, a.object))),
+      hooks.map(async ({ hook, target }) => this.#call(hook, await this.#review(hook, a, target, a.object))),
     );
     let first: unknown;
     results.forEach((r, i) => {
@@ -346,6 +357,17 @@ export class WebhookAdmission {
     });
     if (first !== undefined) throw first;
   }
+}
+
+/** `o` in `target`'s version: through `a.convert` (a CRD's conversion), else with only `apiVersion` changed. */
+async function convertTo(
+  a: AdmissionAttributes,
+  target: ResourceType,
+  o?: KObject,
+): Promise<KObject | undefined> {
+  const to = apiVersionOf(target);
+  if (!o || o.apiVersion === to) return o;
+  return a.convert ? a.convert(o, to) : { ...o, apiVersion: to };
 }
 
 /** The Status of a webhook's denial, worded as apiserver `webhookerrors.ToStatusErr`. */

@@ -19,6 +19,31 @@ let t: TestServer;
 
 const allow: Reply = (r) => ({ uid: r.request.uid, allowed: true });
 
+/**
+ * The conversion webhook of the Widget CRD: v1beta1 `spec.n` / `spec.colour` are v1 `spec.size` / `spec.color`
+ * (schemas that differ, so an object relabelled instead of converted shows).
+ */
+function convert(review: Json): Json {
+  const { uid, desiredAPIVersion, objects } = review.request;
+  const toV1 = desiredAPIVersion === 'example.com/v1';
+  const convertedObjects = objects.map((o: Json) => {
+    const { n, colour, size, color, ...rest } = o.spec ?? {};
+    const spec = toV1
+      ? {
+          ...rest,
+          ...(n !== undefined ? { size: n } : {}),
+          ...(colour !== undefined ? { color: colour } : {}),
+        }
+      : {
+          ...rest,
+          ...(size !== undefined ? { n: size } : {}),
+          ...(color !== undefined ? { colour: color } : {}),
+        };
+    return { ...o, apiVersion: desiredAPIVersion, spec };
+  });
+  return { uid, result: { status: 'Success' }, convertedObjects };
+}
+
 beforeAll(async () => {
   const ca = await CertificateAuthority.create('webhook-test-ca');
   const serving = await ca.issueServing(['127.0.0.1']);
@@ -30,8 +55,18 @@ beforeAll(async () => {
       const review = JSON.parse(Buffer.concat(chunks).toString());
       const path = new URL(req.url ?? '/', 'https://x').pathname;
       calls.push({ path, review });
-      const response = (replies.get(path) ?? allow)(review);
       res.writeHead(200, { 'content-type': 'application/json' });
+      if (path === '/convert') {
+        res.end(
+          JSON.stringify({
+            apiVersion: review.apiVersion,
+            kind: 'ConversionReview',
+            response: convert(review),
+          }),
+        );
+        return;
+      }
+      const response = (replies.get(path) ?? allow)(review);
       res.end(
         JSON.stringify(
           response === null
@@ -64,6 +99,23 @@ beforeAll(async () => {
   });
   expect(crd.status).toBe(201);
   await vi.waitFor(async () => expect((await t.req('GET', '/apis/example.com/v1/gadgets')).status).toBe(200));
+  const widgets = await t.req('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'widgets.example.com' },
+    spec: {
+      group: 'example.com',
+      names: { kind: 'Widget', plural: 'widgets', singular: 'widget', listKind: 'WidgetList' },
+      scope: 'Namespaced',
+      versions: [version('v1', true), version('v1beta1', false)],
+      conversion: {
+        strategy: 'Webhook',
+        webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: `${base}/convert`, caBundle } },
+      },
+    },
+  });
+  expect(widgets.status).toBe(201);
+  await vi.waitFor(async () => expect((await t.req('GET', '/apis/example.com/v1/widgets')).status).toBe(200));
 });
 
 afterAll(async () => {
@@ -156,6 +208,68 @@ describe('envtest admission webhooks', () => {
       expect(req.object.apiVersion).toBe('example.com/v1');
     } finally {
       await done();
+    }
+  });
+
+  it('matchPolicy Equivalent on a CRD with a conversion webhook: the webhooks get the object converted, not relabelled, and a mutation comes back through the conversion', async () => {
+    const W = (version: string) => `/apis/example.com/${version}/namespaces/default/widgets`;
+    const widgetRule = (operations = ['CREATE', 'UPDATE']) => ({ ...rule(['widgets'], ['v1'], operations) });
+    replies.set('/paint', (r) => ({
+      uid: r.request.uid,
+      allowed: true,
+      patchType: 'JSONPatch',
+      patch: Buffer.from(JSON.stringify([{ op: 'add', path: '/spec/color', value: 'blue' }])).toString(
+        'base64',
+      ),
+    }));
+    const m = await config(M, 'paint', [hook('paint.example.com', '/paint', [widgetRule()])]);
+    const v = await config(V, 'look', [
+      hook('look.example.com', '/look', [widgetRule(['CREATE', 'UPDATE', 'DELETE'])]),
+    ]);
+    const reviewOf = (path: string) => calls.filter((c) => c.path === path).map((c) => c.review.request);
+    try {
+      calls.length = 0;
+      const created = await t.req('POST', W('v1beta1'), {
+        apiVersion: 'example.com/v1beta1',
+        kind: 'Widget',
+        metadata: { name: 'w1' },
+        spec: { n: 3 },
+      });
+      expect(created.status).toBe(201);
+      // the mutating webhook saw the v1 form the conversion webhook makes, and its patch (v1 spec.color)
+      // reached the stored object through the conversion back
+      const [mutating] = reviewOf('/paint');
+      expect(mutating.kind).toEqual({ group: 'example.com', version: 'v1', kind: 'Widget' });
+      expect(mutating.requestKind).toEqual({ group: 'example.com', version: 'v1beta1', kind: 'Widget' });
+      expect(mutating.object.apiVersion).toBe('example.com/v1');
+      expect(mutating.object.spec).toEqual({ size: 3 });
+      expect(created.body.spec).toEqual({ n: 3, colour: 'blue' });
+      expect((await t.req('GET', `${W('v1')}/w1`)).body.spec).toEqual({ size: 3, color: 'blue' });
+      const [validating] = reviewOf('/look');
+      expect(validating.object.apiVersion).toBe('example.com/v1');
+      expect(validating.object.spec).toEqual({ size: 3, color: 'blue' });
+      // an update through v1beta1: the old object too is sent in the v1 form
+      calls.length = 0;
+      const updated = await t.req('PUT', `${W('v1beta1')}/w1`, {
+        ...created.body,
+        spec: { n: 4, colour: 'red' },
+      });
+      expect(updated.status).toBe(200);
+      const [update] = reviewOf('/look');
+      expect(update.operation).toBe('UPDATE');
+      expect(update.oldObject.spec).toEqual({ size: 3, color: 'blue' });
+      expect(update.object.spec).toEqual({ size: 4, color: 'blue' });
+      // a delete through v1beta1: the object being deleted, in the v1 form
+      calls.length = 0;
+      expect((await t.req('DELETE', `${W('v1beta1')}/w1`)).status).toBe(200);
+      const [deleted] = reviewOf('/look');
+      expect(deleted.operation).toBe('DELETE');
+      expect(deleted.oldObject.apiVersion).toBe('example.com/v1');
+      expect(deleted.oldObject.spec).toEqual({ size: 4, color: 'blue' });
+    } finally {
+      replies.clear();
+      await m();
+      await v();
     }
   });
 
