@@ -24,6 +24,7 @@ import {
 import { initFiles, MARK } from './templates/init.js';
 import {
   conversionPatchFile,
+  crdNameOf,
   generateWebhooksScript,
   webhookKustomization,
   webhookServiceYaml,
@@ -253,6 +254,8 @@ export function createWebhook(root: string, options: CreateWebhookOptions): File
       MARK.patches,
       `- path: ${conversionPatchFile(group, kind)}`,
     );
+    // the manager injects its CA bundle into the converted CRD (and may patch it: webhookRbac)
+    plan.insertAtMarker('src/webhooks/index.ts', MARK.crds, `'${crdNameOf(group, kind)}',`);
   }
   plan.mergeJson('package.json', 'scripts', { 'generate:webhooks': generateWebhooksScript(project) });
   return plan.commit();

@@ -91,6 +91,10 @@ describe('a rendered project', () => {
     expect(role).toContain('webapps/status');
     expect(role).toContain('leases');
     expect(role).toContain('web-op-webhook-certs');
+    // the converted CRD's caBundle is the manager's to patch, and only that CRD's
+    expect(role).toMatch(
+      /- apiGroups:\n {6}- apiextensions\.k8s\.io\n {4}resourceNames:\n {6}- webapps\.apps\.example\.com\n {4}resources:\n {6}- customresourcedefinitions\n {4}verbs:\n {6}- get\n {6}- patch\n/,
+    );
     // least privilege: nothing the project generates records Events, so no rule for them
     expect(role).not.toContain('events');
     const webhooks = readFileSync(path.join(dir, 'config/webhook/manifests.yaml'), 'utf8');

@@ -11,4 +11,5 @@ export const MARK = {
   webhooks: 'kubeloop:scaffold:webhooks',
   serve: 'kubeloop:scaffold:serve',
   patches: 'kubeloop:scaffold:patches',
+  crds: 'kubeloop:scaffold:crds',
 } as const;

@@ -103,6 +103,14 @@ export const webhooks = [
   // kubeloop:scaffold:webhooks
 ];
 
+/**
+ * The CRDs whose conversion this manager serves (\`kubeloop create webhook --conversion\` adds them): their
+ * \`caBundle\` is kept current with the webhook configurations'.
+ */
+export const CONVERTED_CRDS: string[] = [
+  // kubeloop:scaffold:crds
+];
+
 /** The Service in front of the webhook server (config/webhook/service.yaml). */
 export const WEBHOOK_SERVICE = '${p.name}-webhook-service';
 /** The name of the generated Mutating- and ValidatingWebhookConfiguration. */
@@ -110,7 +118,10 @@ export const WEBHOOK_CONFIGURATION = '${p.name}-webhooks';
 /** The Secret the self-signed serving certificate and its CA are kept in, shared by all replicas. */
 export const WEBHOOK_SECRET = '${p.name}-webhook-certs';
 
-/** What serving with self-signed certificates needs: their Secret, and patching the CA bundle into the configurations. */
+/**
+ * What serving with self-signed certificates needs: their Secret, and patching the CA bundle into the
+ * configurations and the converted CRDs.
+ */
 export const webhookRbac = controllerRbac({
   name: 'webhook-certificates',
   calls: [
@@ -128,6 +139,17 @@ export const webhookRbac = controllerRbac({
       verbs: ['get', 'patch'],
       resourceNames: [WEBHOOK_CONFIGURATION],
     },
+    // no resourceNames would mean every CRD: the rule is there only when some CRD is converted
+    ...(CONVERTED_CRDS.length > 0
+      ? [
+          {
+            group: 'apiextensions.k8s.io',
+            resource: 'customresourcedefinitions',
+            verbs: ['get', 'patch'] as const,
+            resourceNames: CONVERTED_CRDS,
+          },
+        ]
+      : []),
   ],
 });
 
@@ -141,7 +163,8 @@ export interface WebhookOptions {
 
 /**
  * Serves every webhook on the manager's webhook server (\`webhook.bindAddress\` of its options), with a self-signed
- * CA kept in a Secret all replicas share and injected into the webhook configurations (no cert-manager needed). Returns the certificates (\`caBundle()\` for tests).
+ * CA kept in a Secret all replicas share and injected into the webhook configurations and the converted CRDs (no
+ * cert-manager needed). Returns the certificates (\`caBundle()\` for tests).
  */
 export function setupWebhooks(mgr: Manager, options: WebhookOptions): SelfSignedCertificates {
   const certificates = new SelfSignedCertificates({
@@ -153,6 +176,7 @@ export function setupWebhooks(mgr: Manager, options: WebhookOptions): SelfSigned
     inject: {
       mutatingWebhookConfigurations: [WEBHOOK_CONFIGURATION],
       validatingWebhookConfigurations: [WEBHOOK_CONFIGURATION],
+      customResourceDefinitions: CONVERTED_CRDS,
     },
   });
   getWebhookServer(mgr, { certificateSource: certificates });
@@ -224,14 +248,26 @@ export function webhookTestTs(w: WebhookSpec): string {
   const spokeImports = w.spokes
     .map((s) => `import { ${w.kind} as ${w.kind}${cap(s)} } from '../src/api/${s}/${file}.js';`)
     .join('\n');
+  // the CRD's conversion goes to the webhook Service as config/crd/patches sends it on a cluster, and its caBundle
+  // comes from setupWebhooks as it does there: a conversion the manager would leave untrusted fails this test
   const crdSetup = w.spokes.length
     ? `
-    // the generated CRD, with its conversion sent to this webhook server (what config/crd/patches does on a cluster)
     const crd = \`\${${w.kind}.plural}.\${${w.kind}.apiVersion.split('/')[0]}\`;
     await client.patch(CRD, { name: crd }, {
       type: 'merge',
-      data: crdConversionPatch(crd, { service: { name: WEBHOOK_SERVICE, namespace: ns }, caBundle }),
+      data: crdConversionPatch(crd, { service: { name: WEBHOOK_SERVICE, namespace: ns } }),
     });`
+    : '';
+  const crdInjected = w.spokes.length
+    ? `
+    // the CA bundle setupWebhooks injects into the CRD's conversion, as it does on a cluster
+    await vi.waitFor(
+      async () => {
+        const got = (await client.get(CRD, { name: crd })) as { spec?: { conversion?: ConversionSpec } };
+        expect(got.spec?.conversion?.webhook?.clientConfig?.caBundle).toBe(caBundle);
+      },
+      { timeout: 30_000, interval: 100 },
+    );`
     : '';
   return `// The ${w.kind} webhooks against an API server that calls them as kube-apiserver does (envtest, with the generated
 // CRD from config/crd): the manager serves them with self-signed certificates, and the configurations are generated
@@ -242,10 +278,10 @@ import { Namespace, newManager } from '@kubeloop/builder';
 import { type ApiClient, ${w.validation ? 'isInvalid, ' : ''}kind, newClient } from '@kubeloop/client';
 import { Environment } from '@kubeloop/envtest';
 import { ${w.spokes.length ? 'crdConversionPatch, ' : ''}getWebhookServer, webhookConfigurations, webhookRegistrations } from '@kubeloop/webhook';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it${w.spokes.length ? ', vi' : ''} } from 'vitest';
 import { ${w.kind} } from '../src/api/${w.version}/index.js';
 ${spokeImports}${spokeImports ? '\n' : ''}import { setupWebhooks, WEBHOOK_CONFIGURATION, WEBHOOK_SERVICE } from '../src/webhooks/index.js';
-${w.spokes.length ? "\nconst CRD = kind('apiextensions.k8s.io/v1', 'CustomResourceDefinition');\n" : ''}
+${w.spokes.length ? "\nconst CRD = kind('apiextensions.k8s.io/v1', 'CustomResourceDefinition');\ninterface ConversionSpec {\n  webhook?: { clientConfig?: { caBundle?: string } };\n}\n" : ''}
 describe.skipIf(process.env.USE_EXISTING_CLUSTER === 'true')('${w.kind} webhooks', () => {
   let env: Environment;
   let client: ApiClient;
@@ -265,7 +301,7 @@ describe.skipIf(process.env.USE_EXISTING_CLUSTER === 'true')('${w.kind} webhooks
     });
     await env.start();
     client = newClient(env.config);
-    await client.create(Namespace, { metadata: { name: ns } });
+    await client.create(Namespace, { metadata: { name: ns } });${crdSetup}
     const mgr = newManager(env.config, { webhook: { bindAddress: '127.0.0.1:0' } });
     const certificates = setupWebhooks(mgr, { namespace: ns, extraNames: ['127.0.0.1'] });
     const server = getWebhookServer(mgr);
@@ -278,7 +314,7 @@ describe.skipIf(process.env.USE_EXISTING_CLUSTER === 'true')('${w.kind} webhooks
       service: { name: WEBHOOK_SERVICE, namespace: ns },
       caBundle,
     }))
-      await client.create(kind(c.apiVersion, c.kind), c);${crdSetup}
+      await client.create(kind(c.apiVersion, c.kind), c);${crdInjected}
   });
   afterAll(async () => {
     stop.abort();
@@ -298,11 +334,15 @@ ${cases.join('\n\n')}
  * ch, sh, `-ies` after a consonant and y, else `-s`).
  */
 export function conversionPatchFile(group: string, kind: string): string {
+  return `patches/webhook_in_${group}_${pluralOf(kind)}.yaml`;
+}
+
+/** The CRD name (`<plural>.<group>`) of a kind of the project, with the plural `defineKind` guesses. */
+export function crdNameOf(group: string, kind: string): string {
+  return `${pluralOf(kind)}.${group}`;
+}
+
+function pluralOf(kind: string): string {
   const k = kind.toLowerCase();
-  const plural = /(s|x|z|ch|sh)$/.test(k)
-    ? `${k}es`
-    : /[^aeiou]y$/.test(k)
-      ? `${k.slice(0, -1)}ies`
-      : `${k}s`;
-  return `patches/webhook_in_${group}_${plural}.yaml`;
+  return /(s|x|z|ch|sh)$/.test(k) ? `${k}es` : /[^aeiou]y$/.test(k) ? `${k.slice(0, -1)}ies` : `${k}s`;
 }
