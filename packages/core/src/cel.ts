@@ -158,3 +158,155 @@ export function schemaCelType(s: CelSchemaNode | undefined, resourceRoot = false
       return undefined;
   }
 }
+
+/**
+ * A node of `@marcbachmann/cel-js` 8's parse tree, as far as {@link rewriteHasMacros} and
+ * {@link undeclaredFieldSelection} read it: its operator (`id`, `.`, `.?`, `call`, …), its arguments (child nodes,
+ * a field name, or arrays of them), the source offsets it spans, and after a type check its `checkedType`.
+ */
+export interface CelAstNode {
+  readonly op: string;
+  readonly args: unknown;
+  /** Offset of the node's token (a field selection: the field name). */
+  readonly pos: number;
+  readonly start: number;
+  readonly end: number;
+  readonly checkedType?: CelCheckedType;
+}
+
+/** The type cel-js's checker gave a node: its name, its kind (`optional`, `list`, …) and an optional's value type. */
+export interface CelCheckedType {
+  readonly name: string;
+  readonly kind: string;
+  readonly valueType?: CelCheckedType;
+}
+
+function isAstNode(v: unknown): v is CelAstNode {
+  return v !== null && typeof v === 'object' && typeof (v as CelAstNode).op === 'string' && 'args' in v;
+}
+
+/** Every node of a parse tree in source order (children of arrays and nested arrays included). */
+function* nodes(v: unknown): Generator<CelAstNode> {
+  if (Array.isArray(v)) {
+    for (const x of v) yield* nodes(x);
+    return;
+  }
+  if (!isAstNode(v)) return;
+  yield v;
+  yield* nodes(v.args);
+}
+
+/** A `has(x.f)` call of a parse tree: the call, the selection `x.f` it tests. */
+function hasSelection(n: CelAstNode): CelAstNode | undefined {
+  if (n.op !== 'call' || !Array.isArray(n.args) || n.args[0] !== 'has') return undefined;
+  const fnArgs = n.args[1];
+  if (!Array.isArray(fnArgs) || fnArgs.length !== 1) return undefined;
+  const sel = fnArgs[0];
+  return isAstNode(sel) && sel.op === '.' && Array.isArray(sel.args) && isAstNode(sel.args[0])
+    ? sel
+    : undefined;
+}
+
+/** A rule rewritten for a CEL evaluator, and where each of its characters came from in the rule as written. */
+export interface CelRewrite {
+  readonly source: string;
+  /** The offset in the original rule of the rewritten rule's character at `offset`. */
+  position(offset: number): number;
+}
+
+/**
+ * `src` with each `has(x.f)` written `(x).?f.hasValue()` — the same presence test as an optional selection, which
+ * cel-js type-checks in full (its `has()` checks only the variable at the bottom of `x`, and refuses an `x` that is
+ * not a chain of field selections on a variable, such as `self.items[0]`, which cel-go and kube-apiserver accept).
+ * With `onlyUnsupported`, only the `has()` calls whose `x` cel-js cannot take are rewritten (for evaluation).
+ * `undefined` when there is nothing to rewrite. `ast` is cel-js's parse tree of `src`.
+ */
+export function rewriteHasMacros(
+  src: string,
+  ast: CelAstNode,
+  onlyUnsupported = false,
+): CelRewrite | undefined {
+  const calls: { call: CelAstNode; sel: CelAstNode }[] = [];
+  for (const n of nodes(ast)) {
+    const sel = hasSelection(n);
+    if (!sel) continue;
+    if (onlyUnsupported) {
+      let bottom = (sel.args as unknown[])[0] as CelAstNode;
+      while (bottom.op === '.' && isAstNode((bottom.args as unknown[])[0]))
+        bottom = (bottom.args as unknown[])[0] as CelAstNode;
+      if (bottom.op === 'id') continue;
+    }
+    calls.push({ call: n, sel });
+  }
+  if (calls.length === 0) return undefined;
+  const out: string[] = [];
+  const from: number[] = [];
+  const emit = (text: string, origin: number | ((i: number) => number)) => {
+    for (let i = 0; i < text.length; i++) {
+      out.push(text[i] as string);
+      from.push(typeof origin === 'number' ? origin : origin(i));
+    }
+  };
+  const copy = (a: number, b: number) => {
+    let i = a;
+    while (i < b) {
+      const c = calls.find((x) => x.call.start === i && x.call.end <= b);
+      if (!c) {
+        emit(src[i] as string, i);
+        i++;
+        continue;
+      }
+      const operand = (c.sel.args as unknown[])[0] as CelAstNode;
+      const field = (c.sel.args as unknown[])[1] as string;
+      // cel-go reports a has() test of an undeclared field at the macro's '(': the field maps two characters
+      // after it, as an optional selection `x.?f` is reported at its '.', two characters before `f`
+      const paren = src.indexOf('(', c.call.start);
+      emit('(', c.call.start);
+      copy(operand.start, operand.end);
+      emit(').?', c.sel.pos - 1);
+      emit(field, paren + 2);
+      emit('.hasValue()', c.call.start);
+      i = c.call.end;
+    }
+  };
+  copy(0, src.length);
+  const source = out.join('');
+  return {
+    source,
+    position: (offset) => (offset >= from.length ? src.length : (from[offset] ?? 0)),
+  };
+}
+
+/**
+ * The first field selection of a type-checked parse tree (`x.f` or `x.?f`, in source order) that names a field
+ * the object type of `x` does not declare, as cel-go refuses it (`undefined field 'f'`) where cel-js lets it through
+ * (an optional selection, or a selection on an optional, yields `dyn` for a missing field). `fieldsOf` gives the
+ * declared fields of an object type by its cel-js type name, `undefined` for any other type.
+ */
+export function undeclaredFieldSelection(
+  ast: CelAstNode,
+  fieldsOf: (typeName: string) => ReadonlySet<string> | undefined,
+): { node: CelAstNode; field: string } | undefined {
+  for (const n of nodes(ast)) {
+    if ((n.op !== '.' && n.op !== '.?') || !Array.isArray(n.args)) continue;
+    const [operand, field] = n.args as [unknown, unknown];
+    if (!isAstNode(operand) || typeof field !== 'string') continue;
+    let t = operand.checkedType;
+    if (t?.kind === 'optional') t = t.valueType;
+    const fields = t ? fieldsOf(t.name) : undefined;
+    if (fields && !fields.has(field)) return { node: n, field };
+  }
+  return undefined;
+}
+
+/**
+ * kube-apiserver 1.32 also finds a property named by a CEL reserved word under the word itself (`self.namespace`
+ * as `self.__namespace__`; apiserver `DeclTypeProvider` with `recognizeKeywordAsFieldName`).
+ */
+export function withReservedAliases<T>(fields: Record<string, T>): Record<string, T> {
+  for (const [k, f] of Object.entries(fields)) {
+    const word = /^__([a-z]+)__$/.exec(k)?.[1];
+    if (word && CEL_RESERVED_WORDS.has(word) && !(word in fields)) fields[word] = f;
+  }
+  return fields;
+}

@@ -3,7 +3,15 @@
  * `SchemaDeclType`). The escaped names are the ones the real 1.32 server accepted in CRD rules.
  */
 import { describe, expect, it } from 'vitest';
-import { CEL_RESERVED_WORDS, escapeCelName, schemaCelType } from '../src/cel.js';
+import {
+  CEL_RESERVED_WORDS,
+  type CelAstNode,
+  escapeCelName,
+  rewriteHasMacros,
+  schemaCelType,
+  undeclaredFieldSelection,
+  withReservedAliases,
+} from '../src/cel.js';
 
 describe('escapeCelName', () => {
   it('escapes -, ., / and __ left to right, and a reserved word whole', () => {
@@ -99,6 +107,68 @@ describe('schemaCelType', () => {
         apiVersion: 'string',
         metadata: { object: { name: 'string', generateName: 'string', uid: 'string' } },
       },
+    });
+  });
+});
+
+/** A parse-tree node shaped as cel-js 8 builds it (op, args, offsets; `checkedType` after a check). */
+function n(
+  op: string,
+  args: unknown,
+  start: number,
+  end: number,
+  pos = start,
+  checkedType?: CelAstNode['checkedType'],
+) {
+  return { op, args, start, end, pos, ...(checkedType ? { checkedType } : {}) } as CelAstNode;
+}
+
+describe('has() and field selections as kube-apiserver checks them', () => {
+  // has(self.items[0].b)
+  const src = 'has(self.items[0].b)';
+  const self = n('id', 'self', 4, 8);
+  const items = n('.', [self, 'items'], 4, 14, 9);
+  const index = n('[]', [items, n('value', 0n, 15, 16)], 4, 17);
+  const sel = n('.', [index, 'b'], 4, 19, 18);
+  const call = n('call', ['has', [sel]], 0, 20);
+
+  it('writes has(x.f) as (x).?f.hasValue() and maps each character back to the rule as written', () => {
+    const r = rewriteHasMacros(src, call);
+    expect(r?.source).toBe('(self.items[0]).?b.hasValue()');
+    // the operand keeps its offsets; the field maps two past the macro's '(' (cel-go reports it there)
+    expect(r?.position(1)).toBe(4);
+    expect(r?.position(r.source.indexOf('b.has'))).toBe(5);
+    expect(r?.position(1000)).toBe(src.length);
+  });
+
+  it('rewrites only what cel-js cannot evaluate when asked, and nothing without has()', () => {
+    expect(rewriteHasMacros(src, call, true)?.source).toBe('(self.items[0]).?b.hasValue()');
+    const plain = n('call', ['has', [n('.', [n('id', 'self', 4, 8), 'a'], 4, 10, 9)]], 0, 11);
+    expect(rewriteHasMacros('has(self.a)', plain, true)).toBeUndefined();
+    expect(rewriteHasMacros('has(self.a)', plain)?.source).toBe('(self).?a.hasValue()');
+    expect(rewriteHasMacros('self', self)).toBeUndefined();
+  });
+
+  it('finds a selection of a field that the object type (or an optional of it) does not declare', () => {
+    const fields = new Map([['Object0', new Set(['a'])]]);
+    const obj = { name: 'Object0', kind: 'message' };
+    const at = (operandType: CelAstNode['checkedType'], field: string, op = '.?') =>
+      undeclaredFieldSelection(n(op, [n('id', 'self', 0, 4, 0, operandType), field], 0, 7, 6), (t) =>
+        fields.get(t),
+      );
+    expect(at(obj, 'x')?.field).toBe('x');
+    expect(at({ name: 'optional<Object0>', kind: 'optional', valueType: obj }, 'x', '.')?.field).toBe('x');
+    expect(at(obj, 'a')).toBeUndefined();
+    expect(at({ name: 'map<string, string>', kind: 'map' }, 'x')).toBeUndefined();
+    expect(at(undefined, 'x')).toBeUndefined();
+  });
+
+  it('aliases a reserved-word field under the word itself', () => {
+    expect(withReservedAliases({ __namespace__: 1, __dash__x: 2, a: 3 })).toEqual({
+      __namespace__: 1,
+      namespace: 1,
+      __dash__x: 2,
+      a: 3,
     });
   });
 });

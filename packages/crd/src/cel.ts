@@ -1,4 +1,12 @@
-import { type CelSchemaNode, type CelType, schemaCelType } from '@kubeloop/core/cel';
+import {
+  type CelAstNode,
+  type CelSchemaNode,
+  type CelType,
+  rewriteHasMacros,
+  schemaCelType,
+  undeclaredFieldSelection,
+  withReservedAliases,
+} from '@kubeloop/core/cel';
 import { Environment } from '@marcbachmann/cel-js';
 import { CelCompileError, SchemaError } from './errors.js';
 import type { JSONSchemaProps } from './types.js';
@@ -30,14 +38,14 @@ function walk(node: JSONSchemaProps, path: string, correlatable: boolean, isRoot
           where,
           `x-kubernetes-validations[${i}].rule: Invalid value: ${JSON.stringify(r.rule)}: oldSelf cannot be used on the uncorrelatable portion of the schema (below a list that is not x-kubernetes-list-type: map)`,
         );
-      const env = environment(node, isRoot);
-      const checked = env.check(r.rule);
+      const { env, fields } = environment(node, isRoot, r.optionalOldSelf === true);
+      const checked = check(env, r.rule, fields);
       if (!checked.valid && !tolerated(checked.error))
         throw new CelCompileError(where, r.rule, firstLine(checked.error));
       if (checked.valid && checked.type !== 'bool' && checked.type !== 'dyn')
         throw new CelCompileError(where, r.rule, `rule must evaluate to a bool, not ${checked.type}`);
       if (r.messageExpression !== undefined) {
-        const m = env.check(r.messageExpression);
+        const m = check(env, r.messageExpression, fields);
         if (!m.valid && !tolerated(m.error))
           throw new CelCompileError(where, r.messageExpression, firstLine(m.error));
         if (m.valid && m.type !== 'string' && m.type !== 'dyn')
@@ -57,9 +65,12 @@ function walk(node: JSONSchemaProps, path: string, correlatable: boolean, isRoot
     walk(node.items, `${path}[*]`, correlatable && node['x-kubernetes-list-type'] === 'map', false);
 }
 
+/** The evaluator's message, a missing field named as cel-go names it (`undefined field 'f'`). */
 function firstLine(err: unknown): string {
   const msg = err instanceof Error ? err.message : String(err);
-  return msg.split('\n')[0] ?? msg;
+  const first = msg.split('\n')[0] ?? msg;
+  const key = /^No such key: (.+)$/.exec(first);
+  return key ? `undefined field '${key[1]}'` : first;
 }
 
 // cel-js reports a namespaced function (sets.contains, strings.quote) as an unknown variable
@@ -68,7 +79,30 @@ function tolerated(err: unknown): boolean {
   return NAMESPACES.test(firstLine(err));
 }
 
-type CelJsType = string | { [k: string]: CelJsType };
+type Parsed = { ast: CelAstNode; check(): { valid: boolean; type?: string; error?: unknown } };
+
+/**
+ * Type-check `src` as kube-apiserver does: `has(x.f)` is checked as `(x).?f.hasValue()` (cel-js's `has()` checks
+ * only the variable at the bottom of `x`), and a selection of a field its object type does not declare is refused
+ * (`undefined field 'f'`), also where cel-js lets it through (`has()`, `.?`).
+ */
+function check(
+  env: Environment,
+  src: string,
+  fields: ReadonlyMap<string, ReadonlySet<string>>,
+): { valid: boolean; type?: string; error?: unknown } {
+  try {
+    const rewrite = rewriteHasMacros(src, (env.parse(src) as unknown as Parsed).ast);
+    const parsed = env.parse(rewrite ? rewrite.source : src) as unknown as Parsed;
+    const r = parsed.check();
+    if (!r.valid) return r;
+    const undeclared = undeclaredFieldSelection(parsed.ast, (name) => fields.get(name));
+    if (undeclared) return { valid: false, error: new Error(`undefined field '${undeclared.field}'`) };
+    return r;
+  } catch (error) {
+    return { valid: false, error };
+  }
+}
 
 const SCALARS: Readonly<Record<string, string>> = {
   timestamp: 'google.protobuf.Timestamp',
@@ -76,45 +110,44 @@ const SCALARS: Readonly<Record<string, string>> = {
 };
 
 /**
- * The cel-js declaration of the type kube-apiserver gives a schema node (`schemaCelType`: escaped field names,
- * `apiVersion`/`kind`/`metadata` at a resource root): a type name, or a nested field schema for an object.
+ * Declares on `env` the type kube-apiserver gives a schema node (`schemaCelType`: escaped field names,
+ * `apiVersion`/`kind`/`metadata` at a resource root), each object type as `Object<n>` whose declared field names
+ * go to `fields`; returns the type's name.
  */
-function celJsType(t: CelType | undefined): CelJsType {
+function declare(env: Environment, t: CelType | undefined, fields: Map<string, ReadonlySet<string>>): string {
   if (t === undefined) return 'dyn';
   if (typeof t === 'string') return SCALARS[t] ?? t;
-  if ('list' in t) {
-    const item = celJsType(t.list);
-    return typeof item === 'string' ? `list<${item}>` : 'list<dyn>';
-  }
-  if ('map' in t) {
-    const v = celJsType(t.map);
-    return typeof v === 'string' ? `map<string, ${v}>` : 'map<string, dyn>';
-  }
-  const fields: Record<string, CelJsType> = {};
-  for (const [k, f] of Object.entries(t.object)) fields[k] = celJsType(f);
-  return fields;
+  if ('list' in t) return `list<${declare(env, t.list, fields)}>`;
+  if ('map' in t) return `map<string, ${declare(env, t.map, fields)}>`;
+  const decl: Record<string, string> = {};
+  for (const [k, f] of Object.entries(t.object)) decl[k] = declare(env, f, fields);
+  withReservedAliases(decl);
+  const name = `Object${fields.size}`;
+  env.registerType(name, { fields: decl });
+  fields.set(name, new Set(Object.keys(decl)));
+  return name;
 }
 
-function declare(env: Environment, name: string, type: CelJsType): void {
-  if (typeof type === 'string') env.registerVariable(name, type);
-  else env.registerVariable({ name, schema: type as Record<string, never> });
-}
-
-function environment(node: JSONSchemaProps, isRoot: boolean): Environment {
+function environment(
+  node: JSONSchemaProps,
+  isRoot: boolean,
+  optionalOldSelf: boolean,
+): { env: Environment; fields: ReadonlyMap<string, ReadonlySet<string>> } {
   const env = kubernetesLibraries(new Environment({ enableOptionalTypes: true }));
   const root = isRoot || node['x-kubernetes-embedded-resource'] === true;
-  const type = celJsType(schemaCelType(node as CelSchemaNode, root));
+  const fields = new Map<string, ReadonlySet<string>>();
   try {
-    declare(env, 'self', type);
-    declare(env, 'oldSelf', type);
+    const type = declare(env, schemaCelType(node as CelSchemaNode, root), fields);
+    env.registerVariable('self', type);
+    env.registerVariable('oldSelf', optionalOldSelf ? `optional<${type}>` : type);
   } catch {
     // a type cel-js cannot declare (e.g. a timestamp spelling it does not know): check the rule untyped
     const fallback = kubernetesLibraries(new Environment({ enableOptionalTypes: true }));
     fallback.registerVariable('self', 'dyn');
-    fallback.registerVariable('oldSelf', 'dyn');
-    return fallback;
+    fallback.registerVariable('oldSelf', optionalOldSelf ? 'optional<dyn>' : 'dyn');
+    return { env: fallback, fields: new Map() };
   }
-  return env;
+  return { env, fields };
 }
 
 class URL_ {}

@@ -198,7 +198,7 @@ describe('defineKind', () => {
       kind: 'Cel',
       spec: WithRules(Type.Object({ a: Type.String() }), [{ rule: 'self.b == "x"' }]),
     });
-    expect(() => customResourceDefinition(k)).toThrow(/No such key: b/);
+    expect(() => customResourceDefinition(k)).toThrow(/undefined field 'b'/);
     // oldSelf under a list that is not a map
     const t = defineKind({
       group: 'x.example.com',

@@ -161,7 +161,7 @@ export function validateCrdSchemas(crd: Record<string, unknown>): FieldError[] {
         own.push({
           type: 'FieldValueInvalid',
           field: `${e.schemaPath}.x-kubernetes-validations[${e.index}].${e.field}`,
-          detail: `Invalid value: ${goValidationRule(e.rule)}: ${e.detail}`,
+          detail: `Invalid value: ${e.value ?? goValidationRule(e.rule)}: ${e.detail}`,
         });
     for (const e of own) errs.push(e);
   });

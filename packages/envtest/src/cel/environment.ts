@@ -4,7 +4,14 @@
  * (apiserver pkg/cel `SchemaDeclType`), and compile errors rendered as cel-go prints them.
  */
 
-import { type CelType, schemaCelType } from '@kubeloop/core/cel';
+import {
+  type CelAstNode,
+  type CelType,
+  rewriteHasMacros,
+  schemaCelType,
+  undeclaredFieldSelection,
+  withReservedAliases,
+} from '@kubeloop/core/cel';
 import { Environment } from '@marcbachmann/cel-js';
 import type { SchemaNode } from '../schema/json-value.js';
 import { registerKubernetesLibraries } from './k8s-library.js';
@@ -27,6 +34,20 @@ export function base(): Environment {
 
 const evalEnvs: Partial<Record<'plain' | 'optional', Environment>> = {};
 
+/**
+ * The object types registered by {@link declType} for one CRD (`Object<n>`) with their declared field names, so a
+ * selection of a field none declares is refused as cel-go refuses it.
+ */
+export interface DeclaredTypes {
+  n: number;
+  readonly fields: Map<string, ReadonlySet<string>>;
+}
+
+/** A fresh {@link DeclaredTypes}. */
+export function declaredTypes(): DeclaredTypes {
+  return { n: 0, fields: new Map() };
+}
+
 /** Evaluation runs untyped (`dyn`), on values converted by the schema; `oldSelf` is optional<dyn> for optionalOldSelf. */
 export function evaluator(optionalOldSelf = false): Environment {
   const k = optionalOldSelf ? 'optional' : 'plain';
@@ -46,7 +67,7 @@ export function evaluator(optionalOldSelf = false): Environment {
 export function declType(
   env: Environment,
   s: SchemaNode | undefined,
-  names: { n: number },
+  names: DeclaredTypes,
   root = false,
 ): string {
   const render = (t: CelType): string => {
@@ -55,8 +76,10 @@ export function declType(
     if ('map' in t) return `map<string, ${render(t.map)}>`;
     const fields: Record<string, string> = {};
     for (const [k, f] of Object.entries(t.object)) fields[k] = render(f);
+    withReservedAliases(fields);
     const name = `Object${names.n++}`;
     env.registerType(name, { fields });
+    names.fields.set(name, new Set(Object.keys(fields)));
     return name;
   };
   const t = schemaCelType(s, root || s?.['x-kubernetes-embedded-resource'] === true);
@@ -95,25 +118,42 @@ function display(src: string, offset: number, message: string): string {
   return `ERROR: <input>:${line}:${col + 1}: ${message}\n | ${snippet}\n | ${ind}`;
 }
 
-/** Translate an evaluator compile error into cel-go's message and position. */
-function compileMessage(src: string, err: unknown): string {
-  const e = err as { message?: string; node?: { pos?: number }; range?: { start?: number } };
+/**
+ * Translate an evaluator compile error into cel-go's message and position; `at` maps an offset of the checked
+ * source (the rule rewritten by `rewriteHasMacros`) back to the rule as written.
+ */
+function compileMessage(src: string, err: unknown, at: (offset: number) => number = (o) => o): string {
+  const e = err as {
+    message?: string;
+    node?: { pos?: number; op?: string; start?: number };
+    range?: { start?: number };
+  };
   const first = String(e.message ?? err).split('\n')[0] as string;
-  let pos = e.node?.pos ?? e.range?.start ?? 0;
+  const raw = e.node?.pos ?? e.range?.start;
+  let pos = raw === undefined ? 0 : at(raw);
   let msg = first;
   const undefinedField = /^No such key: (.+)$/.exec(first);
   const overload = /^no such overload: (\S+) (\S+) (\S+)$/.exec(first);
   const unknownVar = /^Unknown variable: (\S+)$/i.exec(first);
+  const noSelection = /^Cannot index type '([^']+)'$/.exec(first);
+  // cel-go places a field selection at its '.' (`x.f`: one before the field, `x.?f`: two)
+  const selectionAt = (p: number) => Math.max(0, p - (e.node?.op === '.?' ? 2 : 1));
   if (undefinedField) {
     msg = `undefined field '${undefinedField[1]}'`;
-    // cel-go places a field selection at its '.'
-    pos = Math.max(0, pos - 1);
+    pos = selectionAt(pos);
+  } else if (first === 'has() invalid argument') {
+    msg = 'invalid argument to has() macro';
+    const op = e.node?.op;
+    pos = op === '.' || op === '.?' ? selectionAt(pos) : at(e.node?.start ?? 0);
+  } else if (noSelection) {
+    msg = `type '${noSelection[1]}' does not support field selection`;
+    pos = selectionAt(pos);
   } else if (overload) {
     const op = overload[2] as string;
     msg = `found no matching overload for '${OPS[op] ?? op}' applied to '(${overload[1]}, ${overload[3]})'`;
     // cel-go places an operator call at the operator
-    const at = src.indexOf(` ${op} `, pos);
-    if (at >= 0) pos = at + 1;
+    const found = src.indexOf(` ${op} `, pos);
+    if (found >= 0) pos = found + 1;
   } else if (unknownVar) {
     msg = `undeclared reference to '${unknownVar[1]}' (in container '')`;
   } else if (/^(Unexpected|Expected|Invalid|Unterminated)/.test(first)) {
@@ -122,15 +162,47 @@ function compileMessage(src: string, err: unknown): string {
   return display(src, pos, msg);
 }
 
-/** The type-check result of `src` on `env`: its CEL type name, or the compile error as cel-go prints it. */
-export function resultType(env: Environment, src: string): { type?: string; error?: string } {
+type Parsed = { ast: CelAstNode; check(): { valid: boolean; type?: string; error?: unknown } };
+
+/**
+ * The type-check result of `src` on `env`: its CEL type name, or the compile error as cel-go prints it. `has(x.f)`
+ * is checked as `(x).?f.hasValue()` (see `rewriteHasMacros`), and a selection of a field that the object type
+ * (one of `declared`) does not declare is refused, also where cel-js lets it through (`has()`, `.?`).
+ */
+export function resultType(
+  env: Environment,
+  src: string,
+  declared?: DeclaredTypes,
+): { type?: string; error?: string } {
   try {
-    const r = env.check(src) as { valid: boolean; type?: string; error?: unknown };
-    if (!r.valid) return { error: compileMessage(src, r.error) };
+    const rewrite = rewriteHasMacros(src, (env.parse(src) as unknown as Parsed).ast);
+    const at = rewrite ? rewrite.position : (o: number) => o;
+    const parsed = env.parse(rewrite ? rewrite.source : src) as unknown as Parsed;
+    const r = parsed.check();
+    if (!r.valid) return { error: compileMessage(src, r.error, at) };
+    const undeclared = declared
+      ? undeclaredFieldSelection(parsed.ast, (name) => declared.fields.get(name))
+      : undefined;
+    if (undeclared)
+      return {
+        error: compileMessage(
+          src,
+          { message: `No such key: ${undeclared.field}`, node: undeclared.node },
+          at,
+        ),
+      };
     return { type: r.type };
   } catch (e) {
     return { error: compileMessage(src, e) };
   }
+}
+
+/**
+ * The source envtest evaluates for a rule: the rule itself, or with the `has()` calls cel-js cannot evaluate
+ * (`has(self.items[0].f)`) written as optional selections.
+ */
+export function evaluatedSource(env: Environment, src: string): string {
+  return rewriteHasMacros(src, (env.parse(src) as unknown as Parsed).ast, true)?.source ?? src;
 }
 
 const admissionEnvs = new Map<string, Environment>();

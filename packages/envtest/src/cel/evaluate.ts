@@ -3,7 +3,7 @@
  * converted by the schema (`UnstructuredToVal`), rules per node in order, transition rules only with an old
  * value correlated by property, map key or list-map key, unchanged values ratcheted, errors by `reason`.
  */
-import { escapeCelName } from '@kubeloop/core/cel';
+import { CEL_RESERVED_WORDS, escapeCelName } from '@kubeloop/core/cel';
 import { goQuote } from '@kubeloop/core/go-format';
 import { Optional } from '@marcbachmann/cel-js';
 import type { FieldError } from '../errors.js';
@@ -32,8 +32,12 @@ export function toCel(v: unknown, s: SchemaNode | undefined): unknown {
     // the keys of a map (additionalProperties) stay as they are
     const fieldName = declared || s?.['x-kubernetes-embedded-resource'] === true;
     const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v))
-      out[(fieldName && escapeCelName(k)) || k] = toCel(x, node(props[k]) ?? addl);
+    for (const [k, x] of Object.entries(v)) {
+      const value = toCel(x, node(props[k]) ?? addl);
+      out[(fieldName && escapeCelName(k)) || k] = value;
+      // a reserved word is also found as itself (`self.namespace`), as kube-apiserver 1.32 finds it
+      if (fieldName && CEL_RESERVED_WORDS.has(k)) out[k] = value;
+    }
     return out;
   }
   return v;

@@ -37,7 +37,9 @@ export interface RuleCompileError {
   /** Path of the schema node, e.g. `openAPIV3Schema.properties[spec]`. */
   readonly schemaPath: string;
   readonly index: number;
-  readonly field: 'rule' | 'messageExpression';
+  readonly field: 'rule' | 'messageExpression' | 'optionalOldSelf';
   readonly rule: ValidationRule;
+  /** The bad value as the server prints it, when it is not the rule (`%#v` of the ValidationRule). */
+  readonly value?: string;
   readonly detail: string;
 }

@@ -16,7 +16,7 @@
 import { goQuote } from '@kubeloop/core/go-format';
 import type { Environment } from '@marcbachmann/cel-js';
 import { node, type SchemaNode } from '../schema/json-value.js';
-import { base, declType, evaluator, resultType } from './environment.js';
+import { base, declaredTypes, declType, evaluatedSource, evaluator, resultType } from './environment.js';
 import type { CompiledRule, Program, RuleCompileError, RuleNode, ValidationRule } from './rule-types.js';
 
 export { dynEvaluator } from './environment.js';
@@ -40,7 +40,7 @@ export function compileRules(
   schemaPath = 'openAPIV3Schema',
 ): { tree: RuleNode | undefined; errors: RuleCompileError[] } {
   const errors: RuleCompileError[] = [];
-  const names = { n: 0 };
+  const names = declaredTypes();
   const walk = (s: SchemaNode, path: string, root: boolean): RuleNode | undefined => {
     const list = Array.isArray(s['x-kubernetes-validations'])
       ? (s['x-kubernetes-validations'] as ValidationRule[])
@@ -64,7 +64,7 @@ export function compileRules(
         const src = String(rule.rule ?? '').trim();
         if (!src) return;
         const usesOldSelf = /\boldSelf\b/.test(src);
-        const checked = resultType(rule.optionalOldSelf === true ? optEnv() : env, src);
+        const checked = resultType(rule.optionalOldSelf === true ? optEnv() : env, src, names);
         if (checked.error)
           errors.push({
             schemaPath: path,
@@ -81,10 +81,20 @@ export function compileRules(
             rule,
             detail: 'cel expression must evaluate to a bool',
           });
+        // UsesOldSelf is read from the compiled rule: a rule that does not compile uses nothing
+        if (rule.optionalOldSelf !== undefined && (checked.error !== undefined || !usesOldSelf))
+          errors.push({
+            schemaPath: path,
+            index,
+            field: 'optionalOldSelf',
+            rule,
+            value: String(rule.optionalOldSelf),
+            detail: 'may not be set if oldSelf is not used in rule',
+          });
         let messageProgram: Program | undefined;
         const msgSrc = String(rule.messageExpression ?? '').trim();
         if (msgSrc) {
-          const m = resultType(env, msgSrc);
+          const m = resultType(env, msgSrc, names);
           if (m.error)
             errors.push({
               schemaPath: path,
@@ -101,13 +111,15 @@ export function compileRules(
               rule,
               detail: 'messageExpression must evaluate to a string',
             });
-          else messageProgram = evaluator().parse(msgSrc) as unknown as Program;
+          else messageProgram = evaluator().parse(evaluatedSource(evaluator(), msgSrc)) as unknown as Program;
         }
         rules.push({
           rule,
           program: checked.error
             ? undefined
-            : (evaluator(rule.optionalOldSelf === true).parse(src) as unknown as Program),
+            : (evaluator(rule.optionalOldSelf === true).parse(
+                evaluatedSource(evaluator(), src),
+              ) as unknown as Program),
           ...(messageProgram ? { messageProgram } : {}),
           usesOldSelf,
           fieldPath: rule.fieldPath ? normalizeFieldPath(rule.fieldPath) : '',
@@ -140,9 +152,12 @@ export function compileRules(
   return { tree, errors };
 }
 
-/** `%#v` of an `apiextensions.ValidationRule`, as the server prints a rule in CRD validation errors. */
+/**
+ * `%#v` of an `apiextensions.ValidationRule`, as the server prints a rule in CRD validation errors. Go prints a
+ * set pointer field (`Reason`, `OptionalOldSelf`) as its address, which differs from run to run on the server;
+ * envtest prints a fixed address of the same form.
+ */
 export function goValidationRule(r: ValidationRule): string {
-  const ptr = (v: string | undefined, t: string) =>
-    v === undefined ? `(*${t})(nil)` : `(*${t})(${goQuote(v)})`;
-  return `apiextensions.ValidationRule{Rule:${goQuote(r.rule ?? '')}, Message:${goQuote(r.message ?? '')}, MessageExpression:${goQuote(r.messageExpression ?? '')}, Reason:${ptr(r.reason, 'apiextensions.FieldValueErrorReason')}, FieldPath:${goQuote(r.fieldPath ?? '')}, OptionalOldSelf:${r.optionalOldSelf === undefined ? '(*bool)(nil)' : `(*bool)(${r.optionalOldSelf})`}}`;
+  const ptr = (set: boolean, t: string, addr: string) => (set ? `(*${t})(${addr})` : `(*${t})(nil)`);
+  return `apiextensions.ValidationRule{Rule:${goQuote(r.rule ?? '')}, Message:${goQuote(r.message ?? '')}, MessageExpression:${goQuote(r.messageExpression ?? '')}, Reason:${ptr(r.reason !== undefined, 'apiextensions.FieldValueErrorReason', '0xc000a1b2c0')}, FieldPath:${goQuote(r.fieldPath ?? '')}, OptionalOldSelf:${ptr(r.optionalOldSelf !== undefined, 'bool', '0xc000a1b2c8')}}`;
 }

@@ -99,6 +99,26 @@ describe('CEL x-kubernetes-validations', () => {
       expect(t(rule), rule).toEqual([]);
   });
 
+  // Accepted by the real 1.32 server (test/golden/crd-rules/table.json: has-index-declared, has-map-value-declared,
+  // select-unescaped-reserved); cel-js's own has() takes only a chain of selections on a variable, and a
+  // reserved word is found under the word itself as the server finds it
+  it('evaluates has() below an index and a reserved-word property by its own name', () => {
+    const items = { type: 'array', items: { type: 'object', properties: { b: int } } };
+    const m = { type: 'object', additionalProperties: { type: 'object', properties: { a: str } } };
+    const rules = [
+      { rule: 'self.items.size() == 0 || has(self.items[0].b)', message: 'first item needs b' },
+      { rule: "!('k' in self.m) || has(self.m['k'].a)", message: 'k needs a' },
+      { rule: "!has(self.namespace) || self.namespace != 'bad'", message: 'namespace' },
+    ];
+    const spec = { items, m, namespace: str };
+    expect(check(spec, rules, { items: [{ b: 1 }], m: { k: { a: 'x' } }, namespace: 'ok' })).toEqual([]);
+    expect(check(spec, rules, { items: [{}], m: { k: {} }, namespace: 'bad' })).toEqual([
+      'spec: Invalid value: "object": first item needs b',
+      'spec: Invalid value: "object": k needs a',
+      'spec: Invalid value: "object": namespace',
+    ]);
+  });
+
   // The same CRD on the real 1.32 server: the rules compiled, `{"x-y":"okay"}` was created, and the last object
   // was refused with these four errors; `self.x_y == 'a'` did not compile (nor did `has(self.x_y)`, which the
   // evaluator's type check lets through).
