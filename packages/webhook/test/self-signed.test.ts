@@ -199,7 +199,7 @@ describe('SelfSignedCertificates', () => {
     const replica = new SelfSignedCertificates({
       client,
       secret: { name: 'webhook-certs', namespace: 'default' },
-      names: ['x'],
+      names: ['127.0.0.1', 'webhook-service.system.svc'],
       now: () => now,
       checkIntervalMs: 0,
     });
@@ -208,6 +208,55 @@ describe('SelfSignedCertificates', () => {
     expect(replica.rotations).toBe(0);
     ac.abort();
     await running;
+  });
+
+  it('a Secret whose serving certificate lacks a configured name gets a new one from the same CA, served at once', async () => {
+    const client = newClient(config);
+    const secret = { name: 'renamed-certs', namespace: 'default' };
+    // first run: only the Service's names (as a deployed manager would have written the Secret)
+    const first = new SelfSignedCertificates({
+      client,
+      secret,
+      names: serviceDNSNames('webhook-service', 'system'),
+      checkIntervalMs: 0,
+    });
+    await first.start(new AbortController().signal);
+    const bundle = first.caBundle();
+    expect(new X509Certificate(first.current().cert).checkIP('127.0.0.1')).toBeUndefined();
+    // the same Secret, now also for 127.0.0.1 (a manager run from a laptop, the API server calling it by URL)
+    const certs = new SelfSignedCertificates({
+      client,
+      secret,
+      names: [...serviceDNSNames('webhook-service', 'system'), '127.0.0.1'],
+      checkIntervalMs: 0,
+    });
+    const web = new WebhookServer({ bindAddress: '127.0.0.1:0', certificateSource: certs });
+    web.register('/v', new AdmissionWebhook('v', () => ({ allowed: true })));
+    const ac = new AbortController();
+    const running = web.start(ac.signal);
+    try {
+      await web.ready();
+      const serving = new X509Certificate(certs.current().cert);
+      expect(serving.checkIP('127.0.0.1')).toBe('127.0.0.1');
+      expect(serving.subjectAltName).toContain('DNS:webhook-service.system.svc');
+      // the CA is kept, so the bundle already injected into the configurations trusts the new certificate
+      expect(certs.caBundle()).toBe(bundle);
+      const ca = Buffer.from(bundle, 'base64').toString();
+      const reply = await post(web.port() as number, '/v', JSON.stringify(admissionReview({})), [ca]);
+      expect(reply.status).toBe(200);
+      // the Secret holds the new pair: another replica with these names serves it as it is
+      const replica = new SelfSignedCertificates({
+        client,
+        secret,
+        names: ['127.0.0.1'],
+        checkIntervalMs: 0,
+      });
+      await replica.start(new AbortController().signal);
+      expect(replica.current().cert).toBe(certs.current().cert);
+    } finally {
+      ac.abort();
+      await running;
+    }
   });
 
   it('a replica serves before it is elected, injects nothing until then, and injects once elected', async () => {

@@ -2,7 +2,8 @@
  * A CA and serving certificates for the self-signed mode, made with @peculiar/x509 over node's WebCrypto
  * (ECDSA P-256): no hand-written ASN.1.
  */
-import { webcrypto } from 'node:crypto';
+import { webcrypto, X509Certificate } from 'node:crypto';
+import { isIP } from 'node:net';
 import * as x509 from '@peculiar/x509';
 
 const CRYPTO = webcrypto as unknown as Parameters<typeof x509.X509CertificateGenerator.create>[1];
@@ -94,6 +95,16 @@ export async function issueServing(
 export function validity(pem: string): { notBefore: number; notAfter: number } {
   const c = new x509.X509Certificate(pem);
   return { notBefore: c.notBefore.getTime(), notAfter: c.notAfter.getTime() };
+}
+
+/** Whether the certificate `pem` (the first in the text) names every one of `names` (DNS names, IP addresses) in its SANs. */
+export function coversNames(pem: string, names: readonly string[]): boolean {
+  const c = new X509Certificate(pem);
+  return names.every((n) =>
+    isIP(n)
+      ? c.checkIP(n) !== undefined
+      : c.checkHost(n, { subject: 'never', wildcards: false }) !== undefined,
+  );
 }
 
 /** The PEM certificates in a bundle, in order. */

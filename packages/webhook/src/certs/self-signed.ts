@@ -8,7 +8,7 @@ import type { Client, KubeObject } from '@kubeloop/client';
 import { isAlreadyExists, isConflict, isNotFound, kind, Secret } from '@kubeloop/client';
 import type { Logger } from '@kubeloop/core';
 import { Backoff, discardLogger, sleep } from '@kubeloop/core';
-import { createCA, issueServing, type PemPair, splitPem, validity } from './pki.js';
+import { coversNames, createCA, issueServing, type PemPair, splitPem, validity } from './pki.js';
 import type { CertificatePair, CertificateSource } from './source.js';
 
 const YEAR_MS = 365 * 24 * 3600 * 1000;
@@ -163,6 +163,18 @@ export class SelfSignedCertificates implements CertificateSource {
         stored = await this.#write(stored, { ca: stored.next.ca, serving: stored.next.serving }, undefined);
     } else if (this.#due(stored.ca.cert) || this.#due(stored.serving.cert))
       stored = await this.#write(stored, { ca: stored.ca, serving: stored.serving }, await this.#generate());
+    else if (!coversNames(stored.serving.cert, this.#o.names)) {
+      // the Secret's pair was issued for other names (a name added, the Service or namespace renamed): a new
+      // serving certificate from the same CA, trusted by the bundle already injected, so it is served at once
+      const { notAfter } = validity(stored.serving.cert);
+      const serving = await issueServing(
+        stored.ca,
+        this.#o.names,
+        new Date(this.#now() - 5 * 60_000),
+        new Date(notAfter),
+      );
+      stored = await this.#write(stored, { ca: stored.ca, serving }, undefined);
+    }
     const changed = !this.#stored || this.#stored.serving.cert !== stored.serving.cert;
     this.#stored = stored;
     if (changed) for (const l of this.#listeners) l(stored.serving);
