@@ -46,6 +46,7 @@ function convert(schema: unknown, path: string): JSONSchemaProps {
   checkKeywords(n, path);
   if (Array.isArray(n.anyOf) || Array.isArray(n.oneOf)) return union(n, path);
   if (Array.isArray(n.allOf)) return intersection(n, path);
+  checkPlacement(n, path);
 
   const out: JSONSchemaProps = {};
   copyCommon(n, out, path);
@@ -54,6 +55,8 @@ function convert(schema: unknown, path: string): JSONSchemaProps {
     const e = enumOf(literal, n.type, path);
     return { ...out, ...e };
   }
+  // the enum of an object, array, nullable or int-or-string node (a scalar's went through `literalValues`)
+  if (Array.isArray(n.enum)) out.enum = structuredClone(n.enum);
   let type = n.type;
   if (Array.isArray(type)) {
     const rest = type.filter((t) => t !== 'null');
@@ -86,6 +89,43 @@ function convert(schema: unknown, path: string): JSONSchemaProps {
   if (out['x-kubernetes-int-or-string'])
     fail(path, 'x-kubernetes-int-or-string is set on a node with a type: use IntOrString() alone');
   return out;
+}
+
+/**
+ * The structure keywords of a node that its type cannot carry, refused instead of dropped: `properties`,
+ * `patternProperties`, `additionalProperties` and `required` are for `type: object`, `items` for `type: array`
+ * (the generated CRD would otherwise silently lose them).
+ */
+function checkPlacement(n: Node, path: string): void {
+  // an int-or-string has no type but is a scalar
+  if (n.type === undefined && n['x-kubernetes-int-or-string'] !== true) return;
+  const types = Array.isArray(n.type) ? n.type : [n.type];
+  const objectOnly = ['properties', 'patternProperties', 'additionalProperties', 'required'].filter(
+    (k) => n[k] !== undefined && !(k === 'additionalProperties' && n[k] === false),
+  );
+  const typeName = n.type === undefined ? 'int-or-string' : JSON.stringify(n.type);
+  if (objectOnly.length > 0 && !types.includes('object'))
+    fail(
+      path,
+      `${objectOnly.join(', ')} given to a node of type ${typeName}: only type: object has properties (the CRD schema would drop them)`,
+    );
+  if (n.items !== undefined && !types.includes('array'))
+    fail(
+      path,
+      `items given to a node of type ${typeName}: only type: array has items (the CRD schema would drop them)`,
+    );
+}
+
+/** The structure keywords given to a union or intersection itself, which its members define instead. */
+function checkCombinedPlacement(n: Node, path: string, what: string): void {
+  const given = ['properties', 'patternProperties', 'additionalProperties', 'required', 'items'].filter(
+    (k) => n[k] !== undefined && !(k === 'additionalProperties' && n[k] === false),
+  );
+  if (given.length > 0)
+    fail(
+      path,
+      `${given.join(', ')} given to ${what} itself: give them to its members (the CRD schema would drop them)`,
+    );
 }
 
 const CATCH_ALL = new Set(['^.*$', '^(.*)$', '.*', '^[\\s\\S]*$']);
@@ -183,6 +223,7 @@ function union(n: Node, path: string): JSONSchemaProps {
   const members = (n.anyOf ?? n.oneOf) as unknown[];
   if (members.some((m) => !isNode(m))) fail(path, 'a union member is not a schema');
   const nodes = members as Node[];
+  checkCombinedPlacement(n, path, 'a union');
   const outer: JSONSchemaProps = {};
   copyCommon(n, outer, path);
   const nonNull = nodes.filter((m) => m.type !== 'null');
@@ -192,12 +233,20 @@ function union(n: Node, path: string): JSONSchemaProps {
   // literal unions: 'a' | 'b' → enum
   const literals = nonNull.map(literalValues);
   if (literals.every((l) => l !== undefined)) {
+    if (n.enum !== undefined)
+      fail(
+        path,
+        'enum given to a union of literals: its literals are its enum (the CRD schema would drop this one)',
+      );
     const e = enumOf(literals.flat(), undefined, path);
     // null needs no place in the enum: kube-openapi checks only the type of a null value
     return { ...outer, ...e };
   }
+  if (Array.isArray(n.enum)) outer.enum = structuredClone(n.enum);
   if (nonNull.length === 1) {
     const inner = convert(nonNull[0], path);
+    if (inner.enum && outer.enum)
+      fail(path, 'enum given both to a nullable union and to its member: keep one');
     return { ...inner, ...outer, ...(outer.nullable ? { nullable: true } : {}) };
   }
   // integer | string → int-or-string
@@ -294,8 +343,10 @@ function canonical(v: unknown): unknown {
 
 /** An intersection of objects (TypeBox `Type.Intersect`) is one object with the properties of all. */
 function intersection(n: Node, path: string): JSONSchemaProps {
+  checkCombinedPlacement(n, path, 'an intersection');
   const outer: JSONSchemaProps = {};
   copyCommon(n, outer, path);
+  if (Array.isArray(n.enum)) outer.enum = structuredClone(n.enum);
   const parts = (n.allOf as unknown[]).map((p) => convert(p, path));
   if (parts.some((p) => p.type !== 'object'))
     fail(path, 'an intersection (allOf) of non-object types cannot be expressed in a structural schema');
