@@ -177,6 +177,32 @@ idempotent and never overwrites a file you edited (\`--force\` does).
 - \`config/\`: kustomize. \`config/default\` = namespace \`${p.namespace}\` + CRDs + RBAC + the manager Deployment
   (2 replicas, one leads) + the metrics Service (+ webhooks). Generated files say so in their first line.
 
+## Run from your machine against a cluster
+
+\`npm start\` runs the manager here against your kubeconfig's cluster, once its CRDs are installed:
+
+\`\`\`sh
+npm run generate && kubectl apply --server-side -f config/crd/crds.yaml
+npm start
+\`\`\`
+
+With webhooks (\`kubeloop create webhook\`), the API server must call this machine. Generate the webhook
+configurations (and the CRD conversion) with a URL that reaches you instead of the Service, under a field manager
+of their own (the same manager as the CRD apply would drop the CRD's other fields), and have the serving
+certificate name that address (\`WEBHOOK_CERT_HOSTS\`, comma-separated); the manager keeps the CA bundle of its
+self-signed certificates (a Secret in \`POD_NAMESPACE\`, default \`default\`) in them itself:
+
+\`\`\`sh
+npx kubeloop webhook generate dist/webhooks/index.js --stdout --name ${p.name}-webhooks --url https://127.0.0.1:9443 \\
+  | kubectl apply --server-side --field-manager=${p.name}-local -f -
+WEBHOOK_CERT_HOSTS=127.0.0.1 npm start
+\`\`\`
+
+\`127.0.0.1\` is right when the API server runs on this machine; with kind, use the address its node reaches the
+host at (the gateway of kind's docker network); a cluster that cannot reach you needs the deployment below.
+Delete these configurations before deploying (\`kubectl delete mutatingwebhookconfiguration,validatingwebhookconfiguration
+${p.name}-webhooks\`): \`npm run deploy\` applies the ones that name the Service.
+
 ## Deploy
 
 \`\`\`sh

@@ -162,6 +162,17 @@ export interface WebhookOptions {
 }
 
 /**
+ * More names for the serving certificate from \`WEBHOOK_CERT_HOSTS\` (comma-separated), such as 127.0.0.1 for a
+ * manager run on your machine that the API server calls by URL (README, "Run from your machine against a cluster").
+ */
+function certHosts(): string[] {
+  return (process.env.WEBHOOK_CERT_HOSTS ?? '')
+    .split(',')
+    .map((h) => h.trim())
+    .filter((h) => h !== '');
+}
+
+/**
  * Serves every webhook on the manager's webhook server (\`webhook.bindAddress\` of its options), with a self-signed
  * CA kept in a Secret all replicas share and injected into the webhook configurations and the converted CRDs (no
  * cert-manager needed). Returns the certificates (\`caBundle()\` for tests).
@@ -170,7 +181,7 @@ export function setupWebhooks(mgr: Manager, options: WebhookOptions): SelfSigned
   const certificates = new SelfSignedCertificates({
     client: newClient(mgr.getConfig()),
     secret: { name: WEBHOOK_SECRET, namespace: options.namespace },
-    names: [...serviceDNSNames(WEBHOOK_SERVICE, options.namespace), ...(options.extraNames ?? [])],
+    names: [...serviceDNSNames(WEBHOOK_SERVICE, options.namespace), ...(options.extraNames ?? []), ...certHosts()],
     // only the leader patches the CA bundle into the configurations, once elected; every replica serves meanwhile
     elected: () => mgr.elected(),
     inject: {
