@@ -26,6 +26,7 @@ import {
   conversionPatchFile,
   crdNameOf,
   generateWebhooksScript,
+  type WebhookSpec,
   webhookKustomization,
   webhookServiceYaml,
   webhooksIndexTs,
@@ -203,7 +204,8 @@ export function createWebhook(root: string, options: CreateWebhookOptions): File
     throw new NameError(
       `create webhook: the project has no ${kind} at version ${version} (${module}): run kubeloop create api first`,
     );
-  const spokes = options.conversion ? versionsOf(root, kind).filter((v) => v !== version) : [];
+  const others = versionsOf(root, kind).filter((v) => v !== version);
+  const spokes = options.conversion ? others : [];
   if (options.conversion && spokes.length === 0)
     throw new NameError(
       `create webhook --conversion: ${kind} has only version ${version}; add another first (kubeloop create api --version <v> --kind ${kind})`,
@@ -211,18 +213,35 @@ export function createWebhook(root: string, options: CreateWebhookOptions): File
   const scope = /scope: 'Cluster'/.test(readFileSync(path.join(root, module), 'utf8'))
     ? 'Cluster'
     : 'Namespaced';
-  const w = {
+  const asked: WebhookSpec = {
     version,
     kind,
     scope,
     defaulting: options.defaulting ?? false,
     validation: options.validation ?? false,
     spokes,
-  } as const;
+  };
   const v = lowerCamel(kind);
   const plan = new Plan(root, options.force);
-  plan.file(`src/webhooks/${file}.ts`, webhookTs(w));
-  plan.file(`test/${file}-webhook.test.ts`, webhookTestTs(w));
+  const webhookFile = `src/webhooks/${file}.ts`;
+  const testFile = `test/${file}-webhook.test.ts`;
+  // webhooks an earlier run wrote for this kind are kept: the files are rewritten with those and the ones asked
+  const onDisk = plan.read(webhookFile);
+  const earlier = onDisk === undefined ? undefined : earlierWebhooks(asked, others, onDisk);
+  const w: WebhookSpec = earlier
+    ? {
+        ...asked,
+        defaulting: asked.defaulting || earlier.defaulting,
+        validation: asked.validation || earlier.validation,
+        spokes: asked.spokes.length > 0 ? asked.spokes : earlier.spokes,
+      }
+    : asked;
+  if (onDisk !== undefined && !earlier && onDisk !== webhookTs(w) && !options.force)
+    plan.conflict(
+      `${webhookFile} differs from what create webhook wrote (edited): add the webhook to it by hand, or pass --force to rewrite it with only the webhooks asked for now (your changes are lost)`,
+    );
+  else plan.file(webhookFile, webhookTs(w), { replaces: earlier ? [webhookTs(earlier)] : [] });
+  plan.file(testFile, webhookTestTs(w), { replaces: earlier ? [webhookTestTs(earlier)] : [] });
   if (!plan.exists('src/webhooks/index.ts')) plan.file('src/webhooks/index.ts', webhooksIndexTs(project));
   plan.insertAtMarker('src/webhooks/index.ts', MARK.imports, `import { ${v}Webhook } from './${file}.js';`);
   plan.insertAtMarker('src/webhooks/index.ts', MARK.webhooks, `${v}Webhook,`);
@@ -259,4 +278,20 @@ export function createWebhook(root: string, options: CreateWebhookOptions): File
   }
   plan.mergeJson('package.json', 'scripts', { 'generate:webhooks': generateWebhooksScript(project) });
   return plan.commit();
+}
+
+/**
+ * Which webhooks an earlier `create webhook` wrote `text` with (every combination of the three kinds, conversion
+ * from any of the kind's other versions), or undefined when `text` is none of them (the user edited it).
+ */
+function earlierWebhooks(w: WebhookSpec, others: readonly string[], text: string): WebhookSpec | undefined {
+  const subsets: string[][] = [[]];
+  for (const o of others) for (const s of subsets.slice()) subsets.push([...s, o]);
+  for (const defaulting of [false, true])
+    for (const validation of [false, true])
+      for (const spokes of subsets) {
+        const spec = { ...w, defaulting, validation, spokes };
+        if ((defaulting || validation || spokes.length > 0) && webhookTs(spec) === text) return spec;
+      }
+  return undefined;
 }

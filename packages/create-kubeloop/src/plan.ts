@@ -75,12 +75,18 @@ export class Plan {
   }
 
   /**
-   * Stages the whole file `rel` from a template. Identical on disk: left alone. Different on disk: a conflict,
-   * unless `force`.
+   * Stages the whole file `rel` from a template. Identical on disk: left alone. Equal to one of `replaces` (what an
+   * earlier run wrote): updated. Otherwise different on disk: a conflict, unless `force`.
    */
-  file(rel: string, content: string, options: { executable?: boolean } = {}): void {
+  file(
+    rel: string,
+    content: string,
+    options: { executable?: boolean; replaces?: readonly string[] } = {},
+  ): void {
     const current = this.read(rel);
-    if (current !== undefined && current !== content && !this.#pending.has(rel) && !this.#force) {
+    // an earlier template's output (another run of the same command) is not the user's: it is updated
+    const earlier = current !== undefined && (options.replaces ?? []).includes(current);
+    if (current !== undefined && current !== content && !earlier && !this.#pending.has(rel) && !this.#force) {
       this.#conflicts.push(
         `${rel} exists and differs from the template (edited?): pass --force to overwrite it`,
       );
@@ -89,8 +95,13 @@ export class Plan {
     this.#pending.set(rel, {
       content,
       executable: options.executable ?? false,
-      overwrite: current !== undefined && current !== content,
+      overwrite: current !== undefined && current !== content && !earlier,
     });
+  }
+
+  /** Records why the plan cannot be written (one line naming the file): nothing is written. */
+  conflict(message: string): void {
+    this.#conflicts.push(message);
   }
 
   /**

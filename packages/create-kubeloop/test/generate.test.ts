@@ -264,4 +264,43 @@ describe('create webhook', () => {
       /^kubeloop webhook generate/,
     );
   });
+
+  it('adds a kind of webhook to the ones an earlier run wrote, as one run with every flag would', async () => {
+    const twoVersions = async () => {
+      const dir = await newProject();
+      expect((await cli(dir, ...api)).code).toBe(0);
+      expect(
+        (await cli(dir, 'create', 'api', '--group', 'apps.example.com', '--version', 'v1', '--kind', 'WebApp'))
+          .code,
+      ).toBe(0);
+      return dir;
+    };
+    const hook = ['create', 'webhook', '--version', 'v1', '--kind', 'WebApp'];
+    const stepwise = await twoVersions();
+    expect((await cli(stepwise, ...hook, '--defaulting', '--validation')).code).toBe(0);
+    const r = await cli(stepwise, ...hook, '--conversion');
+    expect(r.code, r.err).toBe(0);
+    const atOnce = await twoVersions();
+    expect((await cli(atOnce, ...hook, '--defaulting', '--validation', '--conversion')).code).toBe(0);
+    expect(snapshot(stepwise)).toEqual(snapshot(atOnce));
+    expect(snapshot(stepwise)['src/webhooks/web-app.ts']).toMatch(/defaulter:[\s\S]*validator:[\s\S]*conversion:/);
+  });
+
+  it('refuses to add to a webhook file the user edited, saying so, and writes nothing', async () => {
+    const dir = await newProject();
+    expect((await cli(dir, ...api)).code).toBe(0);
+    expect(
+      (await cli(dir, 'create', 'api', '--group', 'apps.example.com', '--version', 'v1', '--kind', 'WebApp'))
+        .code,
+    ).toBe(0);
+    const hook = ['create', 'webhook', '--version', 'v1', '--kind', 'WebApp'];
+    expect((await cli(dir, ...hook, '--validation')).code).toBe(0);
+    const file = path.join(dir, 'src/webhooks/web-app.ts');
+    writeFileSync(file, `${readFileSync(file, 'utf8')}// mine\n`);
+    const before = snapshot(dir);
+    const r = await cli(dir, ...hook, '--conversion');
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('src/webhooks/web-app.ts differs from what create webhook wrote (edited)');
+    expect(snapshot(dir)).toEqual(before);
+  });
 });
