@@ -270,8 +270,19 @@ describe('create webhook', () => {
       const dir = await newProject();
       expect((await cli(dir, ...api)).code).toBe(0);
       expect(
-        (await cli(dir, 'create', 'api', '--group', 'apps.example.com', '--version', 'v1', '--kind', 'WebApp'))
-          .code,
+        (
+          await cli(
+            dir,
+            'create',
+            'api',
+            '--group',
+            'apps.example.com',
+            '--version',
+            'v1',
+            '--kind',
+            'WebApp',
+          )
+        ).code,
       ).toBe(0);
       return dir;
     };
@@ -283,7 +294,9 @@ describe('create webhook', () => {
     const atOnce = await twoVersions();
     expect((await cli(atOnce, ...hook, '--defaulting', '--validation', '--conversion')).code).toBe(0);
     expect(snapshot(stepwise)).toEqual(snapshot(atOnce));
-    expect(snapshot(stepwise)['src/webhooks/web-app.ts']).toMatch(/defaulter:[\s\S]*validator:[\s\S]*conversion:/);
+    expect(snapshot(stepwise)['src/webhooks/web-app.ts']).toMatch(
+      /defaulter:[\s\S]*validator:[\s\S]*conversion:/,
+    );
   });
 
   it('refuses to add to a webhook file the user edited, saying so, and writes nothing', async () => {
