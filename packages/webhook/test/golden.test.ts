@@ -96,6 +96,7 @@ describe('recorded webhook exchanges of kube-apiserver 1.32', () => {
       'create',
       'create-denied',
       'create-dry-run',
+      'create-v1alpha1',
       'create-v1alpha1-conversion-fails',
       'create-warned',
       'delete',

@@ -96,7 +96,10 @@ function admit(path: string, request: Record<string, unknown>): Record<string, u
   return { uid, allowed: true };
 }
 
-/** The conversion answer: rewrites apiVersion; an object labelled `convert: fail` fails the whole review. */
+/**
+ * The conversion answer: v1alpha1 `spec.count` is v1 `spec.size` (so an object only relabelled shows); an object
+ * labelled `convert: fail` fails the whole review.
+ */
 function convert(request: Record<string, unknown>): Record<string, unknown> {
   const objects = (request.objects as KubeObject[]) ?? [];
   if (objects.some((o) => o.metadata?.labels?.convert === 'fail'))
@@ -108,7 +111,14 @@ function convert(request: Record<string, unknown>): Record<string, unknown> {
   return {
     uid: request.uid,
     result: { status: 'Success' },
-    convertedObjects: objects.map((o) => ({ ...o, apiVersion: request.desiredAPIVersion })),
+    convertedObjects: objects.map((o) => {
+      const has = (o as { spec?: Record<string, unknown> }).spec;
+      const { count, size, ...rest } = has ?? {};
+      const toAlpha = request.desiredAPIVersion === GadgetAlpha.apiVersion;
+      const n = toAlpha ? size : count;
+      const spec = { ...rest, ...(n !== undefined ? { [toAlpha ? 'count' : 'size']: n } : {}) };
+      return { ...o, apiVersion: request.desiredAPIVersion, ...(has ? { spec } : {}) };
+    }),
   };
 }
 
@@ -151,15 +161,16 @@ export async function startRecorder(): Promise<Recorder> {
   };
 }
 
-const schema = {
+/** The version's schema: v1 counts in `spec.size`, v1alpha1 in `spec.count`. */
+const schemaOf = (field: 'size' | 'count') => ({
   openAPIV3Schema: {
     type: 'object',
     properties: {
-      spec: { type: 'object', properties: { size: { type: 'integer' } } },
+      spec: { type: 'object', properties: { [field]: { type: 'integer' } } },
       status: { type: 'object', properties: { ready: { type: 'boolean' } } },
     },
   },
-};
+});
 
 /** Creates the CRD (conversion through the recorder) and both webhook configurations scoped to `namespace`. */
 export async function installGolden(client: ApiClient, recorder: Recorder, namespace: string): Promise<void> {
@@ -178,8 +189,8 @@ export async function installGolden(client: ApiClient, recorder: Recorder, names
         names: { kind: 'Gadget', plural: 'gadgets', singular: 'gadget', listKind: 'GadgetList' },
         scope: 'Namespaced',
         versions: [
-          { name: 'v1alpha1', served: true, storage: false, schema },
-          { name: 'v1', served: true, storage: true, schema, subresources: { status: {} } },
+          { name: 'v1alpha1', served: true, storage: false, schema: schemaOf('count') },
+          { name: 'v1', served: true, storage: true, schema: schemaOf('size'), subresources: { status: {} } },
         ],
         conversion: {
           strategy: 'Webhook',
@@ -305,12 +316,16 @@ export async function runGoldenSteps(
   });
   await step('delete', () => client.delete(Gadget, { namespace, name: 'plain' }));
   await step('get-v1alpha1', () => client.get(GadgetAlpha, { namespace, name: 'warned' }));
+  // a write through v1alpha1: the webhooks, whose rules name v1, get the object as the conversion makes it
+  await step('create-v1alpha1', () =>
+    client.create(GadgetAlpha, gadget('alpha', { spec: { count: 3 } }, GadgetAlpha.apiVersion)),
+  );
   await step('create-v1alpha1-conversion-fails', () =>
     client.create(
       GadgetAlpha,
       gadget(
         'convfail',
-        { metadata: { name: 'convfail', namespace, labels: { convert: 'fail' } } },
+        { metadata: { name: 'convfail', namespace, labels: { convert: 'fail' } }, spec: { count: 1 } },
         GadgetAlpha.apiVersion,
       ),
     ),
