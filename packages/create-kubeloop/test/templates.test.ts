@@ -77,8 +77,10 @@ describe('a rendered project', () => {
     ]);
   });
 
-  it('passes the generated lint (biome lint)', () => {
+  it('passes the generated lint (biome lint) and is formatted as its own biome.json says', () => {
     run(dir, path.join(repoRoot, 'node_modules/.bin/biome'), ['lint', '.']);
+    // npm run format must not rewrite what the generator wrote: a rewritten file is "edited" to a later command
+    run(dir, path.join(repoRoot, 'node_modules/.bin/biome'), ['format', '.']);
   });
 
   it('generates its CRDs and RBAC from the code, and passes its own unit and envtest tests', () => {

@@ -277,7 +277,10 @@ describe('${a.kind} controller', () => {
 
   it('is refused by the API server when the spec breaks the schema', async () => {
     const err = await client
-      .create(${a.kind}, { metadata: ${cluster ? `{ name: 'too-many' }` : `{ namespace: ns, name: 'too-many' }`}, spec: ${spec('nginx:1.27', 101)} })
+      .create(${a.kind}, {
+        metadata: ${cluster ? `{ name: 'too-many' }` : `{ namespace: ns, name: 'too-many' }`},
+        spec: ${spec('nginx:1.27', 101)},
+      })
       .catch((e: unknown) => e);
     expect(isInvalid(err)).toBe(true);
   });

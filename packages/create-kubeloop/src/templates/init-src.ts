@@ -132,7 +132,9 @@ const flags = parseFlags([
   ...process.argv.slice(2),
 ]);
 const logger = newLogger({ level: flags.logLevel, name: '${p.name}' });
-const env = new Environment({ crdDirectoryPaths: [fileURLToPath(new URL('../config/crd', import.meta.url))] });
+const env = new Environment({
+  crdDirectoryPaths: [fileURLToPath(new URL('../config/crd', import.meta.url))],
+});
 const config = await env.start();
 logger.info(
   { host: config.host, kubeconfig: env.kubeconfigPath },

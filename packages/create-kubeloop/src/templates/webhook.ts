@@ -20,6 +20,12 @@ export interface WebhookSpec {
 
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
+/** An import as the project's formatter prints it: one line when it fits in 110 columns, else one name a line. */
+function importLine(names: readonly string[], from: string): string {
+  const one = `import { ${names.join(', ')} } from '${from}';`;
+  return one.length <= 110 ? one : `import {\n${names.map((n) => `  ${n},\n`).join('')}} from '${from}';`;
+}
+
 /** The webhook module of the kind. */
 export function webhookTs(w: WebhookSpec): string {
   const v = lowerCamel(w.kind);
@@ -36,7 +42,10 @@ export function webhookTs(w: WebhookSpec): string {
     parts.push(`/** Fills in what a ${w.kind} leaves out, before the API server validates and stores it. */
 export const ${v}Defaulter: Defaulter<${w.kind}Object> = {
   default(app) {
-    app.metadata = { ...app.metadata, labels: { 'app.kubernetes.io/managed-by': '${file}-operator', ...app.metadata?.labels } };
+    app.metadata = {
+      ...app.metadata,
+      labels: { 'app.kubernetes.io/managed-by': '${file}-operator', ...app.metadata?.labels },
+    };
   },
 };`);
   if (w.validation)
@@ -95,7 +104,12 @@ export function webhooksIndexTs(p: Project): string {
 import type { Manager } from '@kubeloop/builder';
 import { newClient } from '@kubeloop/client';
 import { controllerRbac } from '@kubeloop/crd';
-import { getWebhookServer, newWebhookManagedBy, SelfSignedCertificates, serviceDNSNames } from '@kubeloop/webhook';
+import {
+  getWebhookServer,
+  newWebhookManagedBy,
+  SelfSignedCertificates,
+  serviceDNSNames,
+} from '@kubeloop/webhook';
 // kubeloop:scaffold:imports
 
 /** Every webhook declaration (\`kubeloop webhook generate\` reads them from this list). */
@@ -181,7 +195,11 @@ export function setupWebhooks(mgr: Manager, options: WebhookOptions): SelfSigned
   const certificates = new SelfSignedCertificates({
     client: newClient(mgr.getConfig()),
     secret: { name: WEBHOOK_SECRET, namespace: options.namespace },
-    names: [...serviceDNSNames(WEBHOOK_SERVICE, options.namespace), ...(options.extraNames ?? []), ...certHosts()],
+    names: [
+      ...serviceDNSNames(WEBHOOK_SERVICE, options.namespace),
+      ...(options.extraNames ?? []),
+      ...certHosts(),
+    ],
     // only the leader patches the CA bundle into the configurations, once elected; every replica serves meanwhile
     elected: () => mgr.elected(),
     inject: {
@@ -238,7 +256,10 @@ export function webhookTestTs(w: WebhookSpec): string {
   const cases: string[] = [];
   if (w.defaulting)
     cases.push(`  it('defaults: a created ${w.kind} carries the managed-by label', async () => {
-    const app = await client.create(${w.kind}, { metadata: ${meta("'defaulted'")}, spec: ${spec('nginx:1.27')} });
+    const app = await client.create(${w.kind}, {
+      metadata: ${meta("'defaulted'")},
+      spec: ${spec('nginx:1.27')},
+    });
     expect(app.metadata?.labels?.['app.kubernetes.io/managed-by']).toBe('${file}-operator');
   });`);
   if (w.validation)
@@ -251,7 +272,10 @@ export function webhookTestTs(w: WebhookSpec): string {
   });`);
   for (const s of w.spokes)
     cases.push(`  it('converts: the object created as ${w.version} reads the same as ${s}', async () => {
-    await client.create(${w.kind}, { metadata: ${meta("'converted'")}, spec: ${spec('nginx:1.27')} });
+    await client.create(${w.kind}, {
+      metadata: ${meta("'converted'")},
+      spec: ${spec('nginx:1.27')},
+    });
     const asSpoke = await client.get(${w.kind}${cap(s)}, ${meta("'converted'")});
     expect(asSpoke.apiVersion).toBe(${w.kind}${cap(s)}.apiVersion);
     expect(asSpoke.spec.image).toBe('nginx:1.27');
@@ -264,10 +288,14 @@ export function webhookTestTs(w: WebhookSpec): string {
   const crdSetup = w.spokes.length
     ? `
     const crd = \`\${${w.kind}.plural}.\${${w.kind}.apiVersion.split('/')[0]}\`;
-    await client.patch(CRD, { name: crd }, {
-      type: 'merge',
-      data: crdConversionPatch(crd, { service: { name: WEBHOOK_SERVICE, namespace: ns } }),
-    });`
+    await client.patch(
+      CRD,
+      { name: crd },
+      {
+        type: 'merge',
+        data: crdConversionPatch(crd, { service: { name: WEBHOOK_SERVICE, namespace: ns } }),
+      },
+    );`
     : '';
   const crdInjected = w.spokes.length
     ? `
@@ -288,7 +316,7 @@ import { fileURLToPath } from 'node:url';
 import { Namespace, newManager } from '@kubeloop/builder';
 import { type ApiClient, ${w.validation ? 'isInvalid, ' : ''}kind, newClient } from '@kubeloop/client';
 import { Environment } from '@kubeloop/envtest';
-import { ${w.spokes.length ? 'crdConversionPatch, ' : ''}getWebhookServer, webhookConfigurations, webhookRegistrations } from '@kubeloop/webhook';
+${importLine([...(w.spokes.length ? ['crdConversionPatch'] : []), 'getWebhookServer', 'webhookConfigurations', 'webhookRegistrations'], '@kubeloop/webhook')}
 import { afterAll, beforeAll, describe, expect, it${w.spokes.length ? ', vi' : ''} } from 'vitest';
 import { ${w.kind} } from '../src/api/${w.version}/index.js';
 ${spokeImports}${spokeImports ? '\n' : ''}import { setupWebhooks, WEBHOOK_CONFIGURATION, WEBHOOK_SERVICE } from '../src/webhooks/index.js';
