@@ -220,6 +220,7 @@ export function createWebhook(root: string, options: CreateWebhookOptions): File
     defaulting: options.defaulting ?? false,
     validation: options.validation ?? false,
     spokes,
+    operator: project.name,
   };
   const v = lowerCamel(kind);
   const plan = new Plan(root, options.force);

@@ -256,6 +256,8 @@ describe('create webhook', () => {
       'newWebhookManagedBy(mgr).from(webAppWebhook).complete();',
     );
     expect(once['src/webhooks/web-app.ts']).toContain('v1: {');
+    // the defaulter labels objects with the operator's name, not the kind's
+    expect(once['src/webhooks/web-app.ts']).toContain("labels: { 'app.kubernetes.io/managed-by': 'my-op',");
     expect(once['config/crd/kustomization.yaml']).toContain(
       '- path: patches/webhook_in_apps.example.com_webapps.yaml',
     );

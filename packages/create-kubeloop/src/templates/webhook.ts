@@ -16,6 +16,8 @@ export interface WebhookSpec {
   readonly validation: boolean;
   /** The other versions of the kind, converted to and from `version` (the hub); empty without `--conversion`. */
   readonly spokes: readonly string[];
+  /** The project's name: the value of the \`app.kubernetes.io/managed-by\` label the defaulter sets. */
+  readonly operator: string;
 }
 
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
@@ -44,7 +46,7 @@ export const ${v}Defaulter: Defaulter<${w.kind}Object> = {
   default(app) {
     app.metadata = {
       ...app.metadata,
-      labels: { 'app.kubernetes.io/managed-by': '${file}-operator', ...app.metadata?.labels },
+      labels: { 'app.kubernetes.io/managed-by': '${w.operator}', ...app.metadata?.labels },
     };
   },
 };`);
@@ -260,7 +262,7 @@ export function webhookTestTs(w: WebhookSpec): string {
       metadata: ${meta("'defaulted'")},
       spec: ${spec('nginx:1.27')},
     });
-    expect(app.metadata?.labels?.['app.kubernetes.io/managed-by']).toBe('${file}-operator');
+    expect(app.metadata?.labels?.['app.kubernetes.io/managed-by']).toBe('${w.operator}');
   });`);
   if (w.validation)
     cases.push(`  it('validates: an image without a pinned tag is refused with a 422 naming spec.image', async () => {
