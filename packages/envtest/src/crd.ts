@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { cachedConversion } from './admission/conversion.js';
 import { compileRules, validateRules } from './cel/rules.js';
+import { validateCrdConversion } from './crd-conversion-validation.js';
 import { validateCrdSchemas } from './crd-schema-validation.js';
 import { decodeCustomResource, schemaHasDefaults, validateCustomResource } from './crd-validation.js';
 import { type FieldError, fieldInvalid, fieldRequired } from './errors.js';
@@ -55,6 +56,7 @@ export function validateCrd(o: KObject): FieldError[] {
       fieldInvalid('spec.versions', versions, 'must have exactly one version marked as storage version'),
     );
   for (const e of validateCrdSchemas(o)) errs.push(e);
+  errs.push(...validateCrdConversion(spec));
   return errs;
 }
 

@@ -259,6 +259,41 @@ describe('SelfSignedCertificates', () => {
     }
   });
 
+  it('leaves a CRD that does not convert through a webhook as it is (the API server refuses Webhook with only a CA bundle)', async () => {
+    const client = newClient(config);
+    await client.create(CRD, {
+      apiVersion: CRD.apiVersion,
+      kind: CRD.kind,
+      metadata: { name: 'gizmos.example.com' },
+      spec: {
+        group: 'example.com',
+        names: { kind: 'Gizmo', plural: 'gizmos', singular: 'gizmo', listKind: 'GizmoList' },
+        scope: 'Namespaced',
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        ],
+      },
+    } as KubeObject);
+    const certs = new SelfSignedCertificates({
+      client,
+      secret: { name: 'gizmo-certs', namespace: 'default' },
+      names: ['127.0.0.1'],
+      checkIntervalMs: 0,
+      inject: { customResourceDefinitions: ['gizmos.example.com'] },
+    });
+    // a manager run before its CRD's conversion points at it (or with conversion off) starts and serves
+    await certs.start(new AbortController().signal);
+    const crd = (await client.get(CRD, { name: 'gizmos.example.com' })) as KubeObject & {
+      spec: { conversion?: unknown };
+    };
+    expect(crd.spec.conversion).toEqual({ strategy: 'None' });
+  });
+
   it('a replica serves before it is elected, injects nothing until then, and injects once elected', async () => {
     const client = newClient(config);
     await client.create(Validating, {

@@ -361,7 +361,15 @@ export class SelfSignedCertificates implements CertificateSource {
     for (const name of t.customResourceDefinitions ?? []) {
       try {
         // apply would create a missing CRD from the partial object: look first
-        await this.#o.client.get(CustomResourceDefinition, { name });
+        const crd = (await this.#o.client.get(CustomResourceDefinition, { name })) as {
+          spec?: { conversion?: { strategy?: string } };
+        };
+        // a CRD that does not convert through a webhook (yet) has no client config to trust the bundle: setting
+        // strategy Webhook with only a caBundle is refused by the API server
+        if (crd.spec?.conversion?.strategy !== 'Webhook') {
+          this.#logger.info({ name }, 'CRD does not convert through a webhook; CA bundle not injected');
+          continue;
+        }
         await this.#o.client.apply(
           CustomResourceDefinition,
           {
