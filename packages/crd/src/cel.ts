@@ -1,8 +1,14 @@
 import {
+  CEL_CRD_COST_LIMIT,
+  CEL_RULE_COST_LIMIT,
   type CelAstNode,
   type CelSchemaNode,
   type CelType,
+  celCostMessage,
+  celSizeType,
+  estimateCelCost,
   rewriteHasMacros,
+  ruleCardinality,
   schemaCelType,
   undeclaredFieldSelection,
   withReservedAliases,
@@ -24,10 +30,61 @@ import type { JSONSchemaProps } from './types.js';
  * Functions the evaluator cannot declare (namespaced: `sets.*`, `strings.quote`) are accepted unchecked.
  */
 export function checkRules(root: JSONSchemaProps, rootPath: string): void {
-  walk(root, rootPath, true, true);
+  const costs = { total: 0n, known: true };
+  walk(root, rootPath, true, true, [], costs);
+  if (costs.known && costs.total > CEL_CRD_COST_LIMIT)
+    throw new SchemaError(
+      rootPath,
+      `Forbidden: ${celCostMessage('x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema', costs.total, CEL_CRD_COST_LIMIT)}`,
+    );
 }
 
-function walk(node: JSONSchemaProps, path: string, correlatable: boolean, isRoot: boolean): void {
+/**
+ * The estimated cost of a compiled rule (or messageExpression) as kube-apiserver 1.32 estimates it (see
+ * `@kubeloop/core/cel` `estimateCelCost`); throws the server's Forbidden error over the per-rule limit. A rule the
+ * estimator does not know is accepted, and the CRD's total is then not checked.
+ */
+function checkCost(
+  env: Environment,
+  node: JSONSchemaProps,
+  root: boolean,
+  ancestors: readonly JSONSchemaProps[],
+  where: string,
+  field: string,
+  src: string,
+  costs: { total: bigint; known: boolean },
+): void {
+  const type = celSizeType(node as CelSchemaNode, root || node['x-kubernetes-embedded-resource'] === true);
+  let ast: CelAstNode | undefined;
+  try {
+    ast = (env.parse(src) as unknown as Parsed).ast;
+  } catch {
+    ast = undefined;
+  }
+  const est = type && ast ? estimateCelCost(ast, type) : undefined;
+  if (!type || !est) {
+    costs.known = false;
+    return;
+  }
+  const cardinality = field.endsWith('.rule')
+    ? ruleCardinality(ancestors as CelSchemaNode[], type.minSize)
+    : 1n;
+  const cost = est.max * cardinality;
+  costs.total += cost;
+  if (cost > CEL_RULE_COST_LIMIT) {
+    const what = field.endsWith('.rule') ? 'estimated rule cost' : 'estimated messageExpression cost';
+    throw new SchemaError(where, `${field}: Forbidden: ${celCostMessage(what, cost, CEL_RULE_COST_LIMIT)}`);
+  }
+}
+
+function walk(
+  node: JSONSchemaProps,
+  path: string,
+  correlatable: boolean,
+  isRoot: boolean,
+  ancestors: readonly JSONSchemaProps[],
+  costs: { total: bigint; known: boolean },
+): void {
   const rules = node['x-kubernetes-validations'] ?? [];
   if (rules.length > 0) {
     rules.forEach((r, i) => {
@@ -44,6 +101,9 @@ function walk(node: JSONSchemaProps, path: string, correlatable: boolean, isRoot
         throw new CelCompileError(where, r.rule, firstLine(checked.error));
       if (checked.valid && checked.type !== 'bool' && checked.type !== 'dyn')
         throw new CelCompileError(where, r.rule, `rule must evaluate to a bool, not ${checked.type}`);
+      if (checked.valid)
+        checkCost(env, node, isRoot, ancestors, where, `x-kubernetes-validations[${i}].rule`, r.rule, costs);
+      else costs.known = false;
       if (r.messageExpression !== undefined) {
         const m = check(env, r.messageExpression, fields);
         if (!m.valid && !tolerated(m.error))
@@ -54,15 +114,34 @@ function walk(node: JSONSchemaProps, path: string, correlatable: boolean, isRoot
             r.messageExpression,
             `messageExpression must evaluate to a string, not ${m.type}`,
           );
+        if (m.valid)
+          checkCost(
+            env,
+            node,
+            isRoot,
+            ancestors,
+            where,
+            `x-kubernetes-validations[${i}].messageExpression`,
+            r.messageExpression,
+            costs,
+          );
+        else costs.known = false;
       }
     });
   }
   for (const [k, child] of Object.entries(node.properties ?? {}))
-    walk(child, path ? `${path}.${k}` : k, correlatable, false);
+    walk(child, path ? `${path}.${k}` : k, correlatable, false, [...ancestors, node], costs);
   if (typeof node.additionalProperties === 'object')
-    walk(node.additionalProperties, `${path}[*]`, correlatable, false);
+    walk(node.additionalProperties, `${path}[*]`, correlatable, false, [...ancestors, node], costs);
   if (node.items)
-    walk(node.items, `${path}[*]`, correlatable && node['x-kubernetes-list-type'] === 'map', false);
+    walk(
+      node.items,
+      `${path}[*]`,
+      correlatable && node['x-kubernetes-list-type'] === 'map',
+      false,
+      [...ancestors, node],
+      costs,
+    );
 }
 
 /** The evaluator's message, a missing field named as cel-go names it (`undefined field 'f'`). */

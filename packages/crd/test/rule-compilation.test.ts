@@ -5,9 +5,11 @@
  * refused for a rule must throw a CelCompileError naming the same undefined field.
  */
 import { readFileSync } from 'node:fs';
+import { Type } from 'typebox';
 import { describe, expect, it } from 'vitest';
 import { checkRules } from '../src/cel.js';
-import { CelCompileError } from '../src/errors.js';
+import { CelCompileError, SchemaError } from '../src/errors.js';
+import { customResourceDefinition, defineKind, WithRules } from '../src/index.js';
 import type { JSONSchemaProps } from '../src/types.js';
 
 interface Row {
@@ -47,4 +49,59 @@ describe('CEL rule compilation against the real-server table', () => {
       if (field) expect((err as CelCompileError).detail).toContain(`undefined field '${field}'`);
     });
   }
+});
+
+const COST_TABLE: readonly Row[] = JSON.parse(
+  readFileSync(new URL('../../envtest/test/golden/crd-rules/cost-table.json', import.meta.url), 'utf8'),
+);
+/** Rules whose library this estimator does not cost: accepted here whatever the server said. */
+const UNKNOWN_COST = new Set(['cost-unknown-sum']);
+
+describe('estimated rule cost against the real-server table', () => {
+  it('has the recorded table', () => {
+    expect(COST_TABLE.length).toBeGreaterThanOrEqual(30);
+  });
+
+  for (const row of COST_TABLE) {
+    it(`${row.case}: ${row.status === 201 || UNKNOWN_COST.has(row.case) ? 'accepted' : 'refused'} as on kube-apiserver`, () => {
+      const err = compile(row.openAPIV3Schema);
+      if (row.status === 201 || UNKNOWN_COST.has(row.case)) {
+        expect(err).toBeUndefined();
+        return;
+      }
+      expect(err).toBeInstanceOf(SchemaError);
+      // the first Forbidden error of the server (crd stops at the first): same kind of cost, same factor
+      const first =
+        /(estimated (?:rule|messageExpression) cost|x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema) exceeds budget by factor of (\S+)/.exec(
+          row.message ?? '',
+        );
+      expect(first, row.message).not.toBeNull();
+      expect((err as Error).message).toContain(`${first?.[1]} exceeds budget by factor of ${first?.[2]}`);
+    });
+  }
+});
+
+describe('customResourceDefinition and the estimated cost', () => {
+  const kind = (maxLength: number, maxItems?: number) =>
+    defineKind({
+      group: 'x.example.com',
+      version: 'v1',
+      kind: 'Cost',
+      spec: Type.Object({
+        l: Type.Array(WithRules(Type.String({ maxLength }), [{ rule: "self.contains('abc')" }]), {
+          ...(maxItems === undefined ? {} : { maxItems }),
+        }),
+      }),
+    });
+
+  // the table's cost-items-unbounded: the real server refused the same rule with factor 8.5x
+  it("refuses a rule on the items of an unbounded list with the server's factor, naming the path", () => {
+    expect(() => customResourceDefinition(kind(200))).toThrow(
+      'spec.l[*]: x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of 8.5x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)',
+    );
+  });
+
+  it('accepts it once maxItems bounds the list', () => {
+    expect(customResourceDefinition(kind(200, 1000)).spec.versions).toHaveLength(1);
+  });
 });

@@ -158,11 +158,22 @@ export function validateCrdSchemas(crd: Record<string, unknown>): FieldError[] {
     // internal ValidationRule struct (%#v)
     if (own.length === 0)
       for (const e of compileRules(schema, base).errors)
-        own.push({
-          type: 'FieldValueInvalid',
-          field: `${e.schemaPath}.x-kubernetes-validations[${e.index}].${e.field}`,
-          detail: `Invalid value: ${e.value ?? goValidationRule(e.rule)}: ${e.detail}`,
-        });
+        own.push(
+          e.forbidden
+            ? {
+                type: 'FieldValueForbidden',
+                field:
+                  e.index < 0
+                    ? e.schemaPath
+                    : `${e.schemaPath}.x-kubernetes-validations[${e.index}].${e.field}`,
+                detail: `Forbidden: ${e.detail}`,
+              }
+            : {
+                type: 'FieldValueInvalid',
+                field: `${e.schemaPath}.x-kubernetes-validations[${e.index}].${e.field}`,
+                detail: `Invalid value: ${e.value ?? goValidationRule(e.rule)}: ${e.detail}`,
+              },
+        );
     for (const e of own) errs.push(e);
   });
   return errs;

@@ -39,6 +39,8 @@ export interface RuleCompileError {
   readonly index: number;
   readonly field: 'rule' | 'messageExpression' | 'optionalOldSelf';
   readonly rule: ValidationRule;
+  /** A Forbidden error (the estimated cost limits) rather than an Invalid value; `index` -1: the schema itself. */
+  readonly forbidden?: true;
   /** The bad value as the server prints it, when it is not the rule (`%#v` of the ValidationRule). */
   readonly value?: string;
   readonly detail: string;

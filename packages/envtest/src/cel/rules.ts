@@ -17,6 +17,7 @@ import { goQuote } from '@kubeloop/core/go-format';
 import type { Environment } from '@marcbachmann/cel-js';
 import { node, type SchemaNode } from '../schema/json-value.js';
 import { base, declaredTypes, declType, evaluatedSource, evaluator, resultType } from './environment.js';
+import { RuleCosts } from './rule-cost.js';
 import type { CompiledRule, Program, RuleCompileError, RuleNode, ValidationRule } from './rule-types.js';
 
 export { dynEvaluator } from './environment.js';
@@ -41,7 +42,13 @@ export function compileRules(
 ): { tree: RuleNode | undefined; errors: RuleCompileError[] } {
   const errors: RuleCompileError[] = [];
   const names = declaredTypes();
-  const walk = (s: SchemaNode, path: string, root: boolean): RuleNode | undefined => {
+  const costs = new RuleCosts();
+  const walk = (
+    s: SchemaNode,
+    path: string,
+    root: boolean,
+    ancestors: readonly SchemaNode[],
+  ): RuleNode | undefined => {
     const list = Array.isArray(s['x-kubernetes-validations'])
       ? (s['x-kubernetes-validations'] as ValidationRule[])
       : [];
@@ -65,6 +72,11 @@ export function compileRules(
         if (!src) return;
         const usesOldSelf = /\boldSelf\b/.test(src);
         const checked = resultType(rule.optionalOldSelf === true ? optEnv() : env, src, names);
+        // the server reports a rule's estimated cost before its compile errors, the optionalOldSelf error last
+        if (!checked.error)
+          errors.push(
+            ...costs.observe(env, s, root, ancestors, { schemaPath: path, index, field: 'rule', rule }, src),
+          );
         if (checked.error)
           errors.push({
             schemaPath: path,
@@ -80,16 +92,6 @@ export function compileRules(
             field: 'rule',
             rule,
             detail: 'cel expression must evaluate to a bool',
-          });
-        // UsesOldSelf is read from the compiled rule: a rule that does not compile uses nothing
-        if (rule.optionalOldSelf !== undefined && (checked.error !== undefined || !usesOldSelf))
-          errors.push({
-            schemaPath: path,
-            index,
-            field: 'optionalOldSelf',
-            rule,
-            value: String(rule.optionalOldSelf),
-            detail: 'may not be set if oldSelf is not used in rule',
           });
         let messageProgram: Program | undefined;
         const msgSrc = String(rule.messageExpression ?? '').trim();
@@ -111,8 +113,30 @@ export function compileRules(
               rule,
               detail: 'messageExpression must evaluate to a string',
             });
-          else messageProgram = evaluator().parse(evaluatedSource(evaluator(), msgSrc)) as unknown as Program;
+          else {
+            messageProgram = evaluator().parse(evaluatedSource(evaluator(), msgSrc)) as unknown as Program;
+            errors.push(
+              ...costs.observe(
+                env,
+                s,
+                root,
+                ancestors,
+                { schemaPath: path, index, field: 'messageExpression', rule },
+                msgSrc,
+              ),
+            );
+          }
         }
+        // UsesOldSelf is read from the compiled rule: a rule that does not compile uses nothing
+        if (rule.optionalOldSelf !== undefined && (checked.error !== undefined || !usesOldSelf))
+          errors.push({
+            schemaPath: path,
+            index,
+            field: 'optionalOldSelf',
+            rule,
+            value: String(rule.optionalOldSelf),
+            detail: 'may not be set if oldSelf is not used in rule',
+          });
         rules.push({
           rule,
           program: checked.error
@@ -129,15 +153,15 @@ export function compileRules(
     const properties: Record<string, RuleNode> = {};
     for (const [k, p] of Object.entries(node(s.properties) ?? {})) {
       const n = node(p);
-      const sub = n ? walk(n, `${path}.properties[${k}]`, false) : undefined;
+      const sub = n ? walk(n, `${path}.properties[${k}]`, false, [...ancestors, s]) : undefined;
       if (sub) properties[k] = sub;
     }
     const addlSchema = node(s.additionalProperties);
     const additionalProperties = addlSchema
-      ? walk(addlSchema, `${path}.additionalProperties`, false)
+      ? walk(addlSchema, `${path}.additionalProperties`, false, [...ancestors, s])
       : undefined;
     const itemsSchema = node(s.items);
-    const items = itemsSchema ? walk(itemsSchema, `${path}.items`, false) : undefined;
+    const items = itemsSchema ? walk(itemsSchema, `${path}.items`, false, [...ancestors, s]) : undefined;
     if (rules.length === 0 && Object.keys(properties).length === 0 && !additionalProperties && !items)
       return undefined;
     return {
@@ -148,7 +172,8 @@ export function compileRules(
       ...(items ? { items } : {}),
     };
   };
-  const tree = walk(schema, schemaPath, true);
+  const tree = walk(schema, schemaPath, true, []);
+  errors.push(...costs.totalErrors(schemaPath));
   return { tree, errors };
 }
 
