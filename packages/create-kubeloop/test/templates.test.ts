@@ -150,14 +150,34 @@ describe('a rendered project', () => {
       );
       const client = newClient(getConfig({ kubeconfig, argv: [] }));
       try {
-        const WebApp = kind<{ metadata?: { name?: string; namespace?: string }; spec: object }>(
-          'apps.example.com/v1alpha1',
-          'WebApp',
+        const WebApp = kind<{
+          metadata?: { name?: string; namespace?: string; labels?: Record<string, string> };
+          spec: object;
+        }>('apps.example.com/v1alpha1', 'WebApp');
+        await vi.waitFor(
+          () => {
+            if (!output.includes('webhooks served')) throw new Error(`webhooks not served yet:\n${output}`);
+          },
+          { timeout: left(), interval: 200 },
         );
-        await client.create(WebApp, {
+        const created = await client.create(WebApp, {
           metadata: { namespace: 'default', name: 'shop' },
           spec: { image: 'nginx:1.27', replicas: 2 },
         });
+        // the embedded server called the project's webhooks through their Service, as a cluster does: the
+        // defaulter labelled the object, the validator refuses an unpinned image, the other version converts
+        expect(created.metadata?.labels?.['app.kubernetes.io/managed-by']).toBe('web-op');
+        await expect(
+          client.create(WebApp, {
+            metadata: { namespace: 'default', name: 'unpinned' },
+            spec: { image: 'nginx:latest' },
+          }),
+        ).rejects.toThrow(/spec\.image/);
+        const asV1 = await client.get(kind('apps.example.com/v1', 'WebApp'), {
+          namespace: 'default',
+          name: 'shop',
+        });
+        expect(asV1.apiVersion).toBe('apps.example.com/v1');
         const d = await vi.waitFor(() => client.get(Deployment, { namespace: 'default', name: 'shop' }), {
           timeout: left(),
           interval: 100,

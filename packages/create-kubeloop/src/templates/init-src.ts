@@ -117,12 +117,16 @@ export function setupManager(mgr: Manager): Manager {
 export function devTs(p: Project): string {
   return `/**
  * \`npm run dev\`: ${p.name} against an embedded API server (@kubeloop/envtest) with this project's CRDs
- * (config/crd) installed — no cluster needed. Logs the kubeconfig to point kubectl at; Ctrl-C stops the manager
- * and the server and exits 0. Takes the manager's flags (metrics and probes default to free loopback ports).
+ * (config/crd) installed — no cluster needed. Its webhooks, if it has any, are called as a cluster calls them: the
+ * configurations and CRD conversions the generated manifests hold are installed, and their Service leads to this
+ * process. Logs the kubeconfig to point kubectl at; Ctrl-C stops the manager and the server and exits 0. Takes the
+ * manager's flags (metrics, probes and webhooks default to free loopback ports).
  */
 import { fileURLToPath } from 'node:url';
 import { newLogger, newManager, setupSignalHandler } from '@kubeloop/builder';
+import { kind, newClient } from '@kubeloop/client';
 import { Environment } from '@kubeloop/envtest';
+import { getWebhookServer, webhookManifests, webhookRegistrations } from '@kubeloop/webhook';
 import { managerOptions, parseFlags, setupManager } from './manager.js';
 
 const flags = parseFlags([
@@ -132,8 +136,12 @@ const flags = parseFlags([
   ...process.argv.slice(2),
 ]);
 const logger = newLogger({ level: flags.logLevel, name: '${p.name}' });
+// the embedded server calls the webhook Service at 127.0.0.1: the serving certificate names it too
+process.env.WEBHOOK_CERT_HOSTS ||= '127.0.0.1';
+let webhookPort = 0;
 const env = new Environment({
   crdDirectoryPaths: [fileURLToPath(new URL('../config/crd', import.meta.url))],
+  server: { webhooks: { resolveService: () => \`https://127.0.0.1:\${webhookPort}\` } },
 });
 const config = await env.start();
 logger.info(
@@ -141,14 +149,29 @@ logger.info(
   \`embedded API server started: KUBECONFIG=\${env.kubeconfigPath} kubectl get crds\`,
 );
 let code = 0;
+const client = newClient(config);
 try {
   const mgr = setupManager(newManager(config, managerOptions(flags, logger)));
-  await mgr.start(setupSignalHandler());
+  const webhooks = webhookRegistrations(mgr);
+  // what config/webhook and config/crd/patches install on a cluster; the manager injects its CA bundle into them
+  const service = { name: '${p.name}-webhook-service', namespace: process.env.POD_NAMESPACE ?? 'default' };
+  for (const m of webhooks.length > 0 ? webhookManifests(webhooks, { name: '${p.name}-webhooks', service }) : [])
+    if (m.kind === 'CustomResourceDefinition')
+      await client.patch(kind(m.apiVersion, m.kind), { name: m.metadata.name }, { type: 'merge', data: m });
+    else await client.create(kind(m.apiVersion, m.kind), m);
+  const running = mgr.start(setupSignalHandler());
+  if (webhooks.length > 0) {
+    await getWebhookServer(mgr).ready();
+    webhookPort = getWebhookServer(mgr).port() ?? 0;
+    logger.info({ port: webhookPort }, 'webhooks served: the embedded API server calls them');
+  }
+  await running;
   logger.info({}, 'manager stopped');
 } catch (err) {
   logger.error({ err }, 'manager failed');
   code = 1;
 } finally {
+  await client.close();
   await env.stop();
 }
 logger.info({ exitCode: code }, 'dev stopped');

@@ -151,15 +151,15 @@ TypeScript), scaffolded by \`create-kubeloop\`.
 
 ## Commands
 
-| command                  | what it does                                                                                                                                                  |
-| ------------------------ | ------------------------------------------------------------------------------------------------------------------------------------------------------------- |
-| \`npm run dev\`            | runs the operator against an embedded API server (\`@kubeloop/envtest\`) with this project's CRDs installed; prints a kubeconfig for \`kubectl\`; Ctrl-C stops it |
-| \`npm test\`               | \`npm run generate\`, then unit tests and envtest tests (vitest)                                                                                                |
-| \`npm run generate\`       | compiles, then writes the CRDs (\`config/crd\`), RBAC (\`config/rbac/role.yaml\`) and webhook configurations (\`config/webhook\`) from the code                     |
-| \`npm run build\`          | compiles \`src/\` to \`dist/\`                                                                                                                                    |
-| \`npm start\`              | runs the operator against your kubeconfig's cluster (\`--kubeconfig\`, \`KUBECONFIG\`, in-cluster, \`~/.kube/config\`)                                              |
-| \`npm run deploy:dry-run\` | \`kubectl apply --dry-run=server -k config/default\`: the server validates everything, nothing is created                                                       |
-| \`npm run deploy\`         | applies \`config/default\` to the cluster                                                                                                                       |
+| command                  | what it does                                                                                                                                                                                                  |
+| ------------------------ | ------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------- |
+| \`npm run dev\`            | runs the operator against an embedded API server (\`@kubeloop/envtest\`) with this project's CRDs installed and its webhooks called as a cluster calls them; prints a kubeconfig for \`kubectl\`; Ctrl-C stops it |
+| \`npm test\`               | \`npm run generate\`, then unit tests and envtest tests (vitest)                                                                                                                                                |
+| \`npm run generate\`       | compiles, then writes the CRDs (\`config/crd\`), RBAC (\`config/rbac/role.yaml\`) and webhook configurations (\`config/webhook\`) from the code                                                                     |
+| \`npm run build\`          | compiles \`src/\` to \`dist/\`                                                                                                                                                                                    |
+| \`npm start\`              | runs the operator against your kubeconfig's cluster (\`--kubeconfig\`, \`KUBECONFIG\`, in-cluster, \`~/.kube/config\`)                                                                                              |
+| \`npm run deploy:dry-run\` | \`kubectl apply --dry-run=server -k config/default\`: the server validates everything, nothing is created                                                                                                       |
+| \`npm run deploy\`         | applies \`config/default\` to the cluster                                                                                                                                                                       |
 
 ## Add APIs and webhooks
 
