@@ -5,7 +5,7 @@
  */
 
 import type { CelAstNode } from './cel-names.js';
-import { type CelSizeType, R, type Range, radd, rfactor, rmul, STRING_LIST } from './cel-size.js';
+import { type CelSizeType, R, type Range, radd, rfactor, rmul, STRING_LIST, U64 } from './cel-size.js';
 
 export type Kind = CelSizeType['kind'] | 'null' | 'opaque';
 /** A node's estimate: its cost range, its type, the field path cel-go tracks for it, and a size it computed. */
@@ -147,7 +147,64 @@ export function callCost(
     case 'getEscapedPath':
       if (t?.kind !== 'opaque') return unknown(fn);
       return out(R(1n), 'string');
+    case 'substring':
+      if (t?.kind !== 'string') return unknown(fn);
+      return out(rfactor(size(t), STRING_FACTOR), 'string', size(t));
+    case 'charAt':
+      // not among the library's estimates: cel-go's O(1) default
+      if (t?.kind !== 'string' || !a0) return unknown(fn);
+      return out(R(1n), 'string');
+    case 'replace': {
+      const a1 = args[1];
+      if (t?.kind !== 'string' || !a0 || !a1) return unknown(fn);
+      return out(rfactor(size(t), 2 * STRING_FACTOR), 'string', replacedSize(size(t), size(a0), size(a1)));
+    }
+    case 'isSorted':
+    case 'sum':
+    case 'max':
+    case 'min':
+    case 'indexOf':
+    case 'lastIndexOf': {
+      if (t?.kind === 'string' && (fn === 'indexOf' || fn === 'lastIndexOf'))
+        return out(rfactor(size(t), STRING_FACTOR), 'int');
+      const elemKind = t?.kind === 'list' ? t.type?.elem?.kind : undefined;
+      if (!t || !elemKind) return unknown(fn);
+      // each element is visited once, a string one traversed
+      let elCost = R(1n);
+      if (elemKind === 'string' || elemKind === 'bytes') {
+        const elem: Est = { cost: R(0n), kind: elemKind, ...(t.path ? { path: [...t.path, '@items'] } : {}) };
+        elCost = radd(elCost, rfactor(size(elem), STRING_FACTOR));
+      }
+      const kind: Kind = fn === 'isSorted' ? 'bool' : fn.endsWith('ndexOf') ? 'int' : elemKind;
+      return out(rmul(size(t), elCost), kind);
+    }
+    case 'hasValue':
+      if (t?.kind !== 'opaque') return unknown(fn);
+      return out(R(1n), 'bool');
+    case 'orValue':
+      if (t?.kind !== 'opaque' || !a0) return unknown(fn);
+      return out(R(1n), a0.kind);
     default:
       return unknown(`function ${fn}`);
   }
+}
+
+/** The library's result size of `s.replace(from, to)`: how many replacements at most and at least, and what stays. */
+function replacedSize(sz: Range, from: Range, to: Range): Range {
+  const ceilDiv = (a: bigint, b: bigint) => BigInt(Math.ceil(Number(a) / Number(b)));
+  let countMax = 0n;
+  let keptMax = 0n;
+  if (from.min === 0n) {
+    countMax = sz.max < U64 ? sz.max + 1n : sz.max;
+    keptMax = sz.max;
+  } else if (to.max <= from.min) keptMax = sz.max;
+  else countMax = ceilDiv(sz.max, from.min);
+  let countMin = 0n;
+  let keptMin = 0n;
+  if (from.max === 0n) {
+    countMin = sz.min < U64 ? sz.min + 1n : sz.min;
+    keptMin = sz.min;
+  } else if (from.max <= to.min) keptMin = sz.min;
+  else countMin = ceilDiv(sz.min, from.max);
+  return radd(rmul(R(countMin, countMax), to), R(keptMin, keptMax));
 }

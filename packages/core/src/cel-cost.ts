@@ -94,6 +94,12 @@ class Estimator {
           size: R(BigInt(els.length)),
         };
       }
+      case 'map': {
+        const entries = (Array.isArray(n.args) ? n.args : []) as unknown[][];
+        let cost = R(30n);
+        for (const e of entries) for (const x of e) cost = radd(cost, this.est(child(x)).cost);
+        return { cost, kind: 'map', size: R(BigInt(entries.length)) };
+      }
       case '!_':
       case '-_': {
         const x = this.est(child(n.args));
@@ -241,6 +247,11 @@ class Estimator {
     }
     if (target && ['all', 'exists', 'exists_one', 'map', 'filter'].includes(fn))
       return this.macro(fn, target, argNodes);
+    if (target?.op === 'id' && target.args === 'sets') return this.sets(fn, argNodes);
+    if (target?.op === 'id' && target.args === 'optional' && (fn === 'of' || fn === 'none')) {
+      const args = argNodes.map((x) => this.est(x));
+      return { cost: args.reduce((c, e) => radd(c, e.cost), R(1n)), kind: 'opaque' };
+    }
     const t = target ? this.est(target) : undefined;
     return callCost(
       fn,
@@ -249,6 +260,15 @@ class Estimator {
       argNodes,
       (e) => this.size(e),
     );
+  }
+
+  /** cel-go's sets extension: |a| x |b| (twice for equivalent) plus the call (ext `estimateSetsCost`). */
+  private sets(fn: string, argNodes: CelAstNode[]): Est {
+    const f = fn === 'equivalent' ? 2 : fn === 'contains' || fn === 'intersects' ? 1 : unknown(`sets.${fn}`);
+    const [a, b] = argNodes.map((x) => this.est(x));
+    if (!a || !b || argNodes.length !== 2) return unknown('sets arguments');
+    const cost = radd(radd(rfactor(rmul(this.size(a), this.size(b)), f), R(1n)), radd(a.cost, b.cost));
+    return { cost, kind: 'bool' };
   }
 
   private macro(fn: string, target: CelAstNode, argNodes: CelAstNode[]): Est {

@@ -75,7 +75,7 @@ describe('estimateCelCost', () => {
     expect(cost('!self.b && -self.n < 0 || self.d / 2.0 > 1.0')).toBe(11n); // && and ||: left, plus right at most
     expect(cost('self.n % 2 == 0 && self.n * 2 - 1 + 3 >= 0')).toBe(10n);
     expect(cost('has(self.s)')).toBe(1n); // presence tests are free (PresenceTestHasCost(false))
-    expect(cost("self.?s.orValue('') == ''")).toBeUndefined(); // orValue: not costed here
+    expect(cost("self.?s.orValue('') == ''")).toBe(3n); // .?s 2, orValue 1; its result has no size bound: '' is 0
     expect(cost('self.l[0] == self.m["k"]')).toBe(8n); // two index calls (3 each); items of maxLength 5: 20 bytes, x 0.1
     expect(cost("self.p == 'a'")).toBe(3n);
     expect(cost("self.o.x__dash__y == 'a'")).toBe(4n);
@@ -127,15 +127,15 @@ describe('estimateCelCost', () => {
 
   it('says undefined for what it does not know, so the rule is accepted', () => {
     for (const rule of [
-      'self.u.sum() > 0',
-      "sets.contains(self.l, ['a'])",
-      "{'a': 1}.size() == 1",
+      "self.s.reverse() == ''",
+      'format.dns1123Label().validate(self.s).hasValue()',
+      'self.m.size() + self.d > 0.0',
       'size(self.p) > 0',
       'self.p + 1 > 0',
       'self.nope == 1',
       "quantity('1') == quantity('1')",
       'self.l.all(x, y, true)',
-      "self.s.charAt(0) == 'a'",
+      "self.n.charAt(0) == 'a'",
       'self.b in self.b',
       'int(self.d) + self.d > 0',
       'self.n.startsWith("a")',
@@ -157,6 +157,33 @@ describe('estimateCelCost', () => {
       'self.n - self.d > 0.0',
       'dyn(self).x.y.z == "a" && self.n.x == 1',
       'self.l.all(x, self.l.exists_one(y, y == x)) && self.l.sortBy(x, x).size() > 0',
+    ])
+      expect(cost(rule), rule).toBeUndefined();
+  });
+
+  it('costs the lists library, string extensions, optionals, sets and map literals', () => {
+    // 4 items x (1 + 20 bytes x 0.1)
+    expect(cost("self.l.indexOf('a') >= 0")).toBe(2n + 4n * 3n + 1n);
+    expect(cost('self.u.sum() > 0 && self.u.isSorted()')).toBe(2n + MAX / 2n + 1n + (2n + MAX / 2n));
+    expect(cost("self.s.indexOf('a') >= 0")).toBe(2n + 314573n + 1n);
+    expect(cost("self.t.substring(1) == 'a'")).toBe(2n + 4n + 1n);
+    expect(cost("self.t.charAt(1) == 'a'")).toBe(2n + 1n + 1n);
+    // 40 bytes x 0.2; at most 40 replacements of 2 bytes: the result is 80 bytes, x 0.1 for the equality
+    expect(cost("self.t.replace('a', 'bb') == self.s")).toBe(2n + 8n + 2n + 8n);
+    expect(cost("self.t.replace('', 'b', 1).size() > 0")).toBeDefined();
+    expect(
+      cost("self.t.replace('ab', '').size() > 0 && self.t.replace(self.t, 'c').size() > 0"),
+    ).toBeDefined();
+    expect(cost("self.?t.orValue('') == '' && self.?t.hasValue() && optional.of(1).hasValue()")).toBe(8n);
+    // |l| x |l| (x 2 for equivalent), plus the call
+    expect(cost('sets.contains(self.l, self.l)')).toBe(16n + 1n + 4n);
+    expect(cost('sets.equivalent(self.l, self.l)')).toBe(32n + 1n + 4n);
+    expect(cost("'a' in {'a': 1, 'b': self.n}")).toBe(30n + 2n + 1n);
+    for (const rule of [
+      'sets.union(self.l, self.l).size() > 0',
+      'self.n.indexOf(1) > 0',
+      'self.t.replace("a").size() > 0',
+      'self.?t.value() == ""',
     ])
       expect(cost(rule), rule).toBeUndefined();
   });

@@ -101,9 +101,8 @@ function walk(
         throw new CelCompileError(where, r.rule, firstLine(checked.error));
       if (checked.valid && checked.type !== 'bool' && checked.type !== 'dyn')
         throw new CelCompileError(where, r.rule, `rule must evaluate to a bool, not ${checked.type}`);
-      if (checked.valid)
-        checkCost(env, node, isRoot, ancestors, where, `x-kubernetes-validations[${i}].rule`, r.rule, costs);
-      else costs.known = false;
+      // a rule accepted unchecked (a namespaced function: sets.*) is still estimated from its parse tree
+      checkCost(env, node, isRoot, ancestors, where, `x-kubernetes-validations[${i}].rule`, r.rule, costs);
       if (r.messageExpression !== undefined) {
         const m = check(env, r.messageExpression, fields);
         if (!m.valid && !tolerated(m.error))
@@ -114,7 +113,7 @@ function walk(
             r.messageExpression,
             `messageExpression must evaluate to a string, not ${m.type}`,
           );
-        if (m.valid)
+        if (m.valid || tolerated(m.error))
           checkCost(
             env,
             node,
@@ -258,6 +257,9 @@ function kubernetesLibraries(env: Environment): Environment {
     'string.findAll(string, int): list<string>',
     // strings v2 beyond cel-js
     'string.format(list<dyn>): string',
+    'string.charAt(int): string',
+    'string.replace(string, string): string',
+    'string.replace(string, string, int): string',
     // url
     'url(string): URL',
     'isURL(string): bool',

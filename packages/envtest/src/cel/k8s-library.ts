@@ -115,6 +115,17 @@ export function registerKubernetesLibraries(env: Environment): Environment {
       const all = [...s.matchAll(findRegex(p))].map((m) => m[0]);
       return n < 0n ? all : all.slice(0, Number(n));
     });
+  // strings extension (version 2) beyond the evaluator's own: charAt, replace
+  env
+    .registerFunction('string.charAt(int): string', (s: string, i: bigint) => {
+      const chars = [...s];
+      if (i < 0n || i > BigInt(chars.length)) throw new CelError(`index out of range: ${i}`);
+      return chars[Number(i)] ?? '';
+    })
+    .registerFunction('string.replace(string, string): string', (s: string, a: string, b: string) =>
+      replaceN(s, a, b, -1n),
+    )
+    .registerFunction('string.replace(string, string, int): string', replaceN);
   // URLs
   env
     .registerFunction('url(string): URL', (s: string) => {
@@ -281,4 +292,31 @@ export function registerKubernetesLibraries(env: Environment): Environment {
       (_ns: unknown, a: unknown[], b: unknown[]) => a.some((x) => b.some((y) => celEqual(x, y))),
     );
   return env;
+}
+
+/** Go's `strings.Replace(s, old, new, n)`: the first n (all when n < 0) non-overlapping `old`; an empty `old` matches
+ * at every character boundary. */
+function replaceN(s: string, from: string, to: string, n: bigint): string {
+  if (n === 0n) return s;
+  const limit = n < 0n ? Number.POSITIVE_INFINITY : Number(n);
+  let out = '';
+  let count = 0;
+  if (from === '') {
+    const chars = [...s];
+    for (let i = 0; i <= chars.length; i++) {
+      if (count < limit) {
+        out += to;
+        count++;
+      }
+      out += chars[i] ?? '';
+    }
+    return out;
+  }
+  let i = 0;
+  for (let at = s.indexOf(from); at >= 0 && count < limit; at = s.indexOf(from, i)) {
+    out += s.slice(i, at) + to;
+    i = at + from.length;
+    count++;
+  }
+  return out + s.slice(i);
 }

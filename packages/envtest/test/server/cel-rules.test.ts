@@ -84,7 +84,8 @@ describe('CEL x-kubernetes-validations', () => {
       check({ l: { type: 'array', items: int }, s: str }, [{ rule }], obj);
     for (const rule of [
       '[1, 2, 3].isSorted() && [1, 2].sum() == 3 && [3, 1].min() == 1 && [3, 1].max() == 3',
-      "['a', 'b', 'a'].indexOf('a') == 0 && ['a', 'b', 'a'].lastIndexOf('a') == 2",
+      // (on a literal list of strings the server refuses indexOf for its estimated cost: cost-literal-index-of)
+      '[1, 2, 1].indexOf(1) == 0 && [1, 2, 1].lastIndexOf(1) == 2',
       "'abc123def'.find('[0-9]+') == '123' && 'a1b2'.findAll('[0-9]') == ['1', '2']",
       "quantity('1Gi').isGreaterThan(quantity('1G')) && quantity('500m').asApproximateFloat() == 0.5",
       "isQuantity('2Gi') && !isQuantity('2 Gi') && quantity('2').asInteger() == 2",
@@ -95,6 +96,8 @@ describe('CEL x-kubernetes-validations', () => {
       "!format.dns1123Label().validate('abc').hasValue() && format.dns1123Label().validate('A_B').hasValue()",
       "format.named('dns1035Label').hasValue() && !format.named('nope').hasValue()",
       'sets.contains([1, 2, 3], [1, 2]) && sets.equivalent([1, 2], [2, 1]) && sets.intersects([1], [1, 4])',
+      // strings extension v2 as cel-go (Go's strings.Replace): charAt, replace with and without a count
+      "'héllo'.charAt(1) == 'é' && 'abc'.charAt(3) == '' && 'aaa'.replace('a', 'b') == 'bbb' && 'aaa'.replace('a', 'b', 2) == 'bba' && 'ab'.replace('', '-') == '-a-b-' && 'ab'.replace('a', 'x', 0) == 'ab'",
     ])
       expect(t(rule), rule).toEqual([]);
   });

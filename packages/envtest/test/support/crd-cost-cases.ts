@@ -168,9 +168,55 @@ export const COST_CASES: readonly RuleCase[] = [
       ),
     ),
   },
+  // the lists library, string extensions, optionals, sets, map literals
+  { name: 'cost-index-of', spec: spec({ l: list(str(100)), s: str(100) }, 'self.l.indexOf(self.s) >= 0') },
+  {
+    name: 'cost-is-sorted',
+    spec: spec({ l: list(str(10)) }, "self.l.isSorted() && self.l.lastIndexOf('a') < 5"),
+  },
+  { name: 'cost-literal-index-of', spec: spec({ s: S }, "['a', 'b', 'a'].indexOf('a') == 0") },
+  {
+    name: 'cost-char-at-replace',
+    spec: spec({ s: str(10) }, "self.s.charAt(1) == 'é' && self.s.replace('a', 'b', 2) == 'bba'"),
+  },
+  { name: 'cost-string-index-of', spec: spec({ s: S }, "self.s.indexOf('a') >= 0") },
+  { name: 'cost-replace', spec: spec({ s: str(1000), t: S }, "self.s.replace('a', 'bb').contains(self.t)") },
+  { name: 'cost-substring', spec: spec({ s: str(2000), t: S }, 'self.s.substring(1).contains(self.t)') },
+  {
+    name: 'cost-char-at',
+    spec: spec({ l: list(str(10), 2000) }, 'self.l.all(x, self.l.exists(y, x.charAt(0) == y.charAt(0)))'),
+  },
+  {
+    name: 'cost-sets-contains',
+    spec: spec({ l: list(str(10), 5000), k: list(str(10), 5000) }, 'sets.contains(self.l, self.k)'),
+  },
+  {
+    name: 'cost-sets-equivalent',
+    spec: spec(
+      { l: list(str(10), 5000), k: list(str(10), 5000) },
+      'sets.equivalent(self.l, self.k) || sets.intersects(self.l, self.k)',
+    ),
+  },
+  {
+    name: 'cost-optional',
+    spec: spec({ s: S, t: str(5) }, "self.?s.orValue('') == self.t && optional.of(self.s).hasValue()"),
+  },
+  { name: 'cost-map-literal', spec: spec({ s: S }, "self.s in {'a': 1, 'b': 2}") },
+  {
+    name: 'cost-optional-items',
+    spec: spec({
+      l: list(
+        withRules(
+          { type: 'object', properties: { name: str(200) } },
+          "self.?name.orValue('').contains('abc')",
+        ),
+      ),
+    }),
+  },
+  { name: 'cost-sum', spec: spec({ l: list({ type: 'integer' }) }, 'self.l.sum() > 0 && self.l.min() >= 0') },
   // a library this estimator does not cost: accepted by envtest whatever the server says (never refuse more)
   {
-    name: 'cost-unknown-sum',
-    spec: spec({ l: list({ type: 'integer' }) }, 'self.l.all(x, self.l.sum() > x)'),
+    name: 'cost-unknown-format',
+    spec: spec({ l: list(S) }, 'self.l.all(x, !format.dns1123Label().validate(x).hasValue())'),
   },
 ];
