@@ -151,6 +151,13 @@ export const COST_CASES: readonly RuleCase[] = [
     name: 'cost-message-items',
     spec: spec({ l: list(withRules(S, { rule: "self != ''", messageExpression: "'got ' + self" })) }),
   },
+  {
+    name: 'cost-message-comprehension',
+    spec: spec(
+      { l: list(str(64)), s: str(64) },
+      { rule: 'true', messageExpression: "self.l.filter(x, x.contains(self.s)).join(', ')" },
+    ),
+  },
   // the total of a CRD: twelve rules over the per-rule limit, and twelve under it, over the CRD's together
   {
     name: 'cost-crd-rules-over',
