@@ -178,6 +178,20 @@ export function callCost(
       const kind: Kind = fn === 'isSorted' ? 'bool' : fn.endsWith('ndexOf') ? 'int' : elemKind;
       return out(rmul(size(t), elCost), kind);
     }
+    case 'containsIP':
+    case 'containsCIDR': {
+      // an address is 4 to 16 bytes: comparing two (and, for a CIDR, its mask) plus parsing a string argument
+      if (t?.kind !== 'opaque' || !a0 || (a0.kind !== 'string' && a0.kind !== 'opaque')) return unknown(fn);
+      const c = fn === 'containsIP' ? R(1n, 4n) : R(3n, 7n);
+      return out(a0.kind === 'string' ? radd(c, rfactor(size(a0), STRING_FACTOR)) : c, 'bool');
+    }
+    case 'masked':
+      if (t?.kind !== 'opaque') return unknown(fn);
+      return out(R(1n), 'opaque');
+    case 'isLinkLocalMulticast':
+    case 'isLinkLocalUnicast':
+      if (t?.kind !== 'opaque') return unknown(fn);
+      return out(R(1n), 'bool');
     case 'hasValue':
       if (t?.kind !== 'opaque') return unknown(fn);
       return out(R(1n), 'bool');

@@ -253,6 +253,9 @@ class Estimator {
       return { cost: args.reduce((c, e) => radd(c, e.cost), R(1n)), kind: 'opaque' };
     }
     const t = target ? this.est(target) : undefined;
+    // a CIDR's ip() is O(1) in the library (overload cidr_ip)
+    if (fn === 'ip' && t?.kind === 'opaque' && argNodes.length === 0)
+      return { cost: radd(t.cost, R(1n)), kind: 'opaque' };
     return callCost(
       fn,
       t,

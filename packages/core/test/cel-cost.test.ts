@@ -196,6 +196,12 @@ describe('estimateCelCost', () => {
     expect(cost('ip(self.t).family() == 4 && isIP(self.t) && cidr(self.t).prefixLength() > 0')).toBeDefined();
     expect(cost("url(self.t).getHost() == 'a' && isURL(self.t)")).toBe(2n + 4n + 1n + 1n + 0n + 3n);
     expect(cost('quantity(self.t).asApproximateFloat() > 1.0 && ip(self.t).isLoopback()')).toBeDefined();
+    // containsIP: two addresses of 4 to 16 bytes, x 0.1 (1..4), plus the string argument's parse (40 x 0.1)
+    expect(cost('cidr(self.t).containsIP(self.t)')).toBe(4n + 2n + 4n + 4n + 2n);
+    expect(
+      cost('cidr(self.t).containsCIDR(cidr(self.t).masked()) && cidr(self.t).ip().isLinkLocalUnicast()'),
+    ).toBeDefined();
+    expect(cost('ip(self.t).containsIP(self.n)')).toBeUndefined();
   });
 });
 

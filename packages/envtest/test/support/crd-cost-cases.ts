@@ -112,6 +112,20 @@ export const COST_CASES: readonly RuleCase[] = [
     ),
   },
   { name: 'cost-ip', spec: spec({ l: list(S) }, 'self.l.all(x, isIP(x) && ip(x).family() == 4)') },
+  {
+    name: 'cost-cidr',
+    spec: spec(
+      { l: list(S), c: S },
+      'self.l.all(x, cidr(self.c).containsIP(x) && cidr(self.c).containsCIDR(cidr(x).masked()) && cidr(x).ip().isLinkLocalUnicast())',
+    ),
+  },
+  {
+    name: 'cost-cidr-bounded',
+    spec: spec(
+      { l: list(str(43), 100), c: str(43) },
+      'self.l.all(x, cidr(self.c).containsIP(ip(x)) && cidr(self.c).containsCIDR(x))',
+    ),
+  },
   { name: 'cost-url', spec: spec({ l: list(S) }, "self.l.exists(x, isURL(x) && url(x).getHost() == 'a')") },
   {
     name: 'cost-date-time',
