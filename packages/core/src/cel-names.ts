@@ -78,3 +78,32 @@ export interface CelCheckedType {
   readonly kind: string;
   readonly valueType?: CelCheckedType;
 }
+
+const schemaChild = (v: unknown): CelSchemaNode | undefined =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as CelSchemaNode) : undefined;
+
+/** apiserver `WithTypeAndObjectMeta`: `apiVersion`, `kind` and `metadata.name`/`generateName` are always there. */
+export function withTypeAndObjectMeta(s: CelSchemaNode): CelSchemaNode {
+  const props = schemaChild(s.properties) ?? {};
+  const isString = (v: unknown) => schemaChild(v)?.type === 'string';
+  const meta = schemaChild(props.metadata);
+  const metaProps = schemaChild(meta?.properties);
+  if (
+    isString(props.kind) &&
+    isString(props.apiVersion) &&
+    meta?.type === 'object' &&
+    isString(metaProps?.name) &&
+    isString(metaProps?.generateName)
+  )
+    return s;
+  const str = { type: 'string' };
+  return {
+    ...s,
+    properties: {
+      ...props,
+      kind: str,
+      apiVersion: str,
+      metadata: { type: 'object', properties: { name: str, generateName: str } },
+    },
+  };
+}

@@ -5,7 +5,7 @@
  * serialized element), cel-go's cost arithmetic (saturating uint64 ranges, cost factors rounded up), how many times a
  * rule runs (apiextensions `CELSchemaContext.MaxCardinality`), and the server's message.
  */
-import { type CelSchemaNode, escapeCelName } from './cel-names.js';
+import { type CelSchemaNode, escapeCelName, withTypeAndObjectMeta } from './cel-names.js';
 
 export const U64 = (1n << 64n) - 1n;
 /** kube-apiserver's request size limit (apiserver `celconfig.MaxRequestSizeBytes`). */
@@ -63,31 +63,6 @@ const node = (v: unknown): CelSchemaNode | undefined =>
   v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as CelSchemaNode) : undefined;
 export const num = (v: unknown): bigint | undefined =>
   typeof v === 'number' && Number.isFinite(v) ? (v < 0 ? 0n : BigInt(Math.trunc(v))) : undefined;
-
-function withTypeAndObjectMeta(s: CelSchemaNode): CelSchemaNode {
-  const props = node(s.properties) ?? {};
-  const isString = (v: unknown) => node(v)?.type === 'string';
-  const meta = node(props.metadata);
-  const mp = node(meta?.properties);
-  if (
-    isString(props.kind) &&
-    isString(props.apiVersion) &&
-    meta?.type === 'object' &&
-    isString(mp?.name) &&
-    isString(mp?.generateName)
-  )
-    return s;
-  const str = { type: 'string' };
-  return {
-    ...s,
-    properties: {
-      ...props,
-      kind: str,
-      apiVersion: str,
-      metadata: { type: 'object', properties: { name: str, generateName: str } },
-    },
-  };
-}
 
 /** apiserver `SchemaDeclType` with its size estimates; `undefined` where CEL sees nothing. */
 export function celSizeType(s: CelSchemaNode | undefined, resourceRoot = false): CelSizeType | undefined {

@@ -16,7 +16,13 @@ export {
   escapeCelName,
 } from './cel-names.js';
 
-import { CEL_RESERVED_WORDS, type CelAstNode, type CelSchemaNode, escapeCelName } from './cel-names.js';
+import {
+  CEL_RESERVED_WORDS,
+  type CelAstNode,
+  type CelSchemaNode,
+  escapeCelName,
+  withTypeAndObjectMeta,
+} from './cel-names.js';
 
 /** A CEL scalar type of a schema node (`timestamp` for `date`/`date-time` strings, `bytes` for `byte`). */
 export type CelScalarType = 'bool' | 'int' | 'double' | 'string' | 'bytes' | 'timestamp' | 'duration' | 'dyn';
@@ -41,32 +47,6 @@ const STRING_FORMATS: Readonly<Record<string, CelScalarType>> = {
   date: 'timestamp',
   'date-time': 'timestamp',
 };
-
-/** apiserver `WithTypeAndObjectMeta`: `apiVersion`, `kind` and `metadata.name`/`generateName` are always there. */
-function withTypeAndObjectMeta(s: CelSchemaNode): CelSchemaNode {
-  const props = child(s.properties) ?? {};
-  const isString = (v: unknown) => child(v)?.type === 'string';
-  const meta = child(props.metadata);
-  const metaProps = child(meta?.properties);
-  if (
-    isString(props.kind) &&
-    isString(props.apiVersion) &&
-    meta?.type === 'object' &&
-    isString(metaProps?.name) &&
-    isString(metaProps?.generateName)
-  )
-    return s;
-  const str = { type: 'string' };
-  return {
-    ...s,
-    properties: {
-      ...props,
-      kind: str,
-      apiVersion: str,
-      metadata: { type: 'object', properties: { name: str, generateName: str } },
-    },
-  };
-}
 
 /**
  * The CEL type kube-apiserver 1.32 declares for a schema node (apiserver `SchemaDeclType`), or `undefined` when
