@@ -56,7 +56,7 @@ export function validateCrd(o: KObject): FieldError[] {
       fieldInvalid('spec.versions', versions, 'must have exactly one version marked as storage version'),
     );
   for (const e of validateCrdSchemas(o)) errs.push(e);
-  errs.push(...validateCrdConversion(spec));
+  for (const e of validateCrdConversion(spec)) errs.push(e);
   return errs;
 }
 

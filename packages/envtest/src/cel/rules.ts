@@ -173,7 +173,7 @@ export function compileRules(
     };
   };
   const tree = walk(schema, schemaPath, true, []);
-  errors.push(...costs.totalErrors(schemaPath));
+  for (const e of costs.totalErrors(schemaPath)) errors.push(e);
   return { tree, errors };
 }
 
